@@ -1,0 +1,92 @@
+// What the analyzer concludes, before it is rendered as text, JSON, SARIF or JUnit.
+// Field meanings follow design.md's JSON contract; every renderer reads only this.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace capguard {
+
+enum class Severity { Note = 0, Warning = 1, Error = 2 };
+
+struct Frame {
+  uint64_t address = 0;
+  std::string function;  // empty when unknown
+  std::string file;      // empty when unknown
+  int line = 0;          // 0 when unknown
+  std::string module;    // path of the loaded object
+};
+
+// A host call stack, innermost frame first.
+struct Location {
+  uint32_t pid = 0;
+  uint32_t stack_id = 0;            // id in that process's trace; 0 = no stack recorded
+  std::vector<uint64_t> addresses;  // raw return addresses, as recorded
+  std::vector<Frame> frames;        // filled by the symbolizer
+  int user_frame = -1;              // index into frames of the program's own code; -1 none
+  uint64_t seq = 0;                 // the event this location belongs to
+};
+
+struct Related {
+  std::string role;  // capture-begin, fork, event-record, last-work, capture-end, ...
+  std::string detail;
+  Location location;
+};
+
+struct Finding {
+  std::string rule;
+  Severity severity = Severity::Error;
+  std::string message;
+  std::string api;
+  int result = 0;
+  std::string result_name;  // cudaErrorStreamCaptureUnsupported / CUDA_ERROR_...
+  uint32_t pid = 0;
+  uint32_t thread = 0;
+  bool capturing_thread = false;
+  std::optional<uint32_t> capture;  // CaptureInfo::id
+  Location location;
+  std::vector<Related> related;
+  uint32_t consequences = 0;  // later calls that failed only because of this one
+};
+
+enum class CaptureState { Ok, Invalidated, Failed, Open };
+
+struct CaptureInfo {
+  uint32_t id = 0;  // 1-based, unique within the report
+  uint32_t pid = 0;
+  uint32_t thread = 0;
+  uint64_t stream = 0;
+  std::string mode;  // global | thread_local | relaxed
+  CaptureState status = CaptureState::Open;
+  std::optional<uint64_t> nodes;
+  Location begin;
+  std::optional<Location> end;
+  std::optional<size_t> root_cause;  // index into Report::findings
+};
+
+struct ProcessInfo {
+  uint32_t pid = 0;
+  std::string command;
+  bool attached = false;
+  std::string attach_message;  // why not attached, or what attached
+  std::string trace_path;
+};
+
+struct Report {
+  std::vector<ProcessInfo> processes;
+  std::vector<CaptureInfo> captures;
+  std::vector<Finding> findings;
+
+  int count(Severity s) const {
+    int n = 0;
+    for (const auto& f : findings) n += f.severity == s;
+    return n;
+  }
+};
+
+const char* to_string(Severity s);
+const char* to_string(CaptureState s);
+
+}  // namespace capguard

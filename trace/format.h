@@ -1,0 +1,71 @@
+// The capguard trace format, shared by the interposer (writer) and the analyzer (reader).
+//
+// A trace is UTF-8 text, one record per line, written by one process. Each record is one
+// opcode character, a space, then space-separated fields. Numbers are lower-case hex without
+// "0x". Strings that may contain spaces or newlines are escaped: every byte outside 0x21..0x7e
+// and every '%' is written as %XX. Grammar (version 1):
+//
+//   trace    := header record* ['z' end]
+//   header   := 'v' tool-version format-version              first line, exactly once
+//   record   := process | command | module | stack | event | thread-exit | attach
+//   process  := 'p' pid ppid start-unix-ns                   once, right after the header
+//   command  := 'c' escaped-command-line                     once
+//   attach   := 'i' state escaped-message                    state: 'ok' | 'failed'
+//   module   := 'm' base start end escaped-path [build-id]   a loaded object's mapped range
+//   stack    := 's' id addr+                                 a call stack, innermost first;
+//                                                            defined before its first use
+//   event    := 'e' seq time-ns tid api result stack field*  one API call, written at its exit
+//   field    := key '=' hex                                  keys below; unknown keys are
+//                                                            ignored (same major version)
+//   thread-exit := 'x' tid time-ns
+//   end      := 'z' time-ns exit-status                      clean process exit
+//
+// `api` is the CUDA function name as CUPTI reports it (cudaMemcpyAsync_ptsz, cuMemcpyHtoD_v2);
+// `result` is its cudaError_t / CUresult; `stack` is 0 when no stack was recorded. Each record
+// is written with one write(2) on an O_APPEND descriptor, so the file order is the order in
+// which calls finished and a process that dies right after a call loses nothing.
+//
+// Readers refuse a format-version newer than kFormatVersion with a message naming both.
+#pragma once
+
+#include <cstdint>
+
+namespace capguard::trace {
+
+inline constexpr int kFormatVersion = 1;
+inline constexpr char kToolVersion[] = "0.1.0";
+
+// Optional event fields: the key written in the trace and the bit in ApiEvent::fields.
+enum class Field : uint32_t {
+  Stream = 1u << 0,         // st: stream handle as passed (0 = NULL stream)
+  StreamFlags = 1u << 1,    // sf: creation flags of that stream (1 = cudaStreamNonBlocking)
+  StatusBefore = 1u << 2,   // sb: the stream's cudaStreamCaptureStatus at entry
+  StatusAfter = 1u << 3,    // sa: the stream's cudaStreamCaptureStatus at exit
+  CaptureId = 1u << 4,      // ci: CUDA's process-unique id of the stream's capture
+  Event = 1u << 5,          // ev: event handle (recorded, waited on, queried, created)
+  Flags = 1u << 6,          // fl: the call's flags (wait, event, stream-create flags)
+  Mode = 1u << 7,           // md: capture mode requested (begin) or set (exchange)
+  PrevMode = 1u << 8,       // pm: mode returned by cudaThreadExchangeStreamCaptureMode
+  CopyKind = 1u << 9,       // ck: cudaMemcpyKind
+  Graph = 1u << 10,         // gr: graph handle (EndCapture output, instantiate input)
+  GraphExec = 1u << 11,     // gx: graph exec handle
+  Nodes = 1u << 12,         // nd: number of nodes in the graph produced by EndCapture
+  Domain = 1u << 13,        // dm: 0 runtime API, 1 driver API
+};
+
+// Keys, in the order of the bits above.
+inline constexpr const char* kFieldKeys[] = {"st", "sf", "sb", "sa", "ci", "ev", "fl",
+                                             "md", "pm", "ck", "gr", "gx", "nd", "dm"};
+inline constexpr int kFieldCount = sizeof(kFieldKeys) / sizeof(kFieldKeys[0]);
+
+// cudaStreamCaptureStatus values as CUDA defines them.
+enum class CaptureStatus : uint8_t { None = 0, Active = 1, Invalidated = 2 };
+// cudaStreamCaptureMode values as CUDA defines them.
+enum class CaptureMode : uint8_t { Global = 0, ThreadLocal = 1, Relaxed = 2 };
+enum class ApiDomain : uint8_t { Runtime = 0, Driver = 1 };
+
+// Well-known stream handles.
+inline constexpr uint64_t kStreamLegacy = 0x1;     // cudaStreamLegacy / CU_STREAM_LEGACY
+inline constexpr uint64_t kStreamPerThread = 0x2;  // cudaStreamPerThread / CU_STREAM_PER_THREAD
+
+}  // namespace capguard::trace

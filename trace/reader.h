@@ -1,0 +1,62 @@
+// Streams a trace (format.h) record by record into a TraceSink. Memory stays bounded by one
+// line plus interned API names, whatever the trace's length. Bad input never throws or
+// crashes: read_trace() returns a ReadError saying where and what, after delivering every
+// record before the damage.
+#pragma once
+
+#include <cstdint>
+#include <istream>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "trace/event.h"
+
+namespace capguard::trace {
+
+struct ProcessRecord {
+  uint32_t pid = 0;
+  uint32_t ppid = 0;
+  uint64_t start_unix_ns = 0;
+};
+struct ModuleRecord {
+  uint64_t base = 0, start = 0, end = 0;
+  std::string_view path;      // unescaped; valid during the callback only
+  std::string_view build_id;  // hex, may be empty
+};
+struct StackRecord {
+  uint32_t id = 0;
+  std::span<const uint64_t> addresses;  // innermost first; valid during the callback only
+};
+
+// Receives records in file order. Strings and spans are valid only during the call, except
+// ApiEvent::api, which lives as long as the reader's interned names (see read_trace).
+class TraceSink {
+ public:
+  virtual ~TraceSink() = default;
+  virtual void on_header(std::string_view /*tool_version*/, int /*format_version*/) {}
+  virtual void on_process(const ProcessRecord&) {}
+  virtual void on_command(std::string_view /*command_line*/) {}
+  virtual void on_attach(bool /*ok*/, std::string_view /*message*/) {}
+  virtual void on_module(const ModuleRecord&) {}
+  virtual void on_stack(const StackRecord&) {}
+  virtual void on_event(const ApiEvent&) {}
+  virtual void on_thread_exit(uint32_t /*tid*/, uint64_t /*time_ns*/) {}
+  virtual void on_end(uint64_t /*time_ns*/, int /*exit_status*/) {}
+};
+
+struct ReadError {
+  std::string source;  // file path or stream name
+  uint64_t line = 0;   // 1-based; 0 when the error is not about a line (e.g. cannot open)
+  std::string message;
+  std::string to_string() const;  // "trace.txt:12: unknown record type 'q'"
+};
+
+// API names are interned in storage that lives until the process exits (there are a few
+// hundred of them; a damaged trace with too many distinct names is rejected).
+std::optional<ReadError> read_trace(const std::string& path, TraceSink& sink);
+std::optional<ReadError> read_trace(std::istream& in, const std::string& source_name,
+                                    TraceSink& sink);
+
+}  // namespace capguard::trace

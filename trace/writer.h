@@ -1,0 +1,48 @@
+// Appends records to a trace (format.h). Used inside the program under test, so it never
+// throws, never allocates after open(), and each record is a single write(2) on an O_APPEND
+// descriptor: safe from many threads at once and from signal handlers, and nothing is
+// buffered in the process that a crash could lose.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "trace/event.h"
+
+namespace capguard::trace {
+
+class TraceWriter {
+ public:
+  TraceWriter() = default;
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+  ~TraceWriter();
+
+  // Creates <dir>/capguard.<pid>.trace (a numeric suffix is added if it exists) and writes
+  // the header and the process record. Returns false (and stays closed) on failure.
+  bool open(const char* dir, uint32_t pid, uint32_t ppid, uint64_t start_unix_ns);
+  // Closes the descriptor without writing anything: for a fork child that must not share it.
+  void abandon();
+  bool is_open() const { return fd_ >= 0; }
+  const char* path() const { return path_; }
+
+  void write_command(const char* command_line);  // escaped on the way out
+  void write_attach(bool ok, const char* message);
+  void write_module(uint64_t base, uint64_t start, uint64_t end, const char* path,
+                    const char* build_id_hex);  // build_id_hex may be null or empty
+  // Writes the stack (when stack_addresses is not null) and the event in one write(2), so a
+  // stack definition always precedes its first use even with many threads writing.
+  void write_event(const ApiEvent& event, const uint64_t* stack_addresses = nullptr,
+                   size_t stack_depth = 0);
+  void write_thread_exit(uint32_t tid, uint64_t time_ns);
+  void write_end(uint64_t time_ns, int exit_status);
+
+  static constexpr size_t kMaxStackDepth = 64;
+
+ private:
+  void write_all(const char* data, size_t size);
+  int fd_ = -1;
+  char path_[4096] = {};
+};
+
+}  // namespace capguard::trace
