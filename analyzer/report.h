@@ -17,6 +17,7 @@ struct Frame {
   std::string file;      // empty when unknown
   int line = 0;          // 0 when unknown
   std::string module;    // path of the loaded object
+  uint64_t offset = 0;   // address - module load bias: what addr2line wants; 0 when no module
 };
 
 // A host call stack, innermost frame first.

@@ -1,0 +1,216 @@
+#include "analyzer/symbolizer.h"
+
+#include <cxxabi.h>
+#include <elfutils/libdwfl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace capguard {
+namespace {
+
+std::string demangle(const char* name) {
+  if (name == nullptr) return {};
+  if (name[0] != '_' || name[1] != 'Z') return name;
+  int status = 0;
+  char* out = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (status != 0 || out == nullptr) return name;
+  std::string result(out);
+  std::free(out);
+  return result;
+}
+
+std::string to_hex(const unsigned char* bytes, int size) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  for (int i = 0; i < size; ++i) {
+    hex += kDigits[bytes[i] >> 4];
+    hex += kDigits[bytes[i] & 0xf];
+  }
+  return hex;
+}
+
+bool same_build_id(std::string_view recorded_hex, const std::string& actual_hex) {
+  if (recorded_hex.size() != actual_hex.size()) return false;
+  for (size_t i = 0; i < actual_hex.size(); ++i) {
+    char c = recorded_hex[i];
+    if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
+    if (c != actual_hex[i]) return false;
+  }
+  return true;
+}
+
+const Dwfl_Callbacks kOfflineCallbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = nullptr,
+};
+
+// One module of one process, opened lazily with its own Dwfl session (each process may map
+// the same file at a different base).
+class OpenModule {
+ public:
+  explicit OpenModule(const Module& module) {
+    if (access(module.path.c_str(), R_OK) != 0) return;
+    dwfl_ = dwfl_begin(&kOfflineCallbacks);
+    if (dwfl_ == nullptr) return;
+    dwfl_report_begin(dwfl_);
+    handle_ = dwfl_report_elf(dwfl_, module.path.c_str(), module.path.c_str(), -1, module.base,
+                              false);
+    dwfl_report_end(dwfl_, nullptr, nullptr);
+    if (handle_ != nullptr && !module.build_id.empty()) {
+      const unsigned char* bits = nullptr;
+      GElf_Addr vaddr = 0;
+      const int size = dwfl_module_build_id(handle_, &bits, &vaddr);
+      // A rebuilt file at the same path would give confidently wrong names: use none.
+      if (size <= 0 || !same_build_id(module.build_id, to_hex(bits, size))) handle_ = nullptr;
+    }
+  }
+  ~OpenModule() {
+    if (dwfl_ != nullptr) dwfl_end(dwfl_);
+  }
+  OpenModule(const OpenModule&) = delete;
+  OpenModule& operator=(const OpenModule&) = delete;
+
+  // Fills function, file and line for the instruction at `pc` (a runtime address).
+  void describe(uint64_t pc, Frame& frame) const {
+    if (handle_ == nullptr) return;
+    GElf_Off offset = 0;
+    GElf_Sym symbol{};
+    frame.function = demangle(
+        dwfl_module_addrinfo(handle_, pc, &offset, &symbol, nullptr, nullptr, nullptr));
+    if (Dwfl_Line* line = dwfl_module_getsrc(handle_, pc)) {
+      int line_number = 0;
+      const char* file = dwfl_lineinfo(line, nullptr, &line_number, nullptr, nullptr, nullptr);
+      if (file != nullptr && line_number > 0) {
+        frame.file = file;
+        frame.line = line_number;
+      }
+    }
+  }
+
+ private:
+  Dwfl* dwfl_ = nullptr;
+  Dwfl_Module* handle_ = nullptr;
+};
+
+class Symbolizer {
+ public:
+  explicit Symbolizer(const std::vector<ProcessModules>& modules) : modules_(modules) {}
+
+  void symbolize(Location& location, uint32_t pid) {
+    if (location.pid != 0) pid = location.pid;
+    if (!location.addresses.empty()) {
+      location.frames.clear();
+      for (uint64_t address : location.addresses) location.frames.push_back(frame(pid, address));
+    }
+    location.user_frame = choose_user_frame(location.frames);
+  }
+
+ private:
+  Frame frame(uint32_t pid, uint64_t return_address) {
+    auto [cached, inserted] = frames_.try_emplace({pid, return_address});
+    if (!inserted) return cached->second;
+    Frame& frame = cached->second;
+    frame.address = return_address;
+    // Every recorded address is a return address: the call itself is the instruction before.
+    const uint64_t pc = return_address == 0 ? 0 : return_address - 1;
+    const ProcessModules* process = find_process(pid);
+    if (process == nullptr) return frame;
+    const Module* module = find_module(*process, pc);
+    if (module == nullptr) return frame;
+    frame.module = module->path;
+    frame.offset = return_address - module->base;
+    auto [open, added] = open_.try_emplace({pid, module});
+    if (added) open->second = std::make_unique<OpenModule>(*module);
+    open->second->describe(pc, frame);
+    return frame;
+  }
+
+  const ProcessModules* find_process(uint32_t pid) const {
+    for (const auto& process : modules_)
+      if (process.pid == pid) return &process;
+    return nullptr;
+  }
+
+  static const Module* find_module(const ProcessModules& process, uint64_t pc) {
+    for (const auto& module : process.modules)
+      if (pc >= module.start && pc < module.end) return &module;
+    return nullptr;
+  }
+
+  const std::vector<ProcessModules>& modules_;
+  std::map<std::pair<uint32_t, const Module*>, std::unique_ptr<OpenModule>> open_;
+  std::map<std::pair<uint32_t, uint64_t>, Frame> frames_;
+};
+
+std::string_view basename_of(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+bool starts_with_any(std::string_view text, std::span<const std::string_view> prefixes) {
+  for (std::string_view prefix : prefixes)
+    if (text.starts_with(prefix)) return true;
+  return false;
+}
+
+constexpr std::array<std::string_view, 17> kCudaLibraries = {
+    "libcuda.so",  "libcudart",   "libcupti",     "libnvidia-",  "libcublas",   "libcufft",
+    "libcurand",   "libcusparse", "libcusolver",  "libnvrtc",    "libnvJitLink", "libcudnn",
+    "libnccl",     "libnvToolsExt", "libnvperf",  "libcufile",   "libnvjpeg"};
+constexpr std::array<std::string_view, 1> kInterposerLibraries = {"libcapguard"};
+constexpr std::array<std::string_view, 10> kRuntimeLibraries = {
+    "libc.so", "libc-",    "libstdc++", "libgcc_s", "ld-linux",
+    "ld-",     "libpthread", "libdl",   "libm.so",  "librt"};
+// Functions of a statically linked cudart (inside the executable) and driver entry points.
+constexpr std::array<std::string_view, 5> kCudaFunctionPrefixes = {"cuda", "__cuda", "cudart::",
+                                                                   "__cudart", "libcudart"};
+
+bool is_driver_entry_point(std::string_view function) {
+  // cuInit, cuMemAlloc_v2, cuStreamBeginCapture_v2: "cu" then an upper-case letter.
+  return function.size() > 2 && function[0] == 'c' && function[1] == 'u' && function[2] >= 'A' &&
+         function[2] <= 'Z';
+}
+
+}  // namespace
+
+FrameOwner owner_of(const Frame& frame) {
+  const std::string_view module = basename_of(frame.module);
+  if (starts_with_any(module, kInterposerLibraries)) return FrameOwner::Interposer;
+  if (starts_with_any(module, kCudaLibraries)) return FrameOwner::Cuda;
+  if (starts_with_any(module, kRuntimeLibraries)) return FrameOwner::Runtime;
+  if (starts_with_any(frame.function, kCudaFunctionPrefixes) ||
+      is_driver_entry_point(frame.function))
+    return FrameOwner::Cuda;
+  if (module.empty() && frame.function.empty()) return FrameOwner::Unknown;
+  return FrameOwner::Program;
+}
+
+int choose_user_frame(const std::vector<Frame>& frames) {
+  for (size_t i = 0; i < frames.size(); ++i)
+    if (owner_of(frames[i]) == FrameOwner::Program) return static_cast<int>(i);
+  return -1;
+}
+
+void symbolize(Report& report, const std::vector<ProcessModules>& modules) {
+  Symbolizer symbolizer(modules);
+  for (auto& finding : report.findings) {
+    symbolizer.symbolize(finding.location, finding.pid);
+    for (auto& related : finding.related) symbolizer.symbolize(related.location, finding.pid);
+  }
+  for (auto& capture : report.captures) {
+    symbolizer.symbolize(capture.begin, capture.pid);
+    if (capture.end) symbolizer.symbolize(*capture.end, capture.pid);
+  }
+}
+
+}  // namespace capguard

@@ -1,0 +1,203 @@
+#include "analyzer/symbolizer.h"
+
+#include <doctest/doctest.h>
+#include <elf.h>
+#include <link.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstring>
+#include <string>
+
+namespace capguard {
+namespace {
+
+std::string build_id_of(const dl_phdr_info& info) {
+  for (int i = 0; i < info.dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info.dlpi_phdr[i];
+    if (ph.p_type != PT_NOTE) continue;
+    const char* p = reinterpret_cast<const char*>(info.dlpi_addr + ph.p_vaddr);
+    const char* end = p + ph.p_memsz;
+    while (p + sizeof(ElfW(Nhdr)) <= end) {
+      const auto* note = reinterpret_cast<const ElfW(Nhdr)*>(p);
+      const char* desc = p + sizeof(ElfW(Nhdr)) + ((note->n_namesz + 3) & ~3u);
+      if (note->n_type == NT_GNU_BUILD_ID) {
+        std::string hex;
+        for (unsigned j = 0; j < note->n_descsz; ++j) {
+          char byte[3];
+          snprintf(byte, sizeof byte, "%02x", static_cast<unsigned char>(desc[j]));
+          hex += byte;
+        }
+        return hex;
+      }
+      p = desc + ((note->n_descsz + 3) & ~3u);
+    }
+  }
+  return {};
+}
+
+// The module map of this very process, recorded the way the interposer records it.
+ProcessModules modules_of_this_process() {
+  ProcessModules process;
+  process.pid = static_cast<uint32_t>(getpid());
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        Module module;
+        module.base = info->dlpi_addr;
+        module.start = UINT64_MAX;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD) continue;
+          module.start = std::min<uint64_t>(module.start, info->dlpi_addr + ph.p_vaddr);
+          module.end = std::max<uint64_t>(module.end, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+        }
+        module.path = info->dlpi_name;
+        if (module.path.empty()) {
+          char exe[PATH_MAX] = {};
+          if (readlink("/proc/self/exe", exe, sizeof exe - 1) > 0) module.path = exe;
+        }
+        module.build_id = build_id_of(*info);
+        if (module.start != UINT64_MAX && !module.path.empty())
+          static_cast<ProcessModules*>(data)->modules.push_back(module);
+        return 0;
+      },
+      &process);
+  return process;
+}
+
+[[gnu::noinline]] uint64_t return_address_of_this_call() {
+  return reinterpret_cast<uint64_t>(__builtin_return_address(0));
+}
+
+// Stands in for the program's culprit call: records its own return address, like a stack
+// captured inside a CUDA call.
+int g_culprit_line = 0;
+[[gnu::noinline]] uint64_t user_code_calling_cuda() {
+  g_culprit_line = __LINE__ + 1;
+  const uint64_t address = return_address_of_this_call();
+  asm volatile("" ::: "memory");  // keeps the call from becoming a tail call
+  return address;
+}
+
+Report report_with_one_finding(uint64_t address) {
+  Report report;
+  Finding finding;
+  finding.pid = static_cast<uint32_t>(getpid());
+  finding.location.addresses = {address};
+  report.findings.push_back(finding);
+  return report;
+}
+
+std::string executable_path() {
+  char exe[PATH_MAX] = {};
+  REQUIRE(readlink("/proc/self/exe", exe, sizeof exe - 1) > 0);
+  return exe;
+}
+
+}  // namespace
+
+TEST_CASE("a return address in the program resolves to the calling function and its line") {
+  Report report = report_with_one_finding(user_code_calling_cuda());
+  symbolize(report, {modules_of_this_process()});
+
+  const Location& location = report.findings[0].location;
+  REQUIRE(location.frames.size() == 1);
+  const Frame& frame = location.frames[0];
+  CHECK(frame.function == "capguard::(anonymous namespace)::user_code_calling_cuda()");
+  CHECK(frame.file.ends_with("tests/symbolizer_test.cpp"));
+  CHECK(frame.line == g_culprit_line);
+  CHECK(frame.module == executable_path());
+  CHECK(location.user_frame == 0);
+}
+
+TEST_CASE("a module file that no longer exists keeps module and offset, without names") {
+  const uint64_t address = user_code_calling_cuda();
+  ProcessModules process = modules_of_this_process();
+  for (auto& module : process.modules) module.path = "/nonexistent/gone/" + std::to_string(module.base);
+  Report report = report_with_one_finding(address);
+  symbolize(report, {process});
+
+  const Frame& frame = report.findings[0].location.frames.at(0);
+  CHECK(frame.module.starts_with("/nonexistent/gone/"));
+  CHECK(frame.offset != 0);
+  CHECK(frame.function.empty());
+  CHECK(frame.file.empty());
+  CHECK(frame.line == 0);
+}
+
+TEST_CASE("a module rebuilt since the trace (build-id differs) is not trusted for names") {
+  const uint64_t address = user_code_calling_cuda();
+  ProcessModules process = modules_of_this_process();
+  for (auto& module : process.modules) module.build_id = "00112233445566778899aabbccddeeff00112233";
+  Report report = report_with_one_finding(address);
+  symbolize(report, {process});
+
+  const Frame& frame = report.findings[0].location.frames.at(0);
+  CHECK(frame.module == executable_path());
+  CHECK(frame.function.empty());
+  CHECK(frame.line == 0);
+}
+
+TEST_CASE("an address outside every module and a process without a module map do not crash") {
+  Report report = report_with_one_finding(0x10);
+  report.findings[0].related.push_back({"capture-begin", "", {}});
+  report.findings[0].related[0].location.addresses = {0, 0x20};
+  symbolize(report, {modules_of_this_process()});
+  CHECK(report.findings[0].location.frames.at(0).module.empty());
+  CHECK(report.findings[0].location.user_frame == -1);
+  CHECK(report.findings[0].related[0].location.frames.size() == 2);
+
+  Report other = report_with_one_finding(user_code_calling_cuda());
+  symbolize(other, {});
+  CHECK(other.findings[0].location.frames.at(0).function.empty());
+}
+
+TEST_CASE("captures' begin and end locations are symbolized too") {
+  Report report;
+  CaptureInfo capture;
+  capture.pid = static_cast<uint32_t>(getpid());
+  capture.begin.addresses = {user_code_calling_cuda()};
+  capture.end = Location{};
+  capture.end->addresses = {user_code_calling_cuda()};
+  report.captures.push_back(capture);
+  symbolize(report, {modules_of_this_process()});
+  CHECK(report.captures[0].begin.frames.at(0).line == g_culprit_line);
+  CHECK(report.captures[0].end->frames.at(0).line == g_culprit_line);
+}
+
+Frame frame_in(const char* module, const char* function) {
+  Frame frame;
+  frame.module = module;
+  frame.function = function;
+  return frame;
+}
+
+TEST_CASE("the user frame skips capguard, CUDA (shared and static cudart) and the C runtime") {
+  const std::vector<Frame> frames = {
+      frame_in("/opt/capguard/lib/libcapguard.so", "capguard::on_callback"),
+      frame_in("/usr/lib/x86_64-linux-gnu/libcuda.so.1", ""),
+      frame_in("/home/me/app", "cudart::cudaApiStreamSynchronize(CUstream_st*)"),
+      frame_in("/home/me/app", "cudaStreamSynchronize"),
+      frame_in("/home/me/app", "cuStreamSynchronize"),
+      frame_in("/usr/lib/x86_64-linux-gnu/libcudart.so.13", "cudaMalloc"),
+      frame_in("/home/me/app", "train_step(float*)"),
+      frame_in("/usr/lib/x86_64-linux-gnu/libc.so.6", "__libc_start_main"),
+  };
+  CHECK(choose_user_frame(frames) == 6);
+  CHECK(owner_of(frames[0]) == FrameOwner::Interposer);
+  CHECK(owner_of(frames[7]) == FrameOwner::Runtime);
+  CHECK(owner_of(frame_in("/home/me/app", "cumulative_sum(int)")) == FrameOwner::Program);
+  CHECK(choose_user_frame({frames[0], frames[1], frames[7]}) == -1);
+}
+
+TEST_CASE("frames already present and no addresses: only the user frame is chosen") {
+  Report report;
+  Finding finding;
+  finding.location.frames = {frame_in("/usr/lib/libcuda.so.1", ""), frame_in("/app", "main")};
+  report.findings.push_back(finding);
+  symbolize(report, {});
+  CHECK(report.findings[0].location.frames.size() == 2);
+  CHECK(report.findings[0].location.user_frame == 1);
+}
+
+}  // namespace capguard
