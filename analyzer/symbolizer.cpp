@@ -63,8 +63,8 @@ class OpenModule {
     dwfl_ = dwfl_begin(&kOfflineCallbacks);
     if (dwfl_ == nullptr) return;
     dwfl_report_begin(dwfl_);
-    handle_ = dwfl_report_elf(dwfl_, module.path.c_str(), module.path.c_str(), -1, module.base,
-                              false);
+    handle_ =
+        dwfl_report_elf(dwfl_, module.path.c_str(), module.path.c_str(), -1, module.base, false);
     dwfl_report_end(dwfl_, nullptr, nullptr);
     if (handle_ != nullptr && !module.build_id.empty()) {
       const unsigned char* bits = nullptr;
@@ -85,8 +85,8 @@ class OpenModule {
     if (handle_ == nullptr) return;
     GElf_Off offset = 0;
     GElf_Sym symbol{};
-    frame.function = demangle(
-        dwfl_module_addrinfo(handle_, pc, &offset, &symbol, nullptr, nullptr, nullptr));
+    frame.function =
+        demangle(dwfl_module_addrinfo(handle_, pc, &offset, &symbol, nullptr, nullptr, nullptr));
     if (Dwfl_Line* line = dwfl_module_getsrc(handle_, pc)) {
       int line_number = 0;
       const char* file = dwfl_lineinfo(line, nullptr, &line_number, nullptr, nullptr, nullptr);
@@ -164,16 +164,16 @@ bool starts_with_any(std::string_view text, std::span<const std::string_view> pr
 }
 
 constexpr std::array<std::string_view, 17> kCudaLibraries = {
-    "libcuda.so",  "libcudart",   "libcupti",     "libnvidia-",  "libcublas",   "libcufft",
-    "libcurand",   "libcusparse", "libcusolver",  "libnvrtc",    "libnvJitLink", "libcudnn",
-    "libnccl",     "libnvToolsExt", "libnvperf",  "libcufile",   "libnvjpeg"};
+    "libcuda.so", "libcudart",     "libcupti",    "libnvidia-", "libcublas",    "libcufft",
+    "libcurand",  "libcusparse",   "libcusolver", "libnvrtc",   "libnvJitLink", "libcudnn",
+    "libnccl",    "libnvToolsExt", "libnvperf",   "libcufile",  "libnvjpeg"};
 constexpr std::array<std::string_view, 1> kInterposerLibraries = {"libcapguard"};
 constexpr std::array<std::string_view, 10> kRuntimeLibraries = {
-    "libc.so", "libc-",    "libstdc++", "libgcc_s", "ld-linux",
-    "ld-",     "libpthread", "libdl",   "libm.so",  "librt"};
+    "libc.so", "libc-",      "libstdc++", "libgcc_s", "ld-linux",
+    "ld-",     "libpthread", "libdl",     "libm.so",  "librt"};
 // Functions of a statically linked cudart (inside the executable) and driver entry points.
-constexpr std::array<std::string_view, 5> kCudaFunctionPrefixes = {"cuda", "__cuda", "cudart::",
-                                                                   "__cudart", "libcudart"};
+constexpr std::array<std::string_view, 5> kCudaFunctionPrefixes = {
+    "cuda", "__cuda", "cudart::", "__cudart", "libcudart"};
 
 bool is_driver_entry_point(std::string_view function) {
   // cuInit, cuMemAlloc_v2, cuStreamBeginCapture_v2: "cu" then an upper-case letter.

@@ -113,7 +113,8 @@ TEST_CASE("a return address in the program resolves to the calling function and 
 TEST_CASE("a module file that no longer exists keeps module and offset, without names") {
   const uint64_t address = user_code_calling_cuda();
   ProcessModules process = modules_of_this_process();
-  for (auto& module : process.modules) module.path = "/nonexistent/gone/" + std::to_string(module.base);
+  for (auto& module : process.modules)
+    module.path = "/nonexistent/gone/" + std::to_string(module.base);
   Report report = report_with_one_finding(address);
   symbolize(report, {process});
 

@@ -1,0 +1,99 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "analyzer/render.h"
+#include "render_test_report.h"
+#include "rules/rule_table.h"
+
+namespace capguard {
+namespace {
+
+std::string fix_line(const char* rule) {
+  const RuleInfo* info = find_rule(rule);
+  REQUIRE(info != nullptr);
+  return "  fix: " + std::string(info->fix) + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("a finding reads like a sanitizer report, culprit frame first") {
+  const std::string text = render_text(testing::sample_report(), {});
+  const std::string expected_first_finding =
+      "==4242==ERROR: capguard: sync-during-capture\n"
+      "  cudaStreamSynchronize returned cudaErrorStreamCaptureUnsupported (900) on thread 4243 "
+      "(the capturing thread)\n"
+      "  synchronizing stream 0x5555deadbeef waits for work that only runs at replay\n"
+      "    #3 0x555500002345 in train_step(float*, CUstream_st*) /src/app.cu:42 (app)\n"
+      "    #4 0x555500003456 in main /src/app.cu:60 (app)\n"
+      "    (3 frames inside CUDA/capguard and 2 outer frames not shown)\n"
+      "  capture #1 (stream 0x5555deadbeef, global mode, thread 4243, invalidated) began here:\n"
+      "    #0 0x555500004567 in main /src/app.cu:55 (app)\n"
+      "  stream forked into the capture here (stream 0x77):\n"
+      "    #0 0x555500005678 in main /src/app.cu:57 (app)\n"
+      "  3 later calls failed only because of this one (folded into this finding)\n" +
+      fix_line("sync-during-capture") +
+      "  [sync-during-capture] see `capguard explain sync-during-capture`\n"
+      "\n";
+  CHECK(text.starts_with(expected_first_finding));
+}
+
+TEST_CASE("the summary line counts findings by severity and captures by outcome") {
+  const std::string text = render_text(testing::sample_report(), {});
+  CHECK(
+      text.ends_with("SUMMARY: capguard: 1 error, 1 warning, 0 notes in 1 process "
+                     "(2 captures: 1 ok, 1 invalidated)\n"));
+}
+
+TEST_CASE("an empty report is just the summary") {
+  CHECK(render_text(Report{}, {}) ==
+        "SUMMARY: capguard: 0 errors, 0 warnings, 0 notes in 0 processes (0 captures)\n");
+}
+
+TEST_CASE("a frame without source or module still says where it was") {
+  Report report = testing::sample_report();
+  Location& location = report.findings[1].location;
+  location.frames = {testing::frame(0x7f00000010f0, "", "", 0, "/usr/lib/libfoo.so")};
+  location.frames[0].offset = 0x10f0;
+  location.frames.push_back(testing::frame(0x99, "", "", 0, ""));
+  location.user_frame = -1;
+  const std::string text = render_text(report, {});
+  CHECK(text.find("    #0 0x7f00000010f0 (/usr/lib/libfoo.so+0x10f0)\n") != std::string::npos);
+  CHECK(text.find("(no module maps this address)") == std::string::npos);  // outer, elided
+  CHECK(text.find("(1 outer frame not shown)\n") != std::string::npos);
+}
+
+TEST_CASE("a finding without any stack says so instead of printing nothing") {
+  const std::string text = render_text(testing::sample_report(), {});
+  CHECK(
+      text.find("==4242==WARNING: capguard: escaped-sync-copy\n"
+                "  cudaMemcpy returned cudaSuccess (0) on thread 4243 (the capturing thread)\n") !=
+      std::string::npos);
+  CHECK(text.find("    (no stack recorded)\n  capture #2") != std::string::npos);
+}
+
+TEST_CASE("several processes get a header each; a process capguard could not attach says why") {
+  Report report = testing::sample_report();
+  ProcessInfo child;
+  child.pid = 5000;
+  child.command = "./worker";
+  child.attach_message = "CUPTI already in use by another subscriber";
+  report.processes.push_back(child);
+  const std::string text = render_text(report, {});
+  CHECK(text.starts_with("== process 4242: ./app --steps 3\n==4242==ERROR"));
+  CHECK(text.find("== process 5000: ./worker\n"
+                  "==5000==capguard: not attached: CUPTI already in use by another subscriber\n") !=
+        std::string::npos);
+  CHECK(text.find("in 2 processes") != std::string::npos);
+}
+
+TEST_CASE("colors only when asked, and the heading stays greppable without them") {
+  const Report report = testing::sample_report();
+  CHECK(render_text(report, {}).find('\033') == std::string::npos);
+  RenderOptions color;
+  color.color = true;
+  CHECK(render_text(report, color).find("\033[1;31mERROR: capguard: sync-during-capture") !=
+        std::string::npos);
+}
+
+}  // namespace capguard
