@@ -25,6 +25,13 @@
 // is written with one write(2) on an O_APPEND descriptor, so the file order is the order in
 // which calls finished and a process that dies right after a call loses nothing.
 //
+// Details the grammar leaves open: fields are separated by exactly one space, so an empty
+// escaped string is an empty field ("c " is an empty command line). `result` and
+// `exit-status` are the 32-bit two's-complement pattern of the signed value. The writer
+// replaces bytes of `api` outside 0x21..0x7e with '?' and clamps stacks to 64 frames; a
+// stack id is never 0 (0 in an event means "no stack"). Records of other threads may follow
+// 'z' (they were still running while the process exited); readers accept them.
+//
 // Readers refuse a format-version newer than kFormatVersion with a message naming both.
 #pragma once
 
@@ -34,6 +41,11 @@ namespace capguard::trace {
 
 inline constexpr int kFormatVersion = 1;
 inline constexpr char kToolVersion[] = "0.1.0";
+
+// Bounds both sides agree on. The writer never produces more; the reader rejects more, so a
+// damaged trace cannot make it allocate without limit.
+inline constexpr unsigned kMaxApiNameLength = 256;     // bytes of an event's `api`
+inline constexpr unsigned kMaxLineLength = 64 * 1024;  // bytes of one record, '\n' excluded
 
 // Optional event fields: the key written in the trace and the bit in ApiEvent::fields.
 enum class Field : uint32_t {

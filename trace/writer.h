@@ -4,6 +4,7 @@
 // buffered in the process that a crash could lose.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -18,8 +19,11 @@ class TraceWriter {
   TraceWriter& operator=(const TraceWriter&) = delete;
   ~TraceWriter();
 
-  // Creates <dir>/capguard.<pid>.trace (a numeric suffix is added if it exists) and writes
-  // the header and the process record. Returns false (and stays closed) on failure.
+  // Creates <dir>/capguard.<pid>.trace (capguard.<pid>.1.trace, .2 ... if it exists, so that
+  // every trace still ends in ".trace") and writes the header and the process record in one
+  // write(2). Closes a previously open trace first. Returns false (and stays closed) on
+  // failure. Neither open() nor abandon() may race with writes from other threads (a fork
+  // child has one thread). Every call leaves errno as it found it.
   bool open(const char* dir, uint32_t pid, uint32_t ppid, uint64_t start_unix_ns);
   // Closes the descriptor without writing anything: for a fork child that must not share it.
   void abandon();
@@ -31,7 +35,9 @@ class TraceWriter {
   void write_module(uint64_t base, uint64_t start, uint64_t end, const char* path,
                     const char* build_id_hex);  // build_id_hex may be null or empty
   // Writes the stack (when stack_addresses is not null) and the event in one write(2), so a
-  // stack definition always precedes its first use even with many threads writing.
+  // stack definition always precedes its first use even with many threads writing. Frames
+  // beyond kMaxStackDepth are dropped (the innermost are kept). A stack of depth 0, or with
+  // event.stack == 0, is no stack: the event is written with stack 0.
   void write_event(const ApiEvent& event, const uint64_t* stack_addresses = nullptr,
                    size_t stack_depth = 0);
   void write_thread_exit(uint32_t tid, uint64_t time_ns);
@@ -41,7 +47,7 @@ class TraceWriter {
 
  private:
   void write_all(const char* data, size_t size);
-  int fd_ = -1;
+  std::atomic<int> fd_{-1};
   char path_[4096] = {};
 };
 

@@ -1,0 +1,94 @@
+// A TraceSink that keeps copies of everything it receives, and a temporary directory, for the
+// trace_* tests.
+#pragma once
+
+#include <stdlib.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "trace/reader.h"
+
+namespace capguard::trace::testing {
+
+struct RecordedModule {
+  uint64_t base = 0, start = 0, end = 0;
+  std::string path, build_id;
+};
+
+struct RecordingSink : TraceSink {
+  std::string tool_version;
+  int format_version = -1;
+  ProcessRecord process;
+  std::vector<std::string> commands;
+  std::vector<std::pair<bool, std::string>> attaches;
+  std::vector<RecordedModule> modules;
+  std::map<uint32_t, std::vector<uint64_t>> stacks;
+  std::vector<ApiEvent> events;  // api points into the reader's interned names
+  std::vector<std::pair<uint32_t, uint64_t>> thread_exits;
+  std::vector<std::pair<uint64_t, int>> ends;
+  std::string types;  // record type characters in the order received
+  uint64_t stack_redefinitions = 0;
+
+  void on_header(std::string_view v, int f) override {
+    tool_version = v;
+    format_version = f;
+    types += 'v';
+  }
+  void on_process(const ProcessRecord& p) override {
+    process = p;
+    types += 'p';
+  }
+  void on_command(std::string_view c) override {
+    commands.emplace_back(c);
+    types += 'c';
+  }
+  void on_attach(bool ok, std::string_view m) override {
+    attaches.emplace_back(ok, std::string(m));
+    types += 'i';
+  }
+  void on_module(const ModuleRecord& m) override {
+    modules.push_back({m.base, m.start, m.end, std::string(m.path), std::string(m.build_id)});
+    types += 'm';
+  }
+  void on_stack(const StackRecord& s) override {
+    auto [it, inserted] = stacks.try_emplace(s.id, s.addresses.begin(), s.addresses.end());
+    if (!inserted) ++stack_redefinitions;
+    types += 's';
+  }
+  void on_event(const ApiEvent& e) override {
+    events.push_back(e);
+    types += 'e';
+  }
+  void on_thread_exit(uint32_t tid, uint64_t t) override {
+    thread_exits.emplace_back(tid, t);
+    types += 'x';
+  }
+  void on_end(uint64_t t, int status) override {
+    ends.emplace_back(t, status);
+    types += 'z';
+  }
+};
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "capguard-trace-XXXXXX");
+    path_ = mkdtemp(pattern.data()) != nullptr ? pattern : std::string();
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace capguard::trace::testing

@@ -1,0 +1,118 @@
+// Streaming trace reader: a large read buffer cut into lines in place, and one strict parser
+// per record type (trace/record_parser.cpp). Nothing here allocates per line.
+#include "trace/reader.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "trace/record_parser.h"
+
+namespace capguard::trace {
+namespace {
+
+// Large enough that a maximal line always fits next to leftover bytes of the previous read.
+constexpr size_t kBufferSize = 1 << 20;
+static_assert(kBufferSize > 2 * size_t{kMaxLineLength});
+
+std::string line_too_long() {
+  return "line is longer than " + std::to_string(kMaxLineLength) + " bytes";
+}
+
+// A first line that is not a 'v' header gets a message that says what the file is not.
+bool looks_like_header(std::string_view start) {
+  return start.size() < 2 || (start[0] == 'v' && start[1] == ' ');
+}
+constexpr char kNotATrace[] = "not a capguard trace (the first line is not a 'v' header)";
+
+// Reads with `read_some(buffer, size)` (returns bytes read, 0 at the end, -1 with a message
+// in `io_error` on failure) and hands complete lines to the record parser.
+template <class ReadSome>
+std::optional<ReadError> read_lines(const std::string& source, ReadSome read_some,
+                                    TraceSink& sink) {
+  auto buffer = std::make_unique<char[]>(kBufferSize);
+  char* const buf = buffer.get();
+  size_t begin = 0, end = 0;
+  uint64_t line = 0;
+  RecordParser parser(sink);
+  auto fail = [&](uint64_t at, std::string message) {
+    return ReadError{source, at, std::move(message)};
+  };
+  for (;;) {
+    while (const void* newline = std::memchr(buf + begin, '\n', end - begin)) {
+      const size_t length = static_cast<size_t>(static_cast<const char*>(newline) - (buf + begin));
+      const std::string_view text(buf + begin, length);
+      ++line;
+      if (line == 1 && !looks_like_header(text)) return fail(1, kNotATrace);
+      if (length > kMaxLineLength) return fail(line, line_too_long());
+      if (!parser.parse(text)) return fail(line, parser.error());
+      begin += length + 1;
+    }
+    const std::string_view rest(buf + begin, end - begin);
+    if (line == 0 && !looks_like_header(rest)) return fail(1, kNotATrace);
+    if (rest.size() > kMaxLineLength) return fail(line + 1, line_too_long());
+
+    std::memmove(buf, buf + begin, rest.size());
+    end = rest.size();
+    begin = 0;
+    std::string io_error;
+    const ptrdiff_t n = read_some(buf + end, kBufferSize - end, io_error);
+    if (n < 0) return fail(0, "cannot read trace: " + io_error);
+    if (n == 0) break;
+    end += static_cast<size_t>(n);
+  }
+  if (end > begin) return fail(line + 1, "truncated: last record is incomplete");
+  if (line == 0) return fail(0, "empty trace");
+  if (!parser.finish()) return fail(line, parser.error());
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string ReadError::to_string() const {
+  if (line == 0) return source + ": " + message;
+  return source + ":" + std::to_string(line) + ": " + message;
+}
+
+std::optional<ReadError> read_trace(const std::string& path, TraceSink& sink) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return ReadError{path, 0, std::string("cannot open trace: ") + std::strerror(errno)};
+  auto read_some = [fd](char* data, size_t size, std::string& error) -> ptrdiff_t {
+    for (;;) {
+      const ssize_t n = ::read(fd, data, size);
+      if (n >= 0) return n;
+      if (errno == EINTR) continue;
+      error = std::strerror(errno);
+      return -1;
+    }
+  };
+  auto result = read_lines(path, read_some, sink);
+  ::close(fd);
+  return result;
+}
+
+std::optional<ReadError> read_trace(std::istream& in, const std::string& source_name,
+                                    TraceSink& sink) {
+  auto read_some = [&in](char* data, size_t size, std::string& error) -> ptrdiff_t {
+    if (in.bad()) {
+      error = "stream error";
+      return -1;
+    }
+    if (in.eof()) return 0;
+    in.read(data, static_cast<std::streamsize>(size));
+    if (in.bad()) {
+      error = "stream error";
+      return -1;
+    }
+    return static_cast<ptrdiff_t>(in.gcount());
+  };
+  return read_lines(source_name, read_some, sink);
+}
+
+}  // namespace capguard::trace

@@ -1,0 +1,328 @@
+// The trace writer runs inside CUPTI callbacks on the program's threads and possibly in signal
+// handlers, so everything here is async-signal-safe: records are formatted by hand into a
+// buffer on the stack (no printf, no allocation, no locks, no exceptions) and leave with one
+// write(2) each.
+#include "trace/writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace capguard::trace {
+namespace {
+
+// Restores errno on scope exit: the program must not see ours.
+class ErrnoGuard {
+ public:
+  ErrnoGuard() : saved_(errno) {}
+  ~ErrnoGuard() { errno = saved_; }
+  ErrnoGuard(const ErrnoGuard&) = delete;
+  ErrnoGuard& operator=(const ErrnoGuard&) = delete;
+
+ private:
+  int saved_;
+};
+
+constexpr char kHexDigits[] = "0123456789abcdef";
+
+bool is_printable(unsigned char c) { return c >= 0x21 && c <= 0x7e; }
+
+// Appends to a fixed buffer and never writes past it. Numeric fields are sized into the
+// buffers below so that they always fit; strings are cut where the room ends.
+class LineBuilder {
+ public:
+  LineBuilder(char* buffer, size_t capacity)
+      : begin_(buffer), pos_(buffer), end_(buffer + capacity) {}
+
+  size_t room() const { return static_cast<size_t>(end_ - pos_); }
+  size_t size() const { return static_cast<size_t>(pos_ - begin_); }
+  const char* data() const { return begin_; }
+
+  void put(char c) {
+    if (pos_ < end_) *pos_++ = c;
+  }
+  void put(const char* s) {
+    while (*s != '\0') put(*s++);
+  }
+  void put_hex(uint64_t value) {
+    char digits[16];
+    int n = 0;
+    do {
+      digits[n++] = kHexDigits[value & 0xf];
+      value >>= 4;
+    } while (value != 0);
+    while (n > 0) put(digits[--n]);
+  }
+  void put_decimal(uint64_t value) {
+    char digits[20];
+    int n = 0;
+    do {
+      digits[n++] = static_cast<char>('0' + value % 10);
+      value /= 10;
+    } while (value != 0);
+    while (n > 0) put(digits[--n]);
+  }
+  // Escapes s (format.h: %XX for '%' and bytes outside 0x21..0x7e), stopping before an escape
+  // would eat into the last `keep` bytes of room, so that an escape is never cut in half.
+  void put_escaped(const char* s, size_t keep) {
+    if (s == nullptr) return;
+    for (; *s != '\0'; ++s) {
+      const auto c = static_cast<unsigned char>(*s);
+      const bool plain = is_printable(c) && c != '%';
+      if (room() < (plain ? 1u : 3u) + keep) return;
+      if (plain) {
+        put(static_cast<char>(c));
+      } else {
+        put('%');
+        put(kHexDigits[c >> 4]);
+        put(kHexDigits[c & 0xf]);
+      }
+    }
+  }
+
+ private:
+  char* begin_;
+  char* pos_;
+  char* end_;
+};
+
+// An 's' line at full depth plus an 'e' line with every field and the longest API name:
+// 's ' + id + 64 * (' ' + 16) + '\n'  and  'e' + 6 numbers + name + 14 * (' kk=' + 16) + '\n'.
+constexpr size_t kStackLineMax = 2 + 8 + TraceWriter::kMaxStackDepth * 17 + 1;
+constexpr size_t kEventLineMax = 1 + 6 * 17 + 1 + kMaxApiNameLength + kFieldCount * 20 + 1;
+constexpr size_t kEventBufferSize = 2048;
+static_assert(kStackLineMax + kEventLineMax <= kEventBufferSize);
+// Records carrying a path, a command line or a message; truncated to fit.
+constexpr size_t kTextBufferSize = 8192;
+constexpr size_t kSmallBufferSize = 64;
+constexpr size_t kBuildIdMax = 128;
+
+uint64_t field_value(const ApiEvent& e, int index) {
+  switch (static_cast<Field>(1u << index)) {
+    case Field::Stream:
+      return e.stream;
+    case Field::StreamFlags:
+      return e.stream_flags;
+    case Field::StatusBefore:
+      return static_cast<uint64_t>(e.status_before);
+    case Field::StatusAfter:
+      return static_cast<uint64_t>(e.status_after);
+    case Field::CaptureId:
+      return e.capture_id;
+    case Field::Event:
+      return e.event;
+    case Field::Flags:
+      return e.flags;
+    case Field::Mode:
+      return static_cast<uint64_t>(e.mode);
+    case Field::PrevMode:
+      return static_cast<uint64_t>(e.prev_mode);
+    case Field::CopyKind:
+      return e.copy_kind;
+    case Field::Graph:
+      return e.graph;
+    case Field::GraphExec:
+      return e.graph_exec;
+    case Field::Nodes:
+      return e.nodes;
+    case Field::Domain:
+      return static_cast<uint64_t>(e.domain);
+  }
+  return 0;
+}
+
+// Copies the API name so that it can never break a line: bytes outside 0x21..0x7e become '?'.
+void put_api_name(LineBuilder& out, std::string_view api) {
+  if (api.empty()) {
+    out.put('?');
+    return;
+  }
+  if (api.size() > kMaxApiNameLength) api = api.substr(0, kMaxApiNameLength);
+  for (char c : api) out.put(is_printable(static_cast<unsigned char>(c)) ? c : '?');
+}
+
+bool is_lower_hex(const char* s) {
+  size_t n = 0;
+  for (; s[n] != '\0'; ++n) {
+    const char c = s[n];
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')) || n >= kBuildIdMax) return false;
+  }
+  return n > 0;
+}
+
+}  // namespace
+
+TraceWriter::~TraceWriter() { abandon(); }
+
+bool TraceWriter::open(const char* dir, uint32_t pid, uint32_t ppid, uint64_t start_unix_ns) {
+  ErrnoGuard keep_errno;
+  abandon();
+  if (dir == nullptr || dir[0] == '\0') return false;
+  for (uint64_t suffix = 0; suffix < 1000; ++suffix) {
+    LineBuilder name(path_, sizeof(path_));
+    name.put(dir);
+    name.put("/capguard.");
+    name.put_decimal(pid);
+    if (suffix != 0) {
+      name.put('.');
+      name.put_decimal(suffix);
+    }
+    name.put(".trace");
+    if (name.room() == 0) break;  // the path did not fit: refuse rather than open a prefix
+    name.put('\0');
+    int fd;
+    do {
+      fd = ::open(path_, O_CREAT | O_EXCL | O_APPEND | O_WRONLY | O_CLOEXEC, 0644);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0 && errno == EEXIST) continue;
+    if (fd < 0) break;
+    fd_.store(fd);
+
+    char buffer[kSmallBufferSize * 2];
+    LineBuilder out(buffer, sizeof(buffer));
+    out.put("v ");
+    out.put(kToolVersion);
+    out.put(' ');
+    out.put_hex(kFormatVersion);
+    out.put("\np ");
+    out.put_hex(pid);
+    out.put(' ');
+    out.put_hex(ppid);
+    out.put(' ');
+    out.put_hex(start_unix_ns);
+    out.put('\n');
+    write_all(out.data(), out.size());
+    return true;
+  }
+  path_[0] = '\0';
+  return false;
+}
+
+void TraceWriter::abandon() {
+  const int fd = fd_.exchange(-1);
+  if (fd >= 0) {
+    ErrnoGuard keep_errno;
+    ::close(fd);
+  }
+}
+
+void TraceWriter::write_command(const char* command_line) {
+  char buffer[kTextBufferSize];
+  LineBuilder out(buffer, sizeof(buffer));
+  out.put("c ");
+  out.put_escaped(command_line, 1);
+  out.put('\n');
+  write_all(out.data(), out.size());
+}
+
+void TraceWriter::write_attach(bool ok, const char* message) {
+  char buffer[kTextBufferSize];
+  LineBuilder out(buffer, sizeof(buffer));
+  out.put(ok ? "i ok " : "i failed ");
+  out.put_escaped(message, 1);
+  out.put('\n');
+  write_all(out.data(), out.size());
+}
+
+void TraceWriter::write_module(uint64_t base, uint64_t start, uint64_t end, const char* path,
+                               const char* build_id_hex) {
+  char buffer[kTextBufferSize];
+  LineBuilder out(buffer, sizeof(buffer));
+  out.put("m ");
+  out.put_hex(base);
+  out.put(' ');
+  out.put_hex(start);
+  out.put(' ');
+  out.put_hex(end);
+  out.put(' ');
+  out.put_escaped(path, kBuildIdMax + 2);
+  // A build id that is not lower-case hex would make the line unreadable: leave it out.
+  if (build_id_hex != nullptr && is_lower_hex(build_id_hex)) {
+    out.put(' ');
+    out.put(build_id_hex);
+  }
+  out.put('\n');
+  write_all(out.data(), out.size());
+}
+
+void TraceWriter::write_event(const ApiEvent& event, const uint64_t* stack_addresses,
+                              size_t stack_depth) {
+  char buffer[kEventBufferSize];
+  LineBuilder out(buffer, sizeof(buffer));
+  const bool has_stack = event.stack != 0 && (stack_addresses == nullptr || stack_depth > 0);
+  if (has_stack && stack_addresses != nullptr) {
+    if (stack_depth > kMaxStackDepth) stack_depth = kMaxStackDepth;
+    out.put("s ");
+    out.put_hex(event.stack);
+    for (size_t i = 0; i < stack_depth; ++i) {
+      out.put(' ');
+      out.put_hex(stack_addresses[i]);
+    }
+    out.put('\n');
+  }
+  out.put("e ");
+  out.put_hex(event.seq);
+  out.put(' ');
+  out.put_hex(event.time_ns);
+  out.put(' ');
+  out.put_hex(event.tid);
+  out.put(' ');
+  put_api_name(out, event.api);
+  out.put(' ');
+  out.put_hex(static_cast<uint32_t>(event.result));
+  out.put(' ');
+  out.put_hex(has_stack ? event.stack : 0);
+  for (int i = 0; i < kFieldCount; ++i) {
+    if ((event.fields & (1u << i)) == 0) continue;
+    out.put(' ');
+    out.put(kFieldKeys[i]);
+    out.put('=');
+    out.put_hex(field_value(event, i));
+  }
+  out.put('\n');
+  write_all(out.data(), out.size());
+}
+
+void TraceWriter::write_thread_exit(uint32_t tid, uint64_t time_ns) {
+  char buffer[kSmallBufferSize];
+  LineBuilder out(buffer, sizeof(buffer));
+  out.put("x ");
+  out.put_hex(tid);
+  out.put(' ');
+  out.put_hex(time_ns);
+  out.put('\n');
+  write_all(out.data(), out.size());
+}
+
+void TraceWriter::write_end(uint64_t time_ns, int exit_status) {
+  char buffer[kSmallBufferSize];
+  LineBuilder out(buffer, sizeof(buffer));
+  out.put("z ");
+  out.put_hex(time_ns);
+  out.put(' ');
+  out.put_hex(static_cast<uint32_t>(exit_status));
+  out.put('\n');
+  write_all(out.data(), out.size());
+}
+
+// One write(2) per record keeps records whole on an O_APPEND descriptor. A short write only
+// happens when the disk is full or a signal interrupted it after some bytes went out; the
+// rest is still sent, since a torn trace is better than a silently shortened one.
+void TraceWriter::write_all(const char* data, size_t size) {
+  const int fd = fd_.load(std::memory_order_relaxed);
+  if (fd < 0) return;
+  ErrnoGuard keep_errno;
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (n == 0) return;
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+}  // namespace capguard::trace
