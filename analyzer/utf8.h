@@ -1,0 +1,38 @@
+// UTF-8 validation shared by the renderers that must emit valid text whatever bytes a symbol
+// or path contains.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace capguard {
+
+// Length of the valid UTF-8 sequence starting at s[i] (1 for ASCII), or 0 when it is invalid
+// (bad lead byte, truncated, overlong, surrogate, beyond U+10FFFF).
+inline size_t utf8_sequence_length(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  size_t n = 0;
+  uint32_t min = 0;
+  if (c < 0x80) return 1;
+  if (c >= 0xc2 && c <= 0xdf) {
+    n = 2, min = 0x80;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    n = 3, min = 0x800;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4, min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  uint32_t cp = c & (0x7f >> n);
+  for (size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (byte(i + k) & 0x3f);
+  }
+  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  return n;
+}
+
+}  // namespace capguard
