@@ -1,0 +1,26 @@
+// Twin of unjoined_fork: the forked stream records a join event that the origin waits for before
+// EndCapture.
+#include "common.h"
+
+int main() {
+  BumpArgs args(device_buffer());
+  BumpArgs side_args(device_buffer());
+  warm_up(args);
+  cudaStream_t origin = non_blocking_stream();
+  cudaStream_t side = non_blocking_stream();
+  cudaEvent_t fork = plain_event();
+  cudaEvent_t join = plain_event();
+
+  CHECK(cudaStreamBeginCapture(origin, cudaStreamCaptureModeGlobal));
+  LAUNCH_BUMP(args, origin);
+  CHECK(cudaEventRecord(fork, origin));
+  CHECK(cudaStreamWaitEvent(side, fork, 0));
+  LAUNCH_BUMP(side_args, side);
+  LAUNCH_BUMP(args, origin);
+  CHECK(cudaEventRecord(join, side));
+  CHECK(cudaStreamWaitEvent(origin, join, 0));
+  cudaGraph_t graph = nullptr;
+  CHECK(cudaStreamEndCapture(origin, &graph));
+  replay(graph, origin);
+  return 0;
+}
