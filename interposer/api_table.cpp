@@ -1,0 +1,83 @@
+#include "interposer/api_table.h"
+
+#include <cupti.h>  // also defines the params structs of both domains
+
+#include <array>
+#include <initializer_list>
+
+namespace capguard::interposer {
+namespace {
+
+struct SlotOffset {
+  Slot slot;
+  size_t offset;
+};
+
+struct Entry {
+  trace::ApiDomain domain;
+  uint32_t cbid;
+  ApiInfo info;
+};
+
+// Not constexpr: reaching it while the table is built at compile time is a compile error.
+void params_struct_too_large_for_the_offset_table() {}
+
+constexpr ApiInfo make_info(const char* name, Role role, int per_thread, int returns_error,
+                            int has_params, std::initializer_list<SlotOffset> offsets) {
+  ApiInfo info;
+  info.name = name;
+  info.role = role;
+  info.per_thread = per_thread != 0;
+  info.returns_error = returns_error != 0;
+  info.has_params = has_params != 0;
+  for (const SlotOffset& o : offsets) {
+    // Params structs are a few pointers long; an offset past 254 would not fit the table.
+    if (o.offset > 254) params_struct_too_large_for_the_offset_table();
+    info.offset_plus_one[static_cast<size_t>(o.slot)] = static_cast<uint8_t>(o.offset + 1);
+  }
+  return info;
+}
+
+#define CG_OFF(api, member, slot) \
+  SlotOffset { Slot::slot, offsetof(api##_params, member) }
+#define CG_API(domain, cbid, api, role, per_thread, returns_error, has_params, ...)       \
+  Entry{trace::ApiDomain::domain, cbid,                                                   \
+        make_info(#api, Role::role, per_thread, returns_error, has_params, {__VA_ARGS__})},
+
+constexpr Entry kEntries[] = {
+#include "interposer/api_table.inc"
+};
+
+#undef CG_API
+#undef CG_OFF
+
+constexpr uint32_t kRuntimeSize = CUPTI_RUNTIME_TRACE_CBID_SIZE;
+constexpr uint32_t kDriverSize = CUPTI_DRIVER_TRACE_CBID_SIZE;
+
+template <uint32_t Size>
+constexpr std::array<ApiInfo, Size> build(trace::ApiDomain domain) {
+  std::array<ApiInfo, Size> table{};
+  for (const Entry& e : kEntries) {
+    if (e.domain == domain && e.cbid < Size) table[e.cbid] = e.info;
+  }
+  return table;
+}
+
+constinit const std::array<ApiInfo, kRuntimeSize> kRuntime =
+    build<kRuntimeSize>(trace::ApiDomain::Runtime);
+constinit const std::array<ApiInfo, kDriverSize> kDriver =
+    build<kDriverSize>(trace::ApiDomain::Driver);
+constinit const ApiInfo kUnknown{};
+
+}  // namespace
+
+const ApiInfo& api_info(trace::ApiDomain domain, uint32_t cbid) {
+  if (domain == trace::ApiDomain::Runtime) return cbid < kRuntimeSize ? kRuntime[cbid] : kUnknown;
+  return cbid < kDriverSize ? kDriver[cbid] : kUnknown;
+}
+
+uint32_t api_table_size(trace::ApiDomain domain) {
+  return domain == trace::ApiDomain::Runtime ? kRuntimeSize : kDriverSize;
+}
+
+}  // namespace capguard::interposer

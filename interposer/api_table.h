@@ -1,0 +1,74 @@
+// What the interposer knows about each CUDA API, by CUPTI callback id: its role for capture
+// and where the parameters that matter sit in its CUPTI params struct. One table for both
+// domains, generated from the CUPTI headers (api_table.inc, gen_api_table.py), and the record
+// policy that is decided from it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "trace/format.h"
+
+namespace capguard::interposer {
+
+enum class Role : uint8_t {
+  None,
+  BeginCapture,
+  EndCapture,
+  ExchangeMode,
+  StreamCreate,
+  StreamDestroy,
+  EventCreate,
+  EventDestroy,
+  GraphInstantiate,
+  GraphLaunch,
+  GraphExecUpdate,
+};
+
+// Parameters the interposer decodes. Out* are pointers the call writes a handle through.
+enum class Slot : uint8_t {
+  Stream,
+  OutStream,
+  Event,
+  OutEvent,
+  Flags,
+  Mode,
+  ModePtr,
+  CopyKind,
+  Graph,
+  OutGraph,
+  GraphExec,
+  OutGraphExec,
+};
+inline constexpr size_t kSlotCount = 12;
+
+struct ApiInfo {
+  const char* name = nullptr;  // CUPTI's enum name (cudaMemcpyAsync_v3020); null if unknown
+  Role role = Role::None;
+  bool per_thread = false;     // a _ptsz/_ptds entry point: stream 0 means cudaStreamPerThread
+  bool returns_error = false;  // functionReturnValue is a cudaError_t / CUresult
+  bool has_params = false;     // CUPTI passes a params struct
+  uint8_t offset_plus_one[kSlotCount] = {};  // 0 = the call has no such parameter
+
+  bool has(Slot slot) const { return offset_plus_one[static_cast<size_t>(slot)] != 0; }
+  size_t offset(Slot slot) const { return offset_plus_one[static_cast<size_t>(slot)] - 1u; }
+};
+
+// The entry for a callback id; an id newer than the headers gets an empty entry (no role,
+// nothing decoded), so a newer CUPTI degrades to recording the bare call during captures.
+const ApiInfo& api_info(trace::ApiDomain domain, uint32_t cbid);
+uint32_t api_table_size(trace::ApiDomain domain);
+
+// The record policy. During a capture every top-level call is recorded; outside captures
+// only what the rules need: the calls with a role, and any call a capture error came from.
+inline bool recorded_outside_capture(Role role) { return role != Role::None; }
+inline bool is_capture_error(Role role, int32_t result) {
+  constexpr int32_t kIllegalState = 401;  // EndCapture on a stream that is not capturing
+  return (result >= 900 && result <= 908) || (role == Role::EndCapture && result == kIllegalState);
+}
+inline bool should_record(const ApiInfo& info, bool capture_active, int32_t result) {
+  return capture_active || recorded_outside_capture(info.role) ||
+         is_capture_error(info.role, result);
+}
+
+}  // namespace capguard::interposer

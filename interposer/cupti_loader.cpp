@@ -1,0 +1,83 @@
+#include "interposer/cupti_loader.h"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <initializer_list>
+
+namespace capguard::interposer {
+namespace {
+
+constexpr char kLibrary[] = "libcupti.so.13";
+
+// The normal search path first (and a copy already loaded, e.g. by PyTorch, by its soname),
+// then the usual toolkit locations.
+void* open_cupti() {
+  if (void* lib = dlopen(kLibrary, RTLD_NOW | RTLD_GLOBAL)) return lib;
+  char path[4096];
+  const char* roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
+  const char* subdirs[] = {"lib64", "extras/CUPTI/lib64", "lib", "targets/x86_64-linux/lib"};
+  for (const char* root : roots) {
+    if (root == nullptr || root[0] == '\0') continue;
+    for (const char* sub : subdirs) {
+      snprintf(path, sizeof(path), "%s/%s/%s", root, sub, kLibrary);
+      if (void* lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL)) return lib;
+    }
+  }
+  return nullptr;
+}
+
+const char* result_text(const CuptiApi& api, CUptiResult result) {
+  const char* text = nullptr;
+  if (api.get_result_string == nullptr || api.get_result_string(result, &text) != CUPTI_SUCCESS ||
+      text == nullptr) {
+    return "unknown CUPTI error";
+  }
+  return text;
+}
+
+}  // namespace
+
+bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, char* why,
+                  size_t why_capacity) {
+  void* lib = open_cupti();
+  if (lib == nullptr) {
+    snprintf(why, why_capacity,
+             "%s not found (searched the library path, $CUDA_HOME and /usr/local/cuda); "
+             "install CUPTI or add its directory to LD_LIBRARY_PATH",
+             kLibrary);
+    return false;
+  }
+  api.subscribe = reinterpret_cast<decltype(api.subscribe)>(dlsym(lib, "cuptiSubscribe"));
+  api.enable_domain =
+      reinterpret_cast<decltype(api.enable_domain)>(dlsym(lib, "cuptiEnableDomain"));
+  api.get_result_string =
+      reinterpret_cast<decltype(api.get_result_string)>(dlsym(lib, "cuptiGetResultString"));
+  if (api.subscribe == nullptr || api.enable_domain == nullptr) {
+    snprintf(why, why_capacity, "%s lacks cuptiSubscribe/cuptiEnableDomain", kLibrary);
+    return false;
+  }
+  CUpti_SubscriberHandle subscriber = nullptr;
+  const CUptiResult subscribed = api.subscribe(&subscriber, callback, userdata);
+  if (subscribed == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    snprintf(why, why_capacity,
+             "CUPTI is already in use by another subscriber (a profiler such as Nsight Systems "
+             "or PyTorch's profiler)");
+    return false;
+  }
+  if (subscribed != CUPTI_SUCCESS) {
+    snprintf(why, why_capacity, "cuptiSubscribe failed: %s", result_text(api, subscribed));
+    return false;
+  }
+  for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
+    const CUptiResult enabled = api.enable_domain(1, subscriber, domain);
+    if (enabled != CUPTI_SUCCESS) {
+      snprintf(why, why_capacity, "cuptiEnableDomain failed: %s", result_text(api, enabled));
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace capguard::interposer

@@ -1,0 +1,145 @@
+// How libcapguard.so gets into the program and out again: the LD_PRELOAD constructor, the
+// CUDA_INJECTION64_PATH entry point, fork, thread exit and process exit. Inactive unless
+// CAPGUARD_TRACE_DIR is set.
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <link.h>
+#include <pthread.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "interposer/cupti_loader.h"
+#include "interposer/driver.h"
+#include "interposer/recorder.h"
+#include "interposer/stack.h"
+
+namespace capguard::interposer {
+namespace {
+
+char g_trace_dir[4096];
+char g_self_path[4096];
+uint64_t g_self_start = 0, g_self_end = 0;
+bool g_enabled = false;  // CAPGUARD_TRACE_DIR was set when the library loaded
+const char* g_conflict = nullptr;  // why injection cannot work, found by the constructor
+pthread_key_t g_thread_key;
+std::atomic<Recorder*> g_recorder{nullptr};
+alignas(Recorder) unsigned char g_recorder_storage[sizeof(Recorder)];
+
+void marker() {}
+
+// The address range of this library's own code, to leave its frames out of stacks.
+void find_self() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&marker), &info) == 0) return;
+  if (info.dli_fname != nullptr) snprintf(g_self_path, sizeof(g_self_path), "%s", info.dli_fname);
+  dl_iterate_phdr(
+      [](dl_phdr_info* object, size_t, void* base) {
+        if (reinterpret_cast<void*>(object->dlpi_addr) != base) return 0;
+        for (ElfW(Half) i = 0; i < object->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = object->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
+          g_self_start = object->dlpi_addr + ph.p_vaddr;
+          g_self_end = g_self_start + ph.p_memsz;
+        }
+        return 1;
+      },
+      info.dli_fbase);
+}
+
+bool same_file(const char* a, const char* b) {
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+void mark_thread_recorded() { pthread_setspecific(g_thread_key, reinterpret_cast<void*>(1)); }
+
+void on_thread_exit(void*) {
+  if (Recorder* r = g_recorder.load(std::memory_order_acquire)) r->on_thread_exit();
+}
+
+void on_process_exit(int status, void*) {
+  if (Recorder* r = g_recorder.load(std::memory_order_acquire)) r->on_process_exit(status);
+}
+
+void before_fork() {
+  if (Recorder* r = g_recorder.load(std::memory_order_acquire)) r->before_fork();
+}
+void after_fork_parent() {
+  if (Recorder* r = g_recorder.load(std::memory_order_acquire)) r->after_fork_parent();
+}
+void after_fork_child() {
+  if (Recorder* r = g_recorder.load(std::memory_order_acquire)) r->after_fork_child();
+}
+
+Recorder* make_recorder() {
+  RecorderConfig config;
+  config.trace_dir = g_trace_dir;
+  load_driver_api(config.driver);
+  config.capture_stack = &capture_stack;
+  config.self_start = g_self_start;
+  config.self_end = g_self_end;
+  config.on_thread_first_record = &mark_thread_recorded;
+  // Static storage, never destroyed: threads may still record while the process exits.
+  return new (g_recorder_storage) Recorder(config);
+}
+
+int initialize() {
+  static std::atomic<bool> done{false};
+  if (!g_enabled || done.exchange(true)) return 1;
+  void* warm[4];
+  backtrace(warm, 4);  // glibc loads its unwinder on first use: do it now, not in a callback
+  Recorder* recorder = make_recorder();
+  if (!recorder->start()) return 1;  // the trace cannot be written: stay passive
+  g_recorder.store(recorder, std::memory_order_release);  // from here on: 'x' and 'z'
+  if (g_conflict != nullptr) {
+    recorder->write_attach(false, g_conflict);
+    return 1;
+  }
+  char why[512];
+  CuptiApi api;
+  if (!attach_cupti(&Recorder::switchboard, recorder, api, why, sizeof(why))) {
+    recorder->write_attach(false, why);
+    return 1;
+  }
+  recorder->write_attach(true, "cupti");
+  return 1;
+}
+
+// Cheap setup only: nothing here loads CUDA.
+__attribute__((constructor)) void on_load() {
+  const char* dir = getenv("CAPGUARD_TRACE_DIR");
+  if (dir == nullptr || dir[0] == '\0') return;
+  snprintf(g_trace_dir, sizeof(g_trace_dir), "%s", dir);
+  find_self();
+  g_enabled = true;
+  pthread_key_create(&g_thread_key, &on_thread_exit);
+  pthread_atfork(&before_fork, &after_fork_parent, &after_fork_child);
+  on_exit(&on_process_exit, nullptr);
+  // cuInit calls InitializeInjection from the library this variable names.
+  const char* injection = getenv("CUDA_INJECTION64_PATH");
+  if (injection == nullptr || injection[0] == '\0') {
+    if (g_self_path[0] != '\0') setenv("CUDA_INJECTION64_PATH", g_self_path, 1);
+  } else if (g_self_path[0] != '\0' && !same_file(injection, g_self_path)) {
+    // Another tool owns the injection hook, so cuInit will never call us: say so now.
+    static char conflict[4200];
+    snprintf(conflict, sizeof(conflict),
+             "CUDA_INJECTION64_PATH names another library (%s): another CUDA tool is injected "
+             "into this program",
+             injection);
+    g_conflict = conflict;
+    initialize();
+  }
+}
+
+}  // namespace
+}  // namespace capguard::interposer
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  return capguard::interposer::initialize();
+}

@@ -1,0 +1,346 @@
+#include "interposer/recorder.h"
+
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "interposer/decode.h"
+#include "interposer/stack.h"
+
+namespace capguard::interposer {
+namespace {
+
+using trace::ApiDomain;
+using trace::ApiEvent;
+using trace::CaptureStatus;
+using trace::Field;
+
+// Each Recorder, and each fork child's trace, gets a new generation; a thread's cached state
+// (stack ids, whether it recorded) belongs to one generation and is reset when it changes.
+std::atomic<uint64_t> g_generations{0};
+
+struct ThreadState {
+  int runtime_depth = 0;  // runtime API calls in progress: their driver calls are internal
+  bool in_tool = false;   // the interposer's own driver calls are not recorded
+  bool recorded = false;
+  uint32_t tid = 0;
+  uint64_t generation = 0;
+  StackCache stacks;
+};
+thread_local ThreadState t_state;
+
+class InToolScope {
+ public:
+  InToolScope() { t_state.in_tool = true; }
+  ~InToolScope() { t_state.in_tool = false; }
+  InToolScope(const InToolScope&) = delete;
+  InToolScope& operator=(const InToolScope&) = delete;
+};
+
+// What an ENTER callback leaves for its EXIT in CUPTI's correlationData.
+namespace corr {
+constexpr uint64_t kActiveAtEnter = 1u << 0;
+constexpr uint64_t kStatusKnown = 1u << 1;  // status in bits 2-3, capture id from bit 10
+constexpr uint64_t kModeKnown = 1u << 4;    // mode set, in bits 5-6
+constexpr uint64_t kFlagsKnown = 1u << 7;   // stream flags, in bits 8-9
+constexpr int kStatusShift = 2, kModeShift = 5, kFlagsShift = 8, kIdShift = 10;
+}  // namespace corr
+
+uint64_t now_ns(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint32_t current_tid() {
+  if (t_state.tid == 0) t_state.tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  return t_state.tid;
+}
+
+bool is_capture_role(Role role) { return role == Role::BeginCapture || role == Role::EndCapture; }
+
+}  // namespace
+
+Recorder::Recorder(const RecorderConfig& config)
+    : config_(config), generation_(g_generations.fetch_add(1) + 1) {}
+
+bool Recorder::start() {
+  if (!writer_.open(config_.trace_dir, static_cast<uint32_t>(getpid()),
+                    static_cast<uint32_t>(getppid()), now_ns(CLOCK_REALTIME))) {
+    return false;
+  }
+  write_preamble();
+  return true;
+}
+
+void Recorder::write_preamble() {
+  static char cmdline[8192];  // only under open_mutex_ or before any callback
+  size_t n = 0;
+  const int fd = ::open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ssize_t got;
+    while (n < sizeof(cmdline) - 1 &&
+           (got = ::read(fd, cmdline + n, sizeof(cmdline) - 1 - n)) > 0) {
+      n += static_cast<size_t>(got);
+    }
+    ::close(fd);
+  }
+  while (n > 0 && cmdline[n - 1] == '\0') --n;
+  for (size_t i = 0; i < n; ++i) {
+    if (cmdline[i] == '\0') cmdline[i] = ' ';
+  }
+  cmdline[n] = '\0';
+  writer_.write_command(cmdline);
+  modules_.refresh(writer_);
+}
+
+void Recorder::write_attach(bool ok, const char* message) { writer_.write_attach(ok, message); }
+
+void CUPTIAPI Recorder::switchboard(void* userdata, CUpti_CallbackDomain domain,
+                                    CUpti_CallbackId cbid, const void* data) {
+  auto* self = static_cast<Recorder*>(userdata);
+  if (self == nullptr || data == nullptr) return;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    self->on_api(ApiDomain::Runtime, cbid, *static_cast<const CUpti_CallbackData*>(data));
+  } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    self->on_api(ApiDomain::Driver, cbid, *static_cast<const CUpti_CallbackData*>(data));
+  }
+}
+
+void Recorder::on_api(ApiDomain domain, uint32_t cbid, const CUpti_CallbackData& data) {
+  ThreadState& t = t_state;
+  if (t.in_tool) return;
+  const bool enter = data.callbackSite == CUPTI_API_ENTER;
+  // Only top-level calls count: a runtime call's own driver calls (and nested runtime calls)
+  // would report the same thing twice. An EXIT whose ENTER was never seen (the subscription
+  // began inside that call) is dropped without unbalancing the depth.
+  if (domain == ApiDomain::Runtime) {
+    if (enter) {
+      if (t.runtime_depth++ > 0) return;
+    } else {
+      if (t.runtime_depth == 0 || --t.runtime_depth > 0) return;
+    }
+  } else if (t.runtime_depth > 0) {
+    return;
+  }
+  const ApiInfo& info = api_info(domain, cbid);
+  if (enter) {
+    on_enter(info, data);
+  } else {
+    on_exit(domain, info, data);
+  }
+}
+
+bool Recorder::query_status(uint64_t stream, CaptureStatus& status, uint64_t& id) {
+  if (stream == 0 || config_.driver.stream_get_capture_info == nullptr) return false;
+  InToolScope guard;
+  int raw_status = 0;
+  unsigned long long raw_id = 0;
+  if (config_.driver.stream_get_capture_info(reinterpret_cast<void*>(stream), &raw_status,
+                                             &raw_id, nullptr, nullptr, nullptr, nullptr) != 0 ||
+      raw_status < 0 || raw_status > 2) {
+    return false;
+  }
+  status = static_cast<CaptureStatus>(raw_status);
+  id = raw_id;
+  return true;
+}
+
+void Recorder::on_enter(const ApiInfo& info, const CUpti_CallbackData& data) {
+  uint64_t stash = 0;
+  const bool active = captures_.any();
+  if (active) stash |= corr::kActiveAtEnter;
+  uint64_t stream = 0;
+  if ((active || is_capture_role(info.role)) && decode_stream(info, data.functionParams, stream)) {
+    CaptureStatus status = CaptureStatus::None;
+    uint64_t id = 0;
+    if (query_status(queryable_stream(info, stream), status, id)) {
+      stash |= corr::kStatusKnown | (static_cast<uint64_t>(status) << corr::kStatusShift);
+      if (id < (1ull << (64 - corr::kIdShift))) stash |= id << corr::kIdShift;
+    }
+  }
+  // The stream's flags, asked before its capture begins: cuStreamGetFlags on a capturing
+  // stream invalidates the capture (seen on CUDA 13.0, driver 580). With another capture open
+  // it is not asked at all; the analyzer then knows the flags from the stream's creation.
+  if (info.role == Role::BeginCapture && !active && config_.driver.stream_get_flags != nullptr) {
+    const uint64_t queried = queryable_stream(info, stream);
+    unsigned int flags = 0;
+    InToolScope guard;
+    if (queried != 0 &&
+        config_.driver.stream_get_flags(reinterpret_cast<void*>(queried), &flags) == 0) {
+      stash |= corr::kFlagsKnown | (static_cast<uint64_t>(flags & 3) << corr::kFlagsShift);
+    }
+  }
+  uint32_t mode = 0;
+  if (info.role == Role::ExchangeMode && decode_mode_pointer(info, data.functionParams, mode)) {
+    stash |= corr::kModeKnown | (static_cast<uint64_t>(mode & 3) << corr::kModeShift);
+  }
+  if (data.correlationData != nullptr) *data.correlationData = stash;
+}
+
+void Recorder::on_exit(ApiDomain domain, const ApiInfo& info, const CUpti_CallbackData& data) {
+  const uint64_t stash = data.correlationData != nullptr ? *data.correlationData : 0;
+  ApiEvent event;
+  event.api = data.functionName != nullptr ? data.functionName
+                                           : (info.name != nullptr ? info.name : "unknown");
+  event.result = decode_result(info, data.functionReturnValue);
+  event.domain = domain;
+  event.set(Field::Domain);
+
+  uint64_t stream = 0;
+  const uint64_t queried =
+      decode_stream(info, data.functionParams, stream) ? queryable_stream(info, stream) : 0;
+  decode_params(info, data.functionParams, event.result, event);
+
+  if (stash & corr::kStatusKnown) {
+    event.status_before = static_cast<CaptureStatus>((stash >> corr::kStatusShift) & 3);
+    event.set(Field::StatusBefore);
+    if (const uint64_t id = stash >> corr::kIdShift; id != 0) {
+      event.capture_id = id;
+      event.set(Field::CaptureId);
+    }
+  }
+  if (stash & corr::kModeKnown) {
+    event.mode = static_cast<trace::CaptureMode>((stash >> corr::kModeShift) & 3);
+    event.set(Field::Mode);
+    uint32_t previous = 0;
+    if (event.result == 0 && decode_mode_pointer(info, data.functionParams, previous) &&
+        previous <= 2) {
+      event.prev_mode = static_cast<trace::CaptureMode>(previous);
+      event.set(Field::PrevMode);
+    }
+  }
+
+  if (info.role == Role::BeginCapture && event.result == 0) captures_.add(queried);
+  if (info.role == Role::StreamDestroy) captures_.remove(queried);
+  const bool active = (stash & corr::kActiveAtEnter) || captures_.any();
+
+  // Status after: never for a destroyed stream (its handle is gone).
+  if ((active || is_capture_role(info.role)) && queried != 0 &&
+      info.role != Role::StreamDestroy) {
+    CaptureStatus status = CaptureStatus::None;
+    uint64_t id = 0;
+    if (query_status(queried, status, id)) {
+      event.status_after = status;
+      event.set(Field::StatusAfter);
+      if (id != 0) {  // CUDA gives the id of an active capture only
+        event.capture_id = id;
+        event.set(Field::CaptureId);
+      }
+    }
+    if (info.role == Role::EndCapture &&
+        (event.has(Field::StatusAfter) ? status == CaptureStatus::None : event.result == 0)) {
+      captures_.remove(queried);
+    }
+  }
+  if (stash & corr::kFlagsKnown) {
+    event.stream_flags = static_cast<uint32_t>((stash >> corr::kFlagsShift) & 3);
+    event.set(Field::StreamFlags);
+  }
+  if (info.role == Role::EndCapture && event.result == 0 && event.has(Field::Graph) &&
+      event.graph != 0 && config_.driver.graph_get_nodes) {
+    InToolScope guard;
+    size_t nodes = 0;
+    if (config_.driver.graph_get_nodes(reinterpret_cast<void*>(event.graph), nullptr, &nodes) ==
+        0) {
+      event.nodes = nodes;
+      event.set(Field::Nodes);
+    }
+  }
+
+  if (!should_record(info, active, event.result)) return;
+  record(event);
+}
+
+void Recorder::record(ApiEvent& event) {
+  if (ended_.load(std::memory_order_acquire) || !ensure_open()) return;
+  ThreadState& t = t_state;
+  const uint64_t generation = generation_.load(std::memory_order_acquire);
+  if (t.generation != generation) {
+    t.stacks.clear();
+    t.recorded = false;
+    t.generation = generation;
+  }
+  event.seq = next_seq_.fetch_add(1, std::memory_order_relaxed);
+  event.time_ns = now_ns(CLOCK_MONOTONIC);
+  event.tid = current_tid();
+
+  uint64_t stack[trace::TraceWriter::kMaxStackDepth];
+  size_t depth = 0;
+  if (config_.capture_stack != nullptr) {
+    depth = config_.capture_stack(stack, trace::TraceWriter::kMaxStackDepth, config_.self_start,
+                                  config_.self_end);
+  }
+  const uint64_t hash = depth != 0 ? hash_stack(stack, depth) : 0;
+  event.stack = depth != 0 ? t.stacks.find(hash) : 0;
+  if (depth != 0 && event.stack == 0) {
+    for (size_t i = 0; i < depth; ++i) {
+      if (!modules_.contains(stack[i])) {
+        modules_.refresh(writer_);  // a module loaded since the last scan: write it first
+        break;
+      }
+    }
+    event.stack = next_stack_id_.fetch_add(1, std::memory_order_relaxed);
+    t.stacks.insert(hash, event.stack);
+    writer_.write_event(event, stack, depth);
+  } else {
+    writer_.write_event(event);
+  }
+  if (!t.recorded) {
+    t.recorded = true;
+    if (config_.on_thread_first_record != nullptr) config_.on_thread_first_record();
+  }
+}
+
+bool Recorder::ensure_open() {
+  if (!reopen_needed_.load(std::memory_order_acquire)) return writer_.is_open();
+  pthread_mutex_lock(&open_mutex_);
+  if (reopen_needed_.load(std::memory_order_relaxed)) {
+    if (writer_.open(config_.trace_dir, static_cast<uint32_t>(getpid()),
+                     static_cast<uint32_t>(getppid()), now_ns(CLOCK_REALTIME))) {
+      write_preamble();
+      writer_.write_attach(true, "cupti (inherited across fork)");
+    }
+    reopen_needed_.store(false, std::memory_order_release);
+  }
+  pthread_mutex_unlock(&open_mutex_);
+  return writer_.is_open();
+}
+
+void Recorder::on_thread_exit() {
+  ThreadState& t = t_state;
+  if (!t.recorded || t.generation != generation_.load(std::memory_order_acquire) ||
+      ended_.load(std::memory_order_acquire) || !writer_.is_open()) {
+    return;
+  }
+  writer_.write_thread_exit(current_tid(), now_ns(CLOCK_MONOTONIC));
+}
+
+void Recorder::on_process_exit(int status) {
+  if (ended_.exchange(true) || reopen_needed_.load() || !writer_.is_open()) return;
+  writer_.write_end(now_ns(CLOCK_MONOTONIC), status);
+}
+
+void Recorder::before_fork() {
+  pthread_mutex_lock(&open_mutex_);
+  modules_.lock();
+}
+
+void Recorder::after_fork_parent() {
+  modules_.unlock();
+  pthread_mutex_unlock(&open_mutex_);
+}
+
+void Recorder::after_fork_child() {
+  modules_.unlock();
+  pthread_mutex_unlock(&open_mutex_);
+  writer_.abandon();
+  modules_.reset();
+  captures_.clear();
+  t_state.tid = 0;  // the child's only thread has a new id
+  generation_.store(g_generations.fetch_add(1) + 1, std::memory_order_release);
+  reopen_needed_.store(true, std::memory_order_release);
+}
+
+}  // namespace capguard::interposer

@@ -1,0 +1,75 @@
+// The switchboard: turns CUPTI API callbacks into trace events. One static callback receives
+// every runtime and driver API callback and dispatches with plain branches; the hot path takes
+// no lock and allocates nothing. Everything CUDA-facing comes through RecorderConfig, so unit
+// tests drive the switchboard with fabricated callbacks and a fake driver.
+#pragma once
+
+#include <cupti.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "interposer/api_table.h"
+#include "interposer/capture_set.h"
+#include "interposer/driver.h"
+#include "interposer/modules.h"
+#include "trace/writer.h"
+
+namespace capguard::interposer {
+
+struct RecorderConfig {
+  const char* trace_dir = nullptr;
+  DriverApi driver;
+  size_t (*capture_stack)(uint64_t* out, size_t capacity, uint64_t skip_start,
+                          uint64_t skip_end) = nullptr;
+  uint64_t self_start = 0, self_end = 0;  // the interposer's own code: left out of stacks
+  void (*on_thread_first_record)() = nullptr;  // arms the thread-exit record
+};
+
+class Recorder {
+ public:
+  explicit Recorder(const RecorderConfig& config);
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  // Opens the trace and writes the command line and the module map. False if it cannot open.
+  bool start();
+  void write_attach(bool ok, const char* message);
+
+  // The CUPTI callback (userdata is the Recorder).
+  static void CUPTIAPI switchboard(void* userdata, CUpti_CallbackDomain domain,
+                                   CUpti_CallbackId cbid, const void* data);
+  void on_api(trace::ApiDomain domain, uint32_t cbid, const CUpti_CallbackData& data);
+
+  void on_thread_exit();             // 'x' for a thread that recorded something
+  void on_process_exit(int status);  // 'z'; nothing is recorded after it
+  void before_fork();
+  void after_fork_parent();
+  void after_fork_child();  // stop writing the parent's trace; open an own one when needed
+
+  const trace::TraceWriter& writer() const { return writer_; }
+  const CaptureSet& captures() const { return captures_; }
+
+ private:
+  void on_enter(const ApiInfo& info, const CUpti_CallbackData& data);
+  void on_exit(trace::ApiDomain domain, const ApiInfo& info, const CUpti_CallbackData& data);
+  bool query_status(uint64_t stream, trace::CaptureStatus& status, uint64_t& id);
+  void record(trace::ApiEvent& event);
+  bool ensure_open();
+  void write_preamble();
+
+  RecorderConfig config_;
+  trace::TraceWriter writer_;
+  ModuleMap modules_;
+  CaptureSet captures_;
+  std::atomic<uint64_t> next_seq_{1};
+  std::atomic<uint32_t> next_stack_id_{1};
+  std::atomic<uint64_t> generation_;  // changes per trace file; thread caches follow it
+  std::atomic<bool> reopen_needed_{false};
+  std::atomic<bool> ended_{false};
+  pthread_mutex_t open_mutex_ = PTHREAD_MUTEX_INITIALIZER;
+};
+
+}  // namespace capguard::interposer
