@@ -1,0 +1,68 @@
+// analyze_trace(): the trace reader feeds a Replay; modules, process and attach records go to
+// the report and the module map.
+#include "analyzer/analyzer.h"
+
+#include "analyzer/replay.h"
+
+namespace capguard {
+namespace {
+
+class ReplaySink : public trace::TraceSink {
+ public:
+  ReplaySink(Analysis& analysis, const std::string& path)
+      : replay_(analysis.report), process_(analysis.report.processes.emplace_back()) {
+    process_.trace_path = path;
+    modules_.pid = 0;
+  }
+
+  void on_process(const trace::ProcessRecord& p) override {
+    saw_process_ = true;
+    process_.pid = p.pid;
+    modules_.pid = p.pid;
+    replay_.set_pid(p.pid);
+  }
+  void on_command(std::string_view command_line) override {
+    process_.command = std::string(command_line);
+  }
+  void on_attach(bool ok, std::string_view message) override {
+    process_.attached = ok;
+    process_.attach_message = std::string(message);
+  }
+  void on_module(const trace::ModuleRecord& m) override {
+    modules_.modules.push_back(
+        {m.base, m.start, m.end, std::string(m.path), std::string(m.build_id)});
+  }
+  void on_stack(const trace::StackRecord& s) override { replay_.define_stack(s.id, s.addresses); }
+  void on_event(const trace::ApiEvent& ev) override { replay_.feed(ev); }
+  void on_thread_exit(uint32_t tid, uint64_t) override { replay_.thread_exit(tid); }
+
+  // Call once reading stopped, cleanly or not. Returns the module map.
+  bool saw_process() const { return saw_process_; }
+  ProcessModules finish() {
+    replay_.finish();
+    return std::move(modules_);
+  }
+
+ private:
+  Replay replay_;
+  ProcessInfo& process_;
+  ProcessModules modules_;
+  bool saw_process_ = false;
+};
+
+}  // namespace
+
+void analyze_trace(const std::string& path, Analysis& analysis) {
+  // The sink holds a reference into report.processes: nothing else appends to it meanwhile.
+  ReplaySink sink(analysis, path);
+  std::optional<trace::ReadError> error = trace::read_trace(path, sink);
+  ProcessModules modules = sink.finish();
+  if (error && !sink.saw_process()) {
+    analysis.report.processes.pop_back();  // nothing was read: no process to speak of
+  } else {
+    analysis.modules.push_back(std::move(modules));
+  }
+  if (error) analysis.errors.push_back(std::move(*error));
+}
+
+}  // namespace capguard

@@ -1,0 +1,166 @@
+#include "analyzer/replay.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "analyzer/cuda_errors.h"
+#include "rules/rule.h"
+
+namespace capguard {
+
+using trace::ApiEvent;
+
+namespace {
+
+// Only these can interest a rule: failures, killed captures, and calls made while a capture
+// is open on this thread (escapes) or anywhere (unsafe calls from other threads).
+bool worth_checking(const Call& call, const CaptureModel& model) {
+  return call.result() != 0 || !call.victims.empty() || call.own_capture ||
+         (call.api.kind == ApiKind::Unsafe && !model.open_captures().empty());
+}
+
+}  // namespace
+
+Replay::Replay(Report& report, uint32_t pid)
+    : report_(report),
+      pid_(pid),
+      model_(static_cast<uint32_t>(report.captures.size()) + 1) {}
+
+void Replay::define_stack(uint32_t id, std::span<const uint64_t> addresses) {
+  StackSpan& span = stacks_[id];
+  if (span.size == addresses.size() && span.size != 0 &&
+      std::equal(addresses.begin(), addresses.end(), stack_pool_.begin() + span.offset))
+    return;
+  span.offset = static_cast<uint32_t>(stack_pool_.size());
+  span.size = static_cast<uint32_t>(addresses.size());
+  stack_pool_.insert(stack_pool_.end(), addresses.begin(), addresses.end());
+}
+
+const ApiInfo& Replay::classify(std::string_view api) {
+  // Names are interned by the reader, so the address identifies the name; the content check
+  // keeps a caller that reuses a buffer correct.
+  ApiCacheEntry* entry = api_cache_.find(reinterpret_cast<uintptr_t>(api.data()));
+  if (entry && entry->name.size() == api.size() &&
+      std::memcmp(entry->name.data(), api.data(), api.size()) == 0)
+    return entry->info;
+  ApiCacheEntry& fresh = api_cache_[reinterpret_cast<uintptr_t>(api.data())];
+  fresh.name = api;
+  fresh.info = classify_api(api);
+  return fresh.info;
+}
+
+void Replay::feed(const ApiEvent& ev) {
+  const ApiInfo& api = classify(ev.api);
+  if (model_.irrelevant(ev, api)) return;
+  model_.prepare(ev, api, call_);
+
+  if (Capture* dead = call_.consequence_of) {
+    ++report_.findings[*dead->root_cause].consequences;
+    model_.apply(call_, std::nullopt);
+    return;
+  }
+  bool orphan_901 = ev.result == kErrCaptureInvalidated && call_.victims.empty();
+  if (orphan_901 && orphan_root_) {
+    ++report_.findings[*orphan_root_].consequences;
+    model_.apply(call_, std::nullopt);
+    return;
+  }
+
+  std::optional<size_t> finding;
+  if (worth_checking(call_, model_)) {
+    for (const rules::Rule* rule : rules::rule_list()) {
+      if (!rule->on_call) continue;
+      rules::Draft draft;
+      if (!rule->on_call(call_, model_, draft)) continue;
+      finding = emit(*rule, draft, &ev, &api, Site::of(ev));
+      break;
+    }
+  }
+  if (orphan_901 && finding) orphan_root_ = finding;
+  model_.apply(call_, finding);
+}
+
+size_t Replay::emit(const rules::Rule& rule, rules::Draft& draft, const ApiEvent* ev,
+                    const ApiInfo* api, const Site& where) {
+  Finding f;
+  f.rule = std::string(rule.info.id);
+  f.severity = rule.info.severity;
+  f.message = std::move(draft.message);
+  f.pid = pid_;
+  f.thread = where.tid;
+  f.api = std::string(where.api);
+  if (ev) {
+    trace::ApiDomain domain = ev->has(trace::Field::Domain) ? ev->domain : api->domain;
+    f.result = ev->result;
+    f.result_name = result_name(ev->result, domain);
+  } else {
+    f.result_name = result_name(0, classify_api(where.api).domain);
+  }
+  if (draft.capture) {
+    f.capture = draft.capture->id;
+    f.capturing_thread = draft.capture->tid == where.tid;
+    bool has_begin = std::any_of(draft.related.begin(), draft.related.end(),
+                                 [](const rules::RelatedSite& r) { return r.role == "capture-begin"; });
+    if (!has_begin && draft.capture->begin.seq != where.seq)
+      rules::add_capture_begin(draft, *draft.capture);
+  }
+  f.location = location(where);
+  for (rules::RelatedSite& r : draft.related)
+    f.related.push_back({std::move(r.role), std::move(r.detail), location(r.site)});
+  report_.findings.push_back(std::move(f));
+  return report_.findings.size() - 1;
+}
+
+Location Replay::location(const Site& site) const {
+  Location loc;
+  loc.pid = pid_;
+  loc.seq = site.seq;
+  loc.stack_id = site.stack;
+  if (site.stack != 0) {
+    if (const StackSpan* span = stacks_.find(site.stack))
+      loc.addresses.assign(stack_pool_.begin() + span->offset,
+                           stack_pool_.begin() + span->offset + span->size);
+  }
+  return loc;
+}
+
+void Replay::report_open(Capture& capture, bool thread_exited) {
+  if (std::find(reported_open_.begin(), reported_open_.end(), capture.id) != reported_open_.end())
+    return;
+  reported_open_.push_back(capture.id);
+  for (const rules::Rule* rule : rules::rule_list()) {
+    if (!rule->on_open) continue;
+    rules::Draft draft;
+    if (!rule->on_open(capture, thread_exited, draft)) continue;
+    size_t index = emit(*rule, draft, nullptr, nullptr, capture.begin);
+    report_.findings[index].capturing_thread = true;
+    return;
+  }
+}
+
+void Replay::thread_exit(uint32_t tid) {
+  for (Capture* capture : model_.thread_exit(tid)) report_open(*capture, true);
+}
+
+void Replay::finish() {
+  if (finished_) return;
+  finished_ = true;
+  std::vector<Capture*> open(model_.open_captures().begin(), model_.open_captures().end());
+  for (Capture* capture : open) report_open(*capture, false);
+  for (const Capture& c : model_.captures()) {
+    CaptureInfo info;
+    info.id = c.id;
+    info.pid = pid_;
+    info.thread = c.tid;
+    info.stream = c.origin.handle;
+    info.mode = mode_name(c.mode);
+    info.status = c.status;
+    info.nodes = c.nodes;
+    info.begin = location(c.begin);
+    if (c.end.known) info.end = location(c.end);
+    info.root_cause = c.root_cause;
+    report_.captures.push_back(std::move(info));
+  }
+}
+
+}  // namespace capguard

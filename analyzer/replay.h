@@ -1,0 +1,67 @@
+// Replays one process's calls through the capture model and the rules, and turns what the
+// rules conclude into report findings (folding consequences under their root cause). The trace
+// reader feeds it in analyze_trace(); tests feed it ApiEvents directly.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "analyzer/api_catalog.h"
+#include "analyzer/capture_model.h"
+#include "analyzer/flat_map.h"
+#include "analyzer/report.h"
+#include "trace/event.h"
+
+namespace capguard {
+
+namespace rules {
+struct Rule;
+struct Draft;
+}  // namespace rules
+
+class Replay {
+ public:
+  // Appends this process's findings and captures to `report`. ApiEvent::api strings must stay
+  // valid for the replay's lifetime (the trace reader interns them).
+  explicit Replay(Report& report, uint32_t pid = 0);
+
+  void set_pid(uint32_t pid) { pid_ = pid; }
+  void define_stack(uint32_t id, std::span<const uint64_t> addresses);
+  void feed(const trace::ApiEvent& ev);
+  void thread_exit(uint32_t tid);
+  // The process ended (or its trace did): reports captures left open, writes report.captures.
+  void finish();
+
+  const CaptureModel& model() const { return model_; }
+
+ private:
+  const ApiInfo& classify(std::string_view api);
+  size_t emit(const rules::Rule& rule, rules::Draft& draft, const trace::ApiEvent* ev,
+              const ApiInfo* api, const Site& where);
+  void report_open(Capture& capture, bool thread_exited);
+  Location location(const Site& site) const;
+
+  struct StackSpan {
+    uint32_t offset = 0, size = 0;
+  };
+  struct ApiCacheEntry {
+    std::string_view name;
+    ApiInfo info;
+  };
+
+  Report& report_;
+  uint32_t pid_;
+  CaptureModel model_;
+  Call call_;
+  std::vector<uint64_t> stack_pool_;  // addresses of every distinct stack, back to back
+  FlatMap<uint64_t, StackSpan, U64Hash> stacks_;
+  FlatMap<uint64_t, ApiCacheEntry, U64Hash> api_cache_;  // keyed by the name's address
+  std::vector<uint32_t> reported_open_;                   // capture ids already reported
+  std::optional<size_t> orphan_root_;  // capture-invalidated for a 901 nobody explains
+  bool finished_ = false;
+};
+
+}  // namespace capguard

@@ -1,0 +1,44 @@
+// escaped-side-stream-work: a capturing thread enqueues on a stream outside its capture.
+#include <fmt/format.h>
+
+#include "rules/rule.h"
+
+namespace capguard::rules {
+namespace {
+
+bool check(const Call& call, const CaptureModel&, Draft& draft) {
+  if (!is_stream_work(call.api.kind) || call.result() != 0 || !call.victims.empty()) return false;
+  if (!call.has_stream || call.stream_is_legacy() || call.stream_capture) return false;
+  const trace::ApiEvent& ev = *call.ev;
+  // CUDA said this stream was capturing (into a capture the model does not know): not escaped.
+  if (ev.has(trace::Field::StatusAfter) && ev.status_after != trace::CaptureStatus::None)
+    return false;
+  const Capture* capture = call.own_capture;
+  if (!capture || !capture->valid()) return false;
+  draft.capture = capture;
+  draft.message = fmt::format(
+      "{} on {}, which is not part of {} that this thread is recording: the work ran once, now, "
+      "and is not in the graph",
+      ev.api, describe_stream(call.stream), describe_capture(*capture));
+  return true;
+}
+
+}  // namespace
+
+extern const Rule kEscapedSideStreamWork;
+constinit const Rule kEscapedSideStreamWork{
+    {"escaped-side-stream-work", Severity::Warning,
+     "a capturing thread enqueues work on a stream that is not part of its capture",
+     "A stream becomes part of a capture only by beginning it or by waiting on an event recorded\n"
+     "in it. Work that the capturing thread enqueues on any other stream is executed\n"
+     "immediately and is missing from the graph - usually a forgotten fork.\n"
+     "\n"
+     "    cudaStreamBeginCapture(s, ...);\n"
+     "    kernel<<<1, 1, 0, s2>>>();         // s2 never joined: runs now, not on replay\n"
+     "\n"
+     "Fix: fork the side stream into the capture first (cudaEventRecord(e, s);\n"
+     "cudaStreamWaitEvent(s2, e)) and join it back before cudaStreamEndCapture.",
+     "fork the stream into the capture (record on the origin, wait on the side stream)"},
+    &check, nullptr};
+
+}  // namespace capguard::rules

@@ -1,0 +1,56 @@
+// The rule interface. A rule reads one prepared call (what the capture model knows about it,
+// including which captures its result killed) and, when the call is its business, fills a
+// Draft: the message, the capture, the related sites. The replay turns drafts into findings,
+// fills in everything generic (API, result, thread, stack) and links the dead captures to it.
+//
+// Rules are tried in table order (rule_table.cpp); the first that accepts a call makes its
+// finding. Rules key on (API kind, result code): CUDA's answer is the truth, the model only
+// supplies context.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "analyzer/capture_model.h"
+#include "rules/rule_table.h"
+
+namespace capguard::rules {
+
+struct RelatedSite {
+  std::string role;  // capture-begin, fork, event-record, last-work, capture-end, ...
+  std::string detail;
+  Site site;
+};
+
+struct Draft {
+  std::string message;
+  const Capture* capture = nullptr;  // the capture the finding is about
+  std::vector<RelatedSite> related;
+};
+
+using CallCheck = bool (*)(const Call& call, const CaptureModel& model, Draft& draft);
+// A capture still open when its thread exited (thread_exited) or the process ended.
+using OpenCheck = bool (*)(const Capture& capture, bool thread_exited, Draft& draft);
+
+struct Rule {
+  RuleInfo info;
+  CallCheck on_call = nullptr;
+  OpenCheck on_open = nullptr;
+};
+
+// All rules in table order.
+std::span<const Rule* const> rule_list();
+
+// Wording shared by the rules (describe.cpp).
+std::string describe_stream(const StreamKey& stream);  // "stream 0x5555", "the legacy stream"
+std::string describe_capture(const Capture& capture);  // "capture #1 (stream 0x55.., global mode)"
+std::string describe_result(const Call& call);         // "cudaErrorStreamCaptureUnsupported (900)"
+std::string describe_site(const Site& site);            // "cudaEventRecord on thread 7"
+std::string hex(uint64_t value);                        // "0x55d0"
+// The capture the call hit: its first victim, else the stream's, else the event's.
+const Capture* capture_of(const Call& call);
+void add_capture_begin(Draft& draft, const Capture& capture, const std::string& role =
+                                                                   "capture-begin");
+
+}  // namespace capguard::rules
