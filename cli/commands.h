@@ -1,0 +1,43 @@
+// The capguard subcommands. Each returns the process exit status (see README.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analyzer/analyzer.h"
+
+namespace CLI {
+class App;
+}
+
+namespace capguard::cli {
+
+inline constexpr int kExitFindings = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitCannotRead = 3;  // report: unreadable trace; run: could not attach
+
+// Options shared by `run` and `report`: what to write where, and what counts as failure.
+struct ReportOptions {
+  std::string format = "text";
+  std::vector<std::string> outputs;  // -o values: FILE (in --format) or FORMAT:FILE; '-' = stdout
+  std::string fail_on = "error";
+  std::string suppressions;
+  std::string baseline;  // an earlier JSON or SARIF report: only new findings count
+  bool quiet = false;
+};
+
+struct RunOptions {
+  ReportOptions report;
+  std::string trace_dir;  // empty: a temporary directory, removed after a clean run
+  int error_exitcode = kExitFindings;
+  std::vector<std::string> command;
+};
+
+void add_report_options(CLI::App& command, ReportOptions& options);
+
+int report_command(const std::vector<std::string>& paths, const ReportOptions& options);
+int run_command(const RunOptions& options);
+int rules_command();
+int explain_command(const std::string& rule);
+
+}  // namespace capguard::cli

@@ -1,0 +1,92 @@
+// capguard: finds the mistakes that break CUDA stream capture. See README.md for usage.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "cli/commands.h"
+
+#ifndef CAPGUARD_VERSION
+#define CAPGUARD_VERSION "unknown"
+#endif
+
+namespace capguard::cli {
+
+void add_report_options(CLI::App& command, ReportOptions& options) {
+  command.add_option("--format", options.format, "report format for stderr or -o FILE")
+      ->check(CLI::IsMember({"text", "json", "sarif", "junit"}))
+      ->capture_default_str();
+  command
+      .add_option("-o,--output", options.outputs,
+                  "write the report to FILE ('-' = stdout) in --format, or FORMAT:FILE; "
+                  "repeatable; the text report still goes to stderr unless --quiet")
+      ->allow_extra_args(false);
+  command.add_option("--fail-on", options.fail_on, "lowest severity that fails the run")
+      ->check(CLI::IsMember({"error", "warning", "note", "never"}))
+      ->capture_default_str();
+  command.add_option("--suppressions", options.suppressions, "file of findings to ignore")
+      ->check(CLI::ExistingFile);
+  command
+      .add_option("--baseline", options.baseline,
+                  "earlier capguard JSON or SARIF report: report only findings not in it")
+      ->check(CLI::ExistingFile);
+  command.add_flag("-q,--quiet", options.quiet, "with -o: no text report on stderr");
+}
+
+namespace {
+
+int run_main(int argc, char** argv) {
+  CLI::App app{"capguard: finds the mistakes that break CUDA stream capture"};
+  app.set_version_flag("--version", "capguard " CAPGUARD_VERSION);
+  app.require_subcommand(1);
+
+  RunOptions run;
+  CLI::App* run_app = app.add_subcommand("run", "run PROGRAM under capguard and report");
+  add_report_options(*run_app, run.report);
+  run_app->add_option("--trace-dir", run.trace_dir,
+                      "keep the traces in DIR (default: a temporary directory, removed after a "
+                      "clean run)");
+  run_app
+      ->add_option("--error-exitcode", run.error_exitcode,
+                   "exit status when findings reach --fail-on")
+      ->capture_default_str();
+  run_app->add_option("command", run.command, "-- PROGRAM [ARGS...]")->required();
+
+  ReportOptions report;
+  std::vector<std::string> traces;
+  CLI::App* report_app = app.add_subcommand("report", "analyze recorded traces");
+  add_report_options(*report_app, report);
+  report_app->add_option("traces", traces, "trace files or directories of *.trace files")
+      ->required();
+
+  app.add_subcommand("rules", "list the rules: id, severity, summary");
+  std::string rule;
+  CLI::App* explain_app = app.add_subcommand("explain", "explain one rule and its fix");
+  explain_app->add_option("rule", rule, "rule id (see `capguard rules`)")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    const bool in_run = run_app->parsed();
+    std::fprintf(
+        stderr, "capguard: %s (%s)\n", e.what(),
+        in_run ? "write: capguard run [options] -- PROGRAM [ARGS...]" : "see capguard --help");
+    return kExitUsage;
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "capguard: %s (see capguard --help)\n", e.what());
+    return kExitUsage;
+  }
+  if (run_app->parsed()) return run_command(run);
+  if (report_app->parsed()) return report_command(traces, report);
+  if (explain_app->parsed()) return explain_command(rule);
+  return rules_command();
+}
+
+}  // namespace
+}  // namespace capguard::cli
+
+int main(int argc, char** argv) { return capguard::cli::run_main(argc, argv); }

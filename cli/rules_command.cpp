@@ -1,0 +1,33 @@
+// capguard rules / capguard explain RULE: print from the one rule table.
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "rules/rule_table.h"
+
+namespace capguard::cli {
+
+int rules_command() {
+  size_t width = 0;
+  for (const auto& rule : all_rules()) width = std::max(width, rule.id.size());
+  for (const auto& rule : all_rules())
+    fmt::print("{:<{}}  {:<7}  {}\n", rule.id, width, to_string(rule.severity), rule.summary);
+  return 0;
+}
+
+int explain_command(const std::string& id) {
+  const RuleInfo* rule = find_rule(id);
+  if (rule == nullptr) {
+    std::string known;
+    for (const auto& r : all_rules()) known += fmt::format("{}{}", known.empty() ? "" : ", ", r.id);
+    fmt::print(stderr, "capguard: unknown rule '{}'; known rules: {}\n", id, known);
+    return kExitUsage;
+  }
+  fmt::print("{} ({})\n\n{}\n\n{}\n", rule->id, to_string(rule->severity), rule->summary,
+             rule->explanation);
+  if (!rule->fix.empty()) fmt::print("\nfix: {}\n", rule->fix);
+  return 0;
+}
+
+}  // namespace capguard::cli

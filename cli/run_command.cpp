@@ -1,0 +1,160 @@
+// capguard run -- PROGRAM [ARGS...]: runs the program with libcapguard.so injected (see the
+// environment contract in ARCHITECTURE.md), then analyzes the traces it wrote.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "cli/process.h"
+#include "cli/suppress.h"
+
+namespace capguard::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string directory_of_executable() {
+  char path[PATH_MAX] = {};
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) return ".";
+  return fs::path(std::string(path, static_cast<size_t>(n))).parent_path().string();
+}
+
+// libcapguard.so sits next to capguard in the build tree and in ../lib/ once installed.
+std::string find_interposer() {
+  const fs::path bin = directory_of_executable();
+  for (const fs::path& candidate :
+       {bin / "libcapguard.so", bin / ".." / "lib" / "libcapguard.so"}) {
+    std::error_code error;
+    if (fs::is_regular_file(candidate, error)) return fs::canonical(candidate, error).string();
+  }
+  return {};
+}
+
+std::set<std::string> traces_in(const std::string& dir) {
+  std::set<std::string> traces;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(dir, error))
+    if (entry.path().extension() == ".trace") traces.insert(entry.path().string());
+  return traces;
+}
+
+bool cuda_driver_loadable() {
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (driver == nullptr) return false;
+  dlclose(driver);
+  return true;
+}
+
+// Why capguard saw nothing of the program; one line for the user.
+std::string why_not_attached(const Analysis& analysis) {
+  for (const auto& process : analysis.report.processes)
+    if (!process.attached && !process.attach_message.empty())
+      return "cannot attach to process " + std::to_string(process.pid) + " (" + process.command +
+             "): " + process.attach_message;
+  for (const auto& process : analysis.report.processes)
+    if (process.attached) return {};
+  if (!cuda_driver_loadable())
+    return "cannot attach: no CUDA driver on this machine (libcuda.so.1 not found)";
+  return "cannot attach: the program never initialized CUDA";
+}
+
+}  // namespace
+
+int run_command(const RunOptions& options) {
+  std::vector<OutputTarget> targets;
+  if (auto message = resolve_outputs(options.report, targets)) {
+    std::fprintf(stderr, "capguard: %s\n", message->c_str());
+    return kExitUsage;
+  }
+  if (auto message = check_baseline_file(options.report.baseline)) {
+    std::fprintf(stderr, "capguard: %s\n", message->c_str());
+    return kExitUsage;
+  }
+  if (auto message = check_suppressions_file(options.report.suppressions)) {
+    std::fprintf(stderr, "capguard: %s\n", message->c_str());
+    return kExitUsage;
+  }
+  std::string program;
+  if (auto message = resolve_program(options.command.front(), program)) {
+    std::fprintf(stderr, "capguard: %s\n", message->c_str());
+    return kExitUsage;
+  }
+  const std::string interposer = find_interposer();
+  if (interposer.empty()) {
+    std::fprintf(stderr,
+                 "capguard: cannot attach: libcapguard.so not found next to %s/capguard "
+                 "or in its ../lib/\n",
+                 directory_of_executable().c_str());
+    return kExitCannotRead;
+  }
+
+  std::string trace_dir = options.trace_dir;
+  const bool temporary = trace_dir.empty();
+  std::error_code error;
+  if (temporary) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr && *tmp ? tmp : "/tmp") + "/capguard.XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) {
+      std::fprintf(stderr, "capguard: cannot create a trace directory %s: %s\n", pattern.c_str(),
+                   std::strerror(errno));
+      return kExitCannotRead;
+    }
+    trace_dir = pattern;
+  } else if (fs::create_directories(trace_dir, error); error) {
+    std::fprintf(stderr, "capguard: cannot create --trace-dir %s: %s\n", trace_dir.c_str(),
+                 error.message().c_str());
+    return kExitUsage;
+  }
+  trace_dir = fs::absolute(trace_dir).string();
+  const std::set<std::string> old_traces = traces_in(trace_dir);
+
+  ChildEnvironment environment;
+  environment.prepend_path_list("LD_PRELOAD", interposer);
+  environment.set("CUDA_INJECTION64_PATH", interposer);
+  environment.set("CAPGUARD_TRACE_DIR", trace_dir);
+  const ChildResult child = run_child(program, options.command, environment);
+  if (!child.exec_error.empty()) {
+    std::fprintf(stderr, "capguard: cannot execute %s: %s\n", program.c_str(),
+                 child.exec_error.c_str());
+    if (temporary) fs::remove_all(trace_dir, error);
+    return kExitUsage;
+  }
+
+  std::vector<std::string> traces;
+  for (const auto& trace : traces_in(trace_dir))
+    if (!old_traces.contains(trace)) traces.push_back(trace);
+  Analysis analysis;
+  std::vector<std::string> problems;
+  if (!traces.empty()) problems = analyze_traces(traces, options.report, analysis);
+  if (std::string why = why_not_attached(analysis); !why.empty()) problems.push_back(why);
+
+  const bool written = traces.empty() || write_outputs(analysis.report, targets);
+  // A temporary directory is kept only when there is something in it worth a second look.
+  const bool clean = problems.empty() && analysis.report.findings.empty();
+  if (temporary && (clean || traces.empty()))
+    fs::remove_all(trace_dir, error);
+  else if (temporary)
+    std::fprintf(stderr, "capguard: traces kept in %s (capguard report %s)\n", trace_dir.c_str(),
+                 trace_dir.c_str());
+  for (const auto& problem : problems) std::fprintf(stderr, "capguard: %s\n", problem.c_str());
+
+  if (!problems.empty()) return kExitCannotRead;
+  if (!written) return kExitUsage;
+  if (has_findings_at(analysis.report, options.report.fail_on)) return options.error_exitcode;
+  return child.status;
+}
+
+}  // namespace capguard::cli

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# End-to-end tests of the capguard command line: bad input of every kind gets one clear line
+# and the documented exit status; `run` keeps the program's behaviour and the env contract.
+# Usage: cli_test.sh PATH/TO/capguard   (libcapguard.so is expected next to it)
+set -uo pipefail
+capguard=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect STATUS STDERR_REGEX [--one-line] -- COMMAND...: checks the exit status and that the
+# last line on stderr matches (and, with --one-line, that it is the only line).
+expect() {
+  local status=$1 pattern=$2 one_line=0
+  shift 2
+  [ "$1" = --one-line ] && one_line=1 && shift
+  shift  # --
+  "$@" >"$work/out" 2>"$work/err"
+  local got=$?
+  local last
+  last=$(tail -n 1 "$work/err")
+  if [ "$got" != "$status" ]; then
+    fail "$* -> exit $got, expected $status; stderr:"; sed 's/^/    /' "$work/err"
+  elif ! grep -Eq -- "$pattern" <<<"$last"; then
+    fail "$* -> last stderr line '$last' does not match '$pattern'"
+  elif [ $one_line = 1 ] && [ "$(wc -l <"$work/err")" != 1 ]; then
+    fail "$* -> expected one line on stderr, got:"; sed 's/^/    /' "$work/err"
+  else
+    echo "ok: $* -> $got"
+  fi
+}
+
+# --- traces written by hand per trace/format.h ---
+t=$work/traces
+mkdir -p "$t/dir"
+header='v 0.1.0 1\np 1e240 1 0\nc ./app\ni ok attached\n'
+# A synchronize inside a capture: CUDA returned 900 (0x384), then 901 (0x385) at EndCapture.
+printf "$header"'e 1 a 1e241 cudaStreamBeginCapture 0 0 st=5000 sf=1 sb=0 sa=1 ci=1 md=0\n'\
+'e 2 14 1e241 cudaStreamSynchronize 384 0 st=5000 sf=1 sb=1 sa=2 ci=1\n'\
+'e 3 1e 1e241 cudaStreamEndCapture 385 0 st=5000 sf=1 sb=2 sa=0 ci=1\nz 28 0\n' >"$t/sync.trace"
+printf "$header"'z 28 0\n' >"$t/clean.trace"
+: >"$t/empty.trace"
+head -c 512 /dev/urandom >"$t/random.trace"
+head -c 150 "$t/sync.trace" >"$t/truncated.trace"  # cut inside the first event
+printf 'v 9.0.0 7\np 1 1 0\n' >"$t/newer.trace"
+cp "$t/sync.trace" "$t/clean.trace" "$t/dir/"
+
+echo "== report: bad input"
+expect 3 '^capguard: cannot read trace: .*empty' --one-line -- "$capguard" report "$t/empty.trace"
+expect 3 '^capguard: cannot read trace: .*not a capguard trace' --one-line -- "$capguard" report "$t/random.trace"
+expect 3 '^capguard: cannot read trace: .*truncated' -- "$capguard" report "$t/truncated.trace"
+expect 3 '^capguard: cannot read trace: .*format 7.*upgrade capguard' --one-line -- "$capguard" report "$t/newer.trace"
+expect 3 '^capguard: cannot open trace: .*/missing.trace: No such file' --one-line -- "$capguard" report "$t/missing.trace"
+expect 3 '^capguard: cannot open trace: no \*\.trace files in' --one-line -- "$capguard" report "$work"
+# A bad trace among good ones: the good one is still reported, then the bad one is named.
+expect 3 '^capguard: cannot read trace: .*empty' -- "$capguard" report "$t/sync.trace" "$t/empty.trace"
+grep -q 'ERROR: capguard: sync-during-capture' "$work/err" || fail "good trace not reported beside a bad one"
+
+echo "== wrong command lines"
+expect 2 '^capguard: .*subcommand is required' --one-line -- "$capguard"
+expect 2 '^capguard: .*--bogus' --one-line -- "$capguard" report --bogus "$t/sync.trace"
+expect 2 '^capguard: .*traces is required' --one-line -- "$capguard" report
+expect 2 '^capguard: --format: xml not in' --one-line -- "$capguard" report --format xml "$t/sync.trace"
+expect 2 '^capguard: --fail-on: sometimes not in' --one-line -- "$capguard" report --fail-on sometimes "$t/sync.trace"
+expect 2 '^capguard: unknown rule .no-such-rule.; known rules: sync-during-capture, ' --one-line -- "$capguard" explain no-such-rule
+expect 2 '^capguard: .*write: capguard run \[options\] -- PROGRAM' --one-line -- "$capguard" run /bin/sh -c true
+
+echo "== report: findings and exit status"
+expect 1 '^SUMMARY: capguard: 1 error, 0 warnings, 0 notes in 1 process \(1 capture: 1 invalidated\)' -- "$capguard" report "$t/sync.trace"
+grep -q '^==123456==ERROR: capguard: sync-during-capture$' "$work/err" || fail "no sanitizer heading"
+expect 0 '^SUMMARY: capguard: 1 error' -- "$capguard" report --fail-on never "$t/sync.trace"
+expect 0 '^SUMMARY: capguard: 0 errors' -- "$capguard" report "$t/clean.trace"
+expect 1 'in 2 processes' -- "$capguard" report "$t/dir"
+expect 1 '^SUMMARY: capguard: 1 error' -- "$capguard" report -o "json:$t/r.json" -o "sarif:$t/r.sarif" -o "junit:$t/r.xml" "$t/sync.trace"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["tool"] == "capguard" and d["summary"]["errors"] == 1 and d["findings"][0]["rule"] == "sync-during-capture" and d["findings"][0]["result"] == "cudaErrorStreamCaptureUnsupported", d' "$t/r.json" || fail "JSON report"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))["runs"]' "$t/r.sarif" || fail "SARIF report is not JSON"
+python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$t/r.xml" || fail "JUnit report is not XML"
+ls "$t"/*.tmp.* 2>/dev/null && fail "temporary output files left behind"
+"$capguard" report --format json -o - "$t/sync.trace" >"$work/stdout.json" 2>/dev/null
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/stdout.json" || fail "-o - did not write JSON to stdout"
+expect 2 '^capguard: cannot write report .*/no/such/dir/r.json' -- "$capguard" report -q -o "json:$t/no/such/dir/r.json" "$t/clean.trace"
+"$capguard" rules | grep -Eq '^sync-during-capture +error +' || fail "rules table"
+"$capguard" explain sync-during-capture | grep -q '^fix: ' || fail "explain has no fix"
+"$capguard" --version | grep -Eq '^capguard [0-9]+\.[0-9]+\.[0-9]+$' || fail "--version"
+
+echo "== run"
+if python3 -c 'import ctypes; ctypes.CDLL("libcuda.so.1")' 2>/dev/null; then
+  no_trace='the program never initialized CUDA'
+else
+  no_trace='no CUDA driver on this machine \(libcuda.so.1 not found\)'
+fi
+expect 3 "^capguard: cannot attach: $no_trace" --one-line -- "$capguard" run -- /bin/true
+expect 2 '^capguard: program not found: /nonexistent$' --one-line -- "$capguard" run -- /nonexistent
+expect 2 '^capguard: program not found: no-such-program-here \(not in PATH\)' --one-line -- "$capguard" run -- no-such-program-here
+expect 2 '^capguard: cannot execute .*: it is a directory' --one-line -- "$capguard" run -- /
+
+# A stand-in for an attached CUDA program: it writes the trace the interposer would write
+# (so `run`'s plumbing is tested here, without a GPU), then exits as told.
+fake=$work/fake_program.sh
+cat >"$fake" <<FAKE
+#!/bin/sh
+lib=\${LD_PRELOAD%%:*}
+[ -f "\$lib" ] && [ "\${lib#/}" != "\$lib" ] && [ "\$CUDA_INJECTION64_PATH" = "\$lib" ] || { echo "bad env" >&2; exit 99; }
+case "\$LD_PRELOAD" in *:/keep/me.so) ;; *) echo "LD_PRELOAD lost: \$LD_PRELOAD" >&2; exit 98 ;; esac
+cp "\$1" "\$CAPGUARD_TRACE_DIR/capguard.\$\$.trace"
+echo "\$CAPGUARD_TRACE_DIR" >"$work/trace_dir_used"
+read line && echo "stdin: \$line"
+[ "\$2" = kill ] && kill -TERM \$\$
+exit "\$2"
+FAKE
+chmod +x "$fake"
+run_fake() { LD_PRELOAD=/keep/me.so "$capguard" run "$@"; }
+echo hello | LD_PRELOAD=/keep/me.so "$capguard" run -- "$fake" "$t/clean.trace" 7 >"$work/stdout" 2>"$work/err"
+[ $? = 7 ] || { fail "program's exit status not kept"; cat "$work/err"; }
+grep -q '^stdin: hello$' "$work/stdout" || fail "stdin/stdout not inherited"
+[ -e "$(cat "$work/trace_dir_used")" ] && fail "temporary trace dir not removed after a clean run"
+expect 143 '^SUMMARY: capguard: 0 errors' -- run_fake -- "$fake" "$t/clean.trace" kill
+expect 1 '^capguard: traces kept in .* \(capguard report ' -- run_fake -- "$fake" "$t/sync.trace" 0
+[ -e "$(cat "$work/trace_dir_used")" ] || fail "traces with findings were not kept"
+expect 9 '^capguard: traces kept in ' -- run_fake --error-exitcode 9 -- "$fake" "$t/sync.trace" 0
+expect 5 '^SUMMARY: capguard: 1 error' -- run_fake --fail-on never --trace-dir "$work/kept" -- "$fake" "$t/sync.trace" 5
+ls "$work"/kept/capguard.*.trace >/dev/null || fail "--trace-dir not kept"
+printf 'v 0.1.0 1\np 1e240 1 0\nc ./app\ni failed CUPTI%%20already%%20in%%20use%%20by%%20another%%20subscriber\n' >"$t/taken.trace"
+expect 3 '^capguard: cannot attach to process 123456 \(./app\): CUPTI already in use by another subscriber$' -- run_fake -- "$fake" "$t/taken.trace" 0
+
+echo
+if [ $failures -ne 0 ]; then echo "$failures CLI test(s) failed"; exit 1; fi
+echo "all CLI tests passed"
