@@ -1,0 +1,431 @@
+// The switchboard driven by fabricated CUPTI callbacks, with a fake CUDA driver behind the
+// seam: what is recorded, with which capture status, and what must never happen (recording
+// the interposer's own calls, asking about the legacy stream, writing into a parent's trace).
+#include <cupti.h>
+#include <dlfcn.h>
+#include <doctest/doctest.h>
+#include <link.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "interposer/recorder.h"
+#include "tests/trace_recording_sink.h"
+#include "trace/reader.h"
+
+namespace capguard::interposer {
+namespace {
+
+using trace::ApiDomain;
+using trace::ApiEvent;
+using trace::CaptureStatus;
+using trace::Field;
+using trace::testing::RecordingSink;
+using trace::testing::TempDir;
+
+constexpr uint64_t kStream = 0x5000;
+
+// The fake driver: capture status per stream, as the test sets it.
+struct FakeCuda {
+  std::map<uint64_t, int> status;
+  std::map<uint64_t, unsigned long long> id;
+  std::vector<uint64_t> queried;
+  size_t nodes = 3;
+  std::vector<uint64_t> stack = {0x1000, 0x2000};
+  Recorder* reenter = nullptr;  // plays CUPTI reporting the interposer's own driver call
+};
+FakeCuda g_fake;
+
+void driver_callback(Recorder& r, uint32_t cbid, const char* name);
+
+int fake_capture_info(void* stream, int* status, unsigned long long* id, void*, void*, void*,
+                      size_t*) {
+  const auto s = reinterpret_cast<uint64_t>(stream);
+  g_fake.queried.push_back(s);
+  if (g_fake.reenter != nullptr) {
+    driver_callback(*g_fake.reenter, CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v3,
+                    "cuStreamGetCaptureInfo_v3");
+  }
+  *status = g_fake.status[s];
+  *id = g_fake.id[s];
+  return 0;
+}
+int fake_stream_flags(void*, unsigned int* flags) {
+  *flags = 1;  // cudaStreamNonBlocking
+  return 0;
+}
+int fake_graph_nodes(void*, void* nodes, size_t* count) {
+  if (nodes == nullptr) *count = g_fake.nodes;
+  return 0;
+}
+size_t fake_stack(uint64_t* out, size_t capacity, uint64_t, uint64_t) {
+  const size_t n = std::min(capacity, g_fake.stack.size());
+  std::copy_n(g_fake.stack.begin(), n, out);
+  return n;
+}
+
+std::unique_ptr<Recorder> make_recorder(const TempDir& dir) {
+  g_fake = FakeCuda{};
+  RecorderConfig config;
+  config.trace_dir = dir.path().c_str();
+  config.driver.stream_get_capture_info = &fake_capture_info;
+  config.driver.stream_get_flags = &fake_stream_flags;
+  config.driver.graph_get_nodes = &fake_graph_nodes;
+  config.capture_stack = &fake_stack;
+  auto recorder = std::make_unique<Recorder>(config);
+  REQUIRE(recorder->start());
+  return recorder;
+}
+
+// One API call as CUPTI reports it: ENTER, whatever happens inside, EXIT.
+void call(Recorder& r, ApiDomain domain, uint32_t cbid, const char* name, const void* params,
+          int32_t result, const std::function<void()>& inside = {}, bool null_return = false) {
+  uint64_t correlation = 0;
+  CUpti_CallbackData data{};
+  data.functionName = name;
+  data.functionParams = params;
+  data.correlationData = &correlation;
+  const auto cupti_domain =
+      domain == ApiDomain::Runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+  data.callbackSite = CUPTI_API_ENTER;
+  Recorder::switchboard(&r, cupti_domain, cbid, &data);
+  if (inside) inside();
+  data.callbackSite = CUPTI_API_EXIT;
+  data.functionReturnValue = null_return ? nullptr : &result;
+  Recorder::switchboard(&r, cupti_domain, cbid, &data);
+}
+
+void driver_callback(Recorder& r, uint32_t cbid, const char* name) {
+  call(r, ApiDomain::Driver, cbid, name, nullptr, 0);
+}
+
+template <typename T>
+T as(uint64_t value) {
+  return reinterpret_cast<T>(value);
+}
+
+void begin_capture(Recorder& r, uint64_t stream, unsigned long long id) {
+  cudaStreamBeginCapture_v10000_params p{as<cudaStream_t>(stream), cudaStreamCaptureModeGlobal};
+  call(r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
+       "cudaStreamBeginCapture", &p, 0, [&] {
+         g_fake.status[stream] = 1;
+         g_fake.id[stream] = id;
+       });
+}
+
+void end_capture(Recorder& r, uint64_t stream, uint64_t graph_handle) {
+  cudaGraph_t graph = as<cudaGraph_t>(graph_handle);
+  cudaStreamEndCapture_v10000_params p{as<cudaStream_t>(stream), &graph};
+  call(r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000,
+       "cudaStreamEndCapture", &p, 0, [&] { g_fake.status[stream] = 0; });
+}
+
+void launch(Recorder& r, uint64_t stream, bool ptsz = false, int32_t result = 0) {
+  cudaLaunchKernel_v7000_params p{};
+  p.stream = as<cudaStream_t>(stream);
+  call(r, ApiDomain::Runtime,
+       ptsz ? CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000
+            : CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+       ptsz ? "cudaLaunchKernel_ptsz" : "cudaLaunchKernel", &p, result);
+}
+
+void malloc_call(Recorder& r, int32_t result) {
+  cudaMalloc_v3020_params p{};
+  call(r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc", &p, result);
+}
+
+RecordingSink read_back(const std::string& path) {
+  RecordingSink sink;
+  const auto error = trace::read_trace(path, sink);
+  if (error) FAIL(error->to_string());
+  return sink;
+}
+RecordingSink read_back(const Recorder& r) { return read_back(r.writer().path()); }
+
+std::vector<std::string> api_names(const RecordingSink& sink) {
+  std::vector<std::string> names;
+  for (const auto& e : sink.events) names.emplace_back(e.api);
+  return names;
+}
+
+TEST_CASE("a capture: its calls carry the stream's status; outside it only the roles count") {
+  TempDir dir;
+  auto r = make_recorder(dir);
+  launch(*r, kStream);  // before any capture: neither recorded nor queried
+  CHECK(g_fake.queried.empty());
+  begin_capture(*r, kStream, 7);
+  CHECK(r->captures().contains(kStream));
+  launch(*r, kStream);
+  cudaMemcpy_v3020_params copy{nullptr, nullptr, 64, cudaMemcpyHostToDevice};
+  call(*r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy", &copy, 0);
+  end_capture(*r, kStream, 0x8000);
+  CHECK_FALSE(r->captures().any());
+  launch(*r, kStream);  // after the capture: not recorded again
+
+  const RecordingSink sink = read_back(*r);
+  REQUIRE(api_names(sink) == std::vector<std::string>{"cudaStreamBeginCapture",
+                                                      "cudaLaunchKernel", "cudaMemcpy",
+                                                      "cudaStreamEndCapture"});
+  const ApiEvent& begin = sink.events[0];
+  CHECK(begin.stream == kStream);
+  CHECK(begin.has(Field::StreamFlags));
+  CHECK(begin.stream_flags == 1);
+  CHECK(begin.status_before == CaptureStatus::None);
+  CHECK(begin.status_after == CaptureStatus::Active);
+  CHECK(begin.capture_id == 7);
+  CHECK(begin.has(Field::Mode));
+  CHECK(begin.domain == ApiDomain::Runtime);
+  const ApiEvent& kernel = sink.events[1];
+  CHECK(kernel.status_before == CaptureStatus::Active);
+  CHECK(kernel.status_after == CaptureStatus::Active);
+  CHECK(kernel.capture_id == 7);
+  const ApiEvent& copy_event = sink.events[2];
+  CHECK_FALSE(copy_event.has(Field::Stream));
+  CHECK(copy_event.copy_kind == cudaMemcpyHostToDevice);
+  const ApiEvent& end = sink.events[3];
+  CHECK(end.status_before == CaptureStatus::Active);
+  CHECK(end.status_after == CaptureStatus::None);
+  CHECK(end.capture_id == 7);  // the capture that ended, known from the entry
+  CHECK(end.graph == 0x8000);
+  CHECK(end.nodes == 3);
+  CHECK(sink.events[1].seq > sink.events[0].seq);
+  CHECK(sink.events[0].tid == static_cast<uint32_t>(gettid()));
+}
+
+TEST_CASE("a runtime call's own driver calls are not recorded; a driver-only call is") {
+  TempDir dir;
+  auto r = make_recorder(dir);
+  begin_capture(*r, kStream, 1);
+  cudaLaunchKernel_v7000_params p{};
+  p.stream = as<cudaStream_t>(kStream);
+  call(*r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel",
+       &p, 0, [&] { driver_callback(*r, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel"); });
+  cuMemcpyHtoD_v2_params copy{};
+  call(*r, ApiDomain::Driver, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, "cuMemcpyHtoD_v2", &copy, 0);
+  const RecordingSink sink = read_back(*r);
+  REQUIRE(api_names(sink) == std::vector<std::string>{"cudaStreamBeginCapture",
+                                                      "cudaLaunchKernel", "cuMemcpyHtoD_v2"});
+  CHECK(sink.events[2].domain == ApiDomain::Driver);
+}
+
+TEST_CASE("the interposer's own driver calls are never recorded") {
+  TempDir dir;
+  auto r = make_recorder(dir);
+  g_fake.reenter = r.get();
+  begin_capture(*r, kStream, 1);
+  launch(*r, kStream);
+  g_fake.reenter = nullptr;
+  const RecordingSink sink = read_back(*r);
+  CHECK(api_names(sink) ==
+        std::vector<std::string>{"cudaStreamBeginCapture", "cudaLaunchKernel"});
+}
+
+TEST_CASE("the legacy stream is never asked about, the per-thread stream is") {
+  TempDir dir;
+  auto r = make_recorder(dir);
+  begin_capture(*r, kStream, 1);
+  g_fake.queried.clear();
+  launch(*r, 0);
+  launch(*r, trace::kStreamLegacy);
+  launch(*r, trace::kStreamLegacy, /*ptsz=*/true);
+  CHECK(g_fake.queried.empty());
+  launch(*r, 0, /*ptsz=*/true);
+  CHECK(g_fake.queried == std::vector<uint64_t>{trace::kStreamPerThread, trace::kStreamPerThread});
+  const RecordingSink sink = read_back(*r);
+  REQUIRE(sink.events.size() == 5);
+  CHECK(sink.events[1].has(Field::Stream));
+  CHECK(sink.events[1].stream == 0);
+  CHECK_FALSE(sink.events[1].has(Field::StatusBefore));
+}
+
+TEST_CASE("outside captures, a capture error is recorded whatever the call") {
+  TempDir dir;
+  auto r = make_recorder(dir);
+  malloc_call(*r, 0);
+  malloc_call(*r, 900);
+  cudaGraph_t graph = nullptr;
+  cudaStreamEndCapture_v10000_params p{as<cudaStream_t>(kStream), &graph};
+  call(*r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000,
+       "cudaStreamEndCapture", &p, 401);
+  const RecordingSink sink = read_back(*r);
+  REQUIRE(api_names(sink) == std::vector<std::string>{"cudaMalloc", "cudaStreamEndCapture"});
+  CHECK(sink.events[0].result == 900);
+  CHECK(sink.events[1].result == 401);
+  CHECK_FALSE(sink.events[1].has(Field::Graph));  // a failed call wrote no graph
+}
+
+TEST_CASE("a callback without params or return value is recorded, not dereferenced") {
+  TempDir dir;
+  auto r = make_recorder(dir);
+  begin_capture(*r, kStream, 1);
+  call(*r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID___cudaPushCallConfiguration_v13000,
+       nullptr, nullptr, 0, {}, /*null_return=*/true);
+  call(*r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel",
+       nullptr, 0, {}, /*null_return=*/true);
+  const RecordingSink sink = read_back(*r);
+  REQUIRE(sink.events.size() == 3);
+  CHECK(sink.events[1].api == "__cudaPushCallConfiguration_v13000");  // table name, no CUPTI one
+  CHECK(sink.events[2].result == 0);
+  CHECK_FALSE(sink.events[2].has(Field::Stream));
+}
+
+TEST_CASE("a mode exchange records the mode set and the mode it replaced") {
+  TempDir dir;
+  auto r = make_recorder(dir);
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaThreadExchangeStreamCaptureMode_v10010_params p{&mode};
+  call(*r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaThreadExchangeStreamCaptureMode_v10010,
+       "cudaThreadExchangeStreamCaptureMode", &p, 0, [&] { mode = cudaStreamCaptureModeGlobal; });
+  const RecordingSink sink = read_back(*r);
+  REQUIRE(sink.events.size() == 1);
+  CHECK(sink.events[0].mode == trace::CaptureMode::Relaxed);
+  CHECK(sink.events[0].has(Field::PrevMode));
+  CHECK(sink.events[0].prev_mode == trace::CaptureMode::Global);
+}
+
+TEST_CASE("each distinct stack is written once per thread, before its first use") {
+  TempDir dir;
+  auto r = make_recorder(dir);
+  begin_capture(*r, kStream, 1);
+  launch(*r, kStream);
+  g_fake.stack = {0x1000, 0x3000};
+  launch(*r, kStream);
+  const RecordingSink sink = read_back(*r);
+  REQUIRE(sink.events.size() == 3);
+  CHECK(sink.events[0].stack == sink.events[1].stack);
+  CHECK(sink.events[2].stack != sink.events[1].stack);
+  CHECK(sink.stacks.size() == 2);
+  CHECK(sink.stack_redefinitions == 0);
+  CHECK(sink.stacks.at(sink.events[2].stack) == std::vector<uint64_t>{0x1000, 0x3000});
+  // Unknown addresses like these make the module map rescan, without writing duplicates.
+  const std::string types = sink.types;
+  CHECK(types.find("se") != std::string::npos);
+}
+
+TEST_CASE("a stack in a library loaded after start gets its module written first") {
+  TempDir dir;
+  auto r = make_recorder(dir);
+  void* lib = nullptr;
+  for (const char* name : {"libanl.so.1", "libutil.so.1", "libBrokenLocale.so.1", "libz.so.1"}) {
+    if ((lib = dlopen(name, RTLD_NOW | RTLD_NOLOAD)) != nullptr) {
+      dlclose(lib);  // already loaded before the trace began: not a late load
+      lib = nullptr;
+      continue;
+    }
+    if ((lib = dlopen(name, RTLD_NOW)) != nullptr) break;
+  }
+  if (lib == nullptr) {
+    MESSAGE("no unloaded system library to load late: skipped");
+    return;
+  }
+  link_map* map = nullptr;
+  REQUIRE(dlinfo(lib, RTLD_DI_LINKMAP, &map) == 0);
+  const std::string path = map->l_name;
+  struct Find {
+    const char* path;
+    uint64_t address = 0;
+  } find{path.c_str()};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* p) {
+        auto* f = static_cast<Find*>(p);
+        if (std::string(info->dlpi_name) != f->path) return 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+            f->address = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr + 1;
+            return 1;
+          }
+        }
+        return 0;
+      },
+      &find);
+  REQUIRE(find.address != 0);
+  g_fake.stack = {find.address};
+  cuStreamCreate_params p{};
+  call(*r, ApiDomain::Driver, CUPTI_DRIVER_TRACE_CBID_cuStreamCreate, "cuStreamCreate", &p, 0);
+  const RecordingSink sink = read_back(*r);
+  const auto late = std::find_if(sink.modules.begin(), sink.modules.end(),
+                                 [&](const auto& m) { return m.path == path; });
+  CHECK(late != sink.modules.end());
+  CHECK(sink.types.rfind('m') < sink.types.find('s'));
+  dlclose(lib);
+}
+
+TEST_CASE("a thread that recorded gets an exit record; one that did not gets none") {
+  TempDir dir;
+  auto r = make_recorder(dir);
+  uint32_t worker_tid = 0;
+  std::thread worker([&] {
+    worker_tid = static_cast<uint32_t>(gettid());
+    malloc_call(*r, 900);
+    r->on_thread_exit();  // what the thread-exit key destructor does
+  });
+  worker.join();
+  r->on_thread_exit();  // this thread recorded nothing
+  const RecordingSink sink = read_back(*r);
+  REQUIRE(sink.thread_exits.size() == 1);
+  CHECK(sink.thread_exits[0].first == worker_tid);
+  CHECK(sink.types.back() == 'x');
+}
+
+TEST_CASE("process exit writes the end record, and nothing is written after it") {
+  TempDir dir;
+  auto r = make_recorder(dir);
+  malloc_call(*r, 900);
+  r->on_process_exit(3);
+  malloc_call(*r, 900);
+  r->on_process_exit(4);
+  const RecordingSink sink = read_back(*r);
+  CHECK(sink.events.size() == 1);
+  REQUIRE(sink.ends.size() == 1);
+  CHECK(sink.ends[0].second == 3);
+  CHECK(sink.types.back() == 'z');
+}
+
+TEST_CASE("a fork child writes its own trace, never into the parent's") {
+  TempDir dir;
+  auto r = make_recorder(dir);
+  begin_capture(*r, kStream, 1);
+  r->before_fork();
+  const pid_t child = fork();
+  if (child == 0) {
+    r->after_fork_child();
+    CHECK_FALSE(r->captures().any());  // no doctest output from here: the exit code says it
+    malloc_call(*r, 900);
+    r->on_process_exit(0);
+    _exit(r->captures().any() ? 1 : 0);
+  }
+  r->after_fork_parent();
+  int status = -1;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  malloc_call(*r, 900);
+
+  const RecordingSink parent = read_back(*r);
+  CHECK(api_names(parent) == std::vector<std::string>{"cudaStreamBeginCapture", "cudaMalloc"});
+  CHECK(parent.process.pid == static_cast<uint32_t>(getpid()));
+  std::vector<std::string> others;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    if (entry.path() != r->writer().path()) others.push_back(entry.path());
+  }
+  REQUIRE(others.size() == 1);
+  const RecordingSink forked = read_back(others[0]);
+  CHECK(forked.process.pid == static_cast<uint32_t>(child));
+  CHECK(forked.process.ppid == static_cast<uint32_t>(getpid()));
+  CHECK(api_names(forked) == std::vector<std::string>{"cudaMalloc"});
+  CHECK(forked.stacks.size() == 1);  // the child defines its stacks in its own trace
+  CHECK(forked.ends.size() == 1);
+  REQUIRE(forked.attaches.size() == 1);
+  CHECK(forked.attaches[0].first);
+}
+
+}  // namespace
+}  // namespace capguard::interposer
