@@ -1,5 +1,5 @@
-// Streaming trace reader: a large read buffer cut into lines in place, and one strict parser
-// per record type (trace/record_parser.cpp). Nothing here allocates per line.
+// Streaming trace reader: a large read buffer cut into lines in place, handed to the strict
+// record parser (trace/record_parser.cpp). Nothing here allocates per line.
 #include "trace/reader.h"
 
 #include <fcntl.h>
@@ -15,8 +15,10 @@ namespace capguard::trace {
 namespace {
 
 // Large enough that a maximal line always fits next to leftover bytes of the previous read.
-constexpr size_t kBufferSize = 1 << 20;
+constexpr size_t kBufferSize = 256 * 1024;
 static_assert(kBufferSize > 2 * size_t{kMaxLineLength});
+// The parser loads whole words and may read this far past a line's '\n' (field_cursor.h).
+constexpr size_t kPadding = 32;
 
 std::string line_too_long() {
   return "line is longer than " + std::to_string(kMaxLineLength) + " bytes";
@@ -33,7 +35,7 @@ constexpr char kNotATrace[] = "not a capguard trace (the first line is not a 'v'
 template <class ReadSome>
 std::optional<ReadError> read_lines(const std::string& source, ReadSome read_some,
                                     TraceSink& sink) {
-  auto buffer = std::make_unique<char[]>(kBufferSize);
+  auto buffer = std::make_unique<char[]>(kBufferSize + kPadding);  // zeroed: no stray reads
   char* const buf = buffer.get();
   size_t begin = 0, end = 0;
   uint64_t line = 0;

@@ -2,8 +2,8 @@
 
 #include <array>
 #include <limits>
-#include <mutex>
-#include <unordered_set>
+
+#include "trace/event_fast_path.h"
 
 namespace capguard::trace {
 namespace {
@@ -15,38 +15,33 @@ constexpr uint64_t kFieldMax[] = {kU64, kU32, 2,    2,    kU64, kU64, kU32,
                                   2,    2,    kU32, kU64, kU64, kU64, 1};
 static_assert(std::size(kFieldMax) == kFieldCount);
 
-// Digit values; -1 for anything else. Numbers are lower-case only, escapes take both cases.
-constexpr std::array<int8_t, 256> make_hex_table(bool upper_too) {
-  std::array<int8_t, 256> table{};
-  for (auto& v : table) v = -1;
-  for (int i = 0; i < 10; ++i) table['0' + i] = static_cast<int8_t>(i);
-  for (int i = 0; i < 6; ++i) {
-    table['a' + i] = static_cast<int8_t>(10 + i);
-    if (upper_too) table['A' + i] = static_cast<int8_t>(10 + i);
+// Field index by key, for keys of two lower-case letters; -1 for keys nobody defined.
+constexpr std::array<int8_t, 26 * 26> make_field_index() {
+  std::array<int8_t, 26 * 26> index{};
+  for (auto& i : index) i = -1;
+  for (int i = 0; i < kFieldCount; ++i) {
+    index[(kFieldKeys[i][0] - 'a') * 26 + (kFieldKeys[i][1] - 'a')] = static_cast<int8_t>(i);
   }
-  return table;
+  return index;
 }
-constexpr auto kLowerHex = make_hex_table(false);
-constexpr auto kAnyHex = make_hex_table(true);
+constexpr auto kFieldIndex = make_field_index();
+int field_index(std::string_view key) {
+  if (key.size() != 2 || key[0] < 'a' || key[0] > 'z' || key[1] < 'a' || key[1] > 'z') return -1;
+  return kFieldIndex[(key[0] - 'a') * 26 + (key[1] - 'a')];
+}
+constexpr bool all_keys_have_two_letters() {
+  for (const char* key : kFieldKeys) {
+    if (key[0] < 'a' || key[0] > 'z' || key[1] < 'a' || key[1] > 'z' || key[2] != '\0') {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(all_keys_have_two_letters(), "field_index() looks keys up as two letters");
 
 bool is_printable(char c) {
   const auto u = static_cast<unsigned char>(c);
   return u >= 0x21 && u <= 0x7e;
-}
-
-enum class Hex { Ok, NotHex, Overflow };
-
-Hex parse_hex(std::string_view s, uint64_t& out) {
-  if (s.empty()) return Hex::NotHex;
-  uint64_t value = 0;
-  for (char c : s) {
-    const int digit = kLowerHex[static_cast<unsigned char>(c)];
-    if (digit < 0) return Hex::NotHex;
-    if ((value >> 60) != 0) return Hex::Overflow;
-    value = (value << 4) | static_cast<uint64_t>(digit);
-  }
-  out = value;
-  return Hex::Ok;
 }
 
 // Quotes a piece of a damaged line for a message: short, and with no raw control bytes.
@@ -115,73 +110,22 @@ void assign_field(ApiEvent& e, int index, uint64_t v) {
   }
 }
 
-// The process-wide name storage. Never destroyed: names handed out stay valid until exit,
-// static destructors included.
-struct InternedNames {
-  std::mutex mutex;
-  std::unordered_set<std::string> names;  // nodes never move, so views into them stay valid
-};
-InternedNames& interned_names() {
-  static auto* names = new InternedNames;
-  return *names;
+// Kept out of line so that the parsing fast path stays small.
+[[gnu::cold, gnu::noinline]] std::string number_problem(Hex status, const char* what,
+                                                        std::string_view field) {
+  switch (status) {
+    case Hex::Missing:
+      return std::string(what) + " is missing";
+    case Hex::NotHex:
+      return std::string(what) + " is not lower-case hex: " + quote(field);
+    case Hex::Ok:
+    case Hex::Overflow:
+      break;
+  }
+  return std::string(what) + " is out of range: " + quote(field);
 }
 
 }  // namespace
-
-std::string_view ApiNames::intern(std::string_view name) {
-  if (name == last_) return last_;
-  if (auto it = cache_.find(name); it != cache_.end()) return last_ = it->second;
-  if (cache_.size() >= kMaxPerTrace) {
-    error_ = "more than " + std::to_string(kMaxPerTrace) + " distinct API names";
-    return {};
-  }
-  InternedNames& global = interned_names();
-  std::string_view stored;
-  {
-    std::lock_guard lock(global.mutex);
-    auto it = global.names.find(std::string(name));
-    if (it == global.names.end()) {
-      if (global.names.size() >= kMaxPerProcess) {
-        error_ =
-            "more than " + std::to_string(kMaxPerProcess) + " distinct API names in all traces";
-        return {};
-      }
-      it = global.names.emplace(name).first;
-    }
-    stored = *it;
-  }
-  cache_.emplace(stored, stored);
-  return last_ = stored;
-}
-
-// The fields of one record, after its type character: separated by exactly one space, so an
-// empty field (an empty escaped string) is representable.
-class RecordParser::Cursor {
- public:
-  explicit Cursor(std::string_view line)
-      : pos_(line.data() + std::min<size_t>(2, line.size())),
-        end_(line.data() + line.size()),
-        done_(line.size() < 2) {}
-
-  bool done() const { return done_; }
-  bool next(std::string_view& field) {
-    if (done_) return false;
-    const char* start = pos_;
-    while (pos_ != end_ && *pos_ != ' ') ++pos_;
-    field = std::string_view(start, static_cast<size_t>(pos_ - start));
-    if (pos_ == end_) {
-      done_ = true;
-    } else {
-      ++pos_;
-    }
-    return true;
-  }
-
- private:
-  const char* pos_;
-  const char* end_;
-  bool done_;
-};
 
 // Messages name the record they are about, when the line got that far.
 bool RecordParser::fail(std::string message) {
@@ -190,27 +134,16 @@ bool RecordParser::fail(std::string message) {
   return false;
 }
 
-bool RecordParser::read_hex(Cursor& in, const char* what, uint64_t max, uint64_t& out) {
-  std::string_view field;
-  if (!in.next(field)) return fail(std::string(what) + " is missing");
-  switch (parse_hex(field, out)) {
-    case Hex::Ok:
-      if (out <= max) return true;
-      [[fallthrough]];
-    case Hex::Overflow:
-      return fail(std::string(what) + " is out of range: " + quote(field));
-    case Hex::NotHex:
-      break;
-  }
-  return fail(std::string(what) + " is not lower-case hex: " + quote(field));
-}
-
 template <class T>
 bool RecordParser::read_number(Cursor& in, const char* what, T& out) {
   uint64_t value = 0;
-  if (!read_hex(in, what, std::numeric_limits<T>::max(), value)) return false;
-  out = static_cast<T>(value);
-  return true;
+  std::string_view field;
+  const Hex status = in.next_hex(value, field);
+  if (status == Hex::Ok && value <= std::numeric_limits<T>::max()) [[likely]] {
+    out = static_cast<T>(value);
+    return true;
+  }
+  return fail(number_problem(status, what, field));
 }
 
 bool RecordParser::read_escaped(Cursor& in, const char* what, std::string& out) {
@@ -270,6 +203,17 @@ const char* RecordParser::record_name(char type) {
 
 bool RecordParser::parse(std::string_view line) {
   ++records_;
+  if (fast_events_ && records_ > 2 && line.size() > 2 && line[0] == 'e' && line[1] == ' ') {
+    event_ = ApiEvent{};
+    std::string_view api;
+    if (parse_event_fast(line, event_, api)) {
+      event_.api = api_names_.intern(api);
+      if (!event_.api.empty()) {
+        sink_.on_event(event_);
+        return true;
+      }
+    }  // else the careful parser below says what is wrong
+  }
   record_name_ = "";
   if (line.empty()) return fail("empty line");
   const char type = line[0];
@@ -317,10 +261,10 @@ bool RecordParser::parse_header(Cursor& in) {
   for (char c : tool_version) {
     if (!is_printable(c)) return fail("tool version is not printable: " + quote(tool_version));
   }
-  uint64_t format_version = 0;
-  if (!read_hex(in, "format version", kU32, format_version)) return false;
+  uint32_t format_version = 0;
+  if (!read_number(in, "format version", format_version)) return false;
   // Checked before anything else that follows, so a newer format always gets this message.
-  if (format_version > static_cast<uint64_t>(kFormatVersion)) {
+  if (format_version > static_cast<uint32_t>(kFormatVersion)) {
     error_ = "written by capguard " + std::string(tool_version) + " (trace format " +
              std::to_string(format_version) +
              "); this capguard reads format <= " + std::to_string(kFormatVersion) +
@@ -371,9 +315,8 @@ bool RecordParser::parse_module(Cursor& in) {
   }
   if (m.start > m.end) return fail("start is after end");
   if (in.next(m.build_id)) {
-    uint64_t ignored;
     for (char c : m.build_id) {
-      if (parse_hex(std::string_view(&c, 1), ignored) != Hex::Ok) {
+      if (kLowerHex[static_cast<unsigned char>(c)] < 0) {
         return fail("build id is not lower-case hex: " + quote(m.build_id));
       }
     }
@@ -392,7 +335,7 @@ bool RecordParser::parse_stack(Cursor& in) {
   addresses_.clear();
   while (!in.done()) {
     uint64_t address = 0;
-    if (!read_hex(in, "address", kU64, address)) return false;
+    if (!read_number(in, "address", address)) return false;
     addresses_.push_back(address);
   }
   if (addresses_.empty()) return fail("no addresses");
@@ -408,17 +351,15 @@ bool RecordParser::parse_event(Cursor& in) {
       !read_number(in, "tid", event_.tid)) {
     return false;
   }
-  if (!in.next(api) || api.empty()) return fail("api name is missing");
+  bool printable = false;
+  if (!in.next_printable(api, printable) || api.empty()) return fail("api name is missing");
+  if (!printable) return fail("api name has a byte it may not have: " + quote(api));
   if (api.size() > kMaxApiNameLength) return fail("api name is too long: " + quote(api));
-  for (char c : api) {
-    if (!is_printable(c)) return fail("api name has a byte it may not have: " + quote(api));
-  }
   uint32_t result = 0;
   if (!read_number(in, "result", result) || !read_number(in, "stack", event_.stack)) return false;
   event_.result = static_cast<int32_t>(result);
-  std::string_view field;
-  while (in.next(field)) {
-    if (!parse_event_field(field)) return false;
+  while (!in.done()) {
+    if (!parse_event_field(in)) return false;
   }
   event_.api = api_names_.intern(api);
   if (event_.api.empty()) return fail(api_names_.error());
@@ -426,19 +367,15 @@ bool RecordParser::parse_event(Cursor& in) {
   return true;
 }
 
-bool RecordParser::parse_event_field(std::string_view field) {
-  const size_t equals = field.find('=');
-  if (equals == std::string_view::npos || equals == 0) {
-    return fail("field is not key=hex: " + quote(field));
-  }
-  const std::string_view key = field.substr(0, equals);
-  int index = 0;
-  while (index < kFieldCount && key != kFieldKeys[index]) ++index;
-  if (index == kFieldCount) return true;  // a newer writer's field: ignored
+bool RecordParser::parse_event_field(Cursor& in) {
+  std::string_view key, field;
+  uint64_t value = 0;
+  const Hex status = in.next_key_value(key, value, field);
+  if (key.empty()) return fail("field is not key=hex: " + quote(field));
+  const int index = field_index(key);
+  if (index < 0) return true;  // a newer writer's field: ignored
   const auto bit = static_cast<Field>(1u << index);
   if (event_.has(bit)) return fail("field " + quote(key) + " appears twice");
-  uint64_t value = 0;
-  const Hex status = parse_hex(field.substr(equals + 1), value);
   if (status == Hex::NotHex) return fail("field value is not lower-case hex: " + quote(field));
   if (status == Hex::Overflow || value > kFieldMax[index]) {
     return fail("field value is out of range: " + quote(field));

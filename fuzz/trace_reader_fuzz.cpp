@@ -1,0 +1,100 @@
+// libFuzzer target: any bytes given to read_trace must end in a clean result or one ReadError,
+// never a crash, a hang, a sanitizer report or unbounded memory.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "trace/reader.h"
+#include "trace/record_parser.h"
+
+namespace {
+
+// Touches everything the reader hands out, so that a dangling view or span is caught by ASan.
+struct TouchingSink : capguard::trace::TraceSink {
+  uint64_t sum = 0;
+  void touch(std::string_view s) {
+    for (char c : s) sum += static_cast<unsigned char>(c);
+  }
+  void on_header(std::string_view tool_version, int format_version) override {
+    touch(tool_version);
+    sum += static_cast<uint64_t>(format_version);
+  }
+  void on_command(std::string_view command_line) override { touch(command_line); }
+  void on_attach(bool ok, std::string_view message) override {
+    touch(message);
+    sum += ok;
+  }
+  void on_module(const capguard::trace::ModuleRecord& m) override {
+    touch(m.path);
+    touch(m.build_id);
+    sum += m.base + m.start + m.end;
+  }
+  void on_stack(const capguard::trace::StackRecord& s) override {
+    for (uint64_t a : s.addresses) sum += a;
+  }
+  void on_event(const capguard::trace::ApiEvent& e) override {
+    touch(e.api);
+    sum += e.seq + e.fields + e.stream + static_cast<uint64_t>(e.status_after);
+  }
+};
+
+struct EventSink : capguard::trace::TraceSink {
+  std::vector<capguard::trace::ApiEvent> events;
+  void on_event(const capguard::trace::ApiEvent& e) override { events.push_back(e); }
+};
+
+bool same(const capguard::trace::ApiEvent& a, const capguard::trace::ApiEvent& b) {
+  return a.seq == b.seq && a.time_ns == b.time_ns && a.tid == b.tid && a.api == b.api &&
+         a.result == b.result && a.stack == b.stack && a.fields == b.fields &&
+         a.stream == b.stream && a.stream_flags == b.stream_flags &&
+         a.status_before == b.status_before && a.status_after == b.status_after &&
+         a.capture_id == b.capture_id && a.event == b.event && a.flags == b.flags &&
+         a.mode == b.mode && a.prev_mode == b.prev_mode && a.copy_kind == b.copy_kind &&
+         a.graph == b.graph && a.graph_exec == b.graph_exec && a.nodes == b.nodes &&
+         a.domain == b.domain;
+}
+
+// The event fast path must accept exactly what the careful parser accepts, with the same
+// values, and fail with the same message: run both over the same lines and compare.
+void compare_fast_and_careful_paths(const uint8_t* data, size_t size) {
+  std::string text(reinterpret_cast<const char*>(data), size);
+  text.append(32, '\0');  // the padding read_trace's buffer guarantees
+  EventSink fast_events, careful_events;
+  capguard::trace::RecordParser fast(fast_events, true), careful(careful_events, false);
+  for (size_t pos = 0;;) {
+    const void* newline = std::memchr(text.data() + pos, '\n', size - pos);
+    if (newline == nullptr) break;
+    const size_t end = static_cast<size_t>(static_cast<const char*>(newline) - text.data());
+    if (end - pos > capguard::trace::kMaxLineLength) break;
+    const std::string_view line(text.data() + pos, end - pos);
+    const bool fast_ok = fast.parse(line), careful_ok = careful.parse(line);
+    if (fast_ok != careful_ok) __builtin_trap();
+    if (!fast_ok) {
+      if (fast.error() != careful.error()) __builtin_trap();
+      break;
+    }
+    pos = end + 1;
+  }
+  if (fast_events.events.size() != careful_events.events.size()) __builtin_trap();
+  for (size_t i = 0; i < fast_events.events.size(); ++i) {
+    if (!same(fast_events.events[i], careful_events.events[i])) __builtin_trap();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
+  TouchingSink sink;
+  const auto error = capguard::trace::read_trace(in, "fuzz", sink);
+  if (error) {
+    // Every error names what went wrong; line 0 only for errors not about a line.
+    if (error->message.empty()) __builtin_trap();
+    if (error->to_string().find('\n') != std::string::npos) __builtin_trap();
+  }
+  compare_fast_and_careful_paths(data, size);
+  return 0;
+}

@@ -1,0 +1,131 @@
+// The word-at-a-time scanning and the event fast path agree with plain byte loops and with
+// the careful parser, including for the damaged and unusual lines they hand back.
+#include <doctest/doctest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tests/trace_recording_sink.h"
+#include "trace/line_scan.h"
+#include "trace/record_parser.h"
+
+namespace capguard::trace {
+namespace {
+
+// `text`, then '\n' and the padding the reader guarantees after every line.
+std::string padded(const std::string& text) { return text + '\n' + std::string(32, '\0'); }
+
+int reference_hex_prefix(const std::string& s, uint64_t& value) {
+  int n = 0;
+  value = 0;
+  while (n < 16 && n < static_cast<int>(s.size()) &&
+         ((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f'))) {
+    value = value * 16 + static_cast<uint64_t>(s[n] <= '9' ? s[n] - '0' : s[n] - 'a' + 10);
+    ++n;
+  }
+  return n;
+}
+
+size_t reference_printable_run(const std::string& s) {
+  size_t n = 0;
+  while (n < s.size() && static_cast<unsigned char>(s[n]) >= 0x21 &&
+         static_cast<unsigned char>(s[n]) <= 0x7e) {
+    ++n;
+  }
+  return n;
+}
+
+// Random strings biased towards the bytes that matter at range edges.
+std::string random_field(std::mt19937& random) {
+  static const std::string kEdges = std::string("09afgAF/:`' \n=%\x7e\x7f\x80\xff\x00\x21", 19);
+  std::string s(random() % 24, ' ');
+  for (char& c : s) {
+    c = random() % 3 == 0 ? static_cast<char>(random()) : kEdges[random() % kEdges.size()];
+  }
+  return s;
+}
+
+TEST_SUITE("trace_line_scan_test") {
+  TEST_CASE("hex_prefix and printable_run match byte loops on edge bytes") {
+    std::mt19937 random(12345);
+    for (int i = 0; i < 200000; ++i) {
+      const std::string field = random_field(random);
+      const std::string buffer = padded(field);
+      uint64_t want = 0, got = 0;
+      const int n = reference_hex_prefix(field, want);
+      CAPTURE(field);
+      REQUIRE(scan::hex_prefix(buffer.data(), got) == n);
+      if (n > 0) REQUIRE(got == want);
+      REQUIRE(scan::printable_run(buffer.data()) == reference_printable_run(field));
+    }
+  }
+
+  TEST_CASE("every digit count from 1 to 16 converts exactly") {
+    const std::string digits = "fedcba9876543210";
+    for (size_t n = 1; n <= 16; ++n) {
+      const std::string buffer = padded(digits.substr(0, n) + " x");
+      uint64_t value = 0;
+      CHECK(scan::hex_prefix(buffer.data(), value) == static_cast<int>(n));
+      CHECK(value == std::stoull(digits.substr(0, n), nullptr, 16));
+    }
+  }
+
+  TEST_CASE("the event fast path and the careful parser agree on mutated event lines") {
+    const std::string good =
+        "e 1a2b 17f0e1d2c3b4a596 3039 cudaLaunchKernel 0 12 st=7f0000001230 sb=1 "
+        "sa=2 ci=5 md=0 dm=1 zz=9";
+    std::mt19937 random(99);
+    for (int i = 0; i < 100000; ++i) {
+      std::string line = good;
+      for (int edits = 1 + static_cast<int>(random() % 3); edits > 0; --edits) {
+        const size_t at = 2 + random() % (line.size() - 2);
+        switch (random() % 3) {
+          case 0:
+            line[at] = "0f9ag =Fz %\x01"[random() % 12];
+            break;
+          case 1:
+            line.erase(at, 1 + random() % 3);
+            break;
+          default:
+            line.insert(at, std::string(1 + random() % 9, "0f "[random() % 3]));
+            break;
+        }
+      }
+      const std::string buffer = padded("v 0.1.0 1\np 1 1 0\n" + line);
+      const std::string_view header(buffer.data(), 9), process(buffer.data() + 10, 7),
+          event(buffer.data() + 18, line.size());
+      testing::RecordingSink fast_sink, careful_sink;
+      RecordParser fast(fast_sink, true), careful(careful_sink, false);
+      for (auto* parser : {&fast, &careful}) {
+        REQUIRE(parser->parse(header));
+        REQUIRE(parser->parse(process));
+      }
+      CAPTURE(line);
+      const bool fast_ok = fast.parse(event);
+      REQUIRE(fast_ok == careful.parse(event));
+      if (!fast_ok) {
+        REQUIRE(fast.error() == careful.error());
+        continue;
+      }
+      const ApiEvent& a = fast_sink.events.at(0);
+      const ApiEvent& b = careful_sink.events.at(0);
+      REQUIRE(a.seq == b.seq);
+      REQUIRE(a.time_ns == b.time_ns);
+      REQUIRE(a.tid == b.tid);
+      REQUIRE(a.api == b.api);
+      REQUIRE(a.result == b.result);
+      REQUIRE(a.stack == b.stack);
+      REQUIRE(a.fields == b.fields);
+      REQUIRE(a.stream == b.stream);
+      REQUIRE(a.status_before == b.status_before);
+      REQUIRE(a.status_after == b.status_after);
+      REQUIRE(a.capture_id == b.capture_id);
+      REQUIRE(a.mode == b.mode);
+      REQUIRE(a.domain == b.domain);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace capguard::trace

@@ -1,0 +1,77 @@
+// Internal to the reader: word-at-a-time scanning of trace fields (SWAR), so that a typical
+// event line costs a few dozen nanoseconds rather than one branch per byte.
+//
+// The caller guarantees that 16 bytes past any position it passes are readable, and that the
+// line is followed by a byte that ends every field ('\n'), so loads may run past the field
+// without reading outside the buffer and without the junk changing the result.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace capguard::trace::scan {
+
+inline constexpr uint64_t kOnes = 0x0101010101010101ull;
+inline constexpr uint64_t kHighs = 0x8080808080808080ull;
+
+inline uint64_t load8(const char* p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  return w;  // little-endian: p[0] is the lowest byte
+}
+
+// Bit 7 of each byte is set where lo <= byte <= hi (lo, hi < 0x80; bytes >= 0x80 never match).
+inline uint64_t bytes_in_range(uint64_t w, uint8_t lo, uint8_t hi) {
+  const uint64_t low7 = w & ~kHighs;
+  const uint64_t at_least_lo = low7 + kOnes * (0x80 - lo);
+  const uint64_t at_most_hi = kOnes * (0x80 + hi) - low7;  // no byte borrows: 0x80 + hi > low7
+  return at_least_lo & at_most_hi & ~w & kHighs;
+}
+
+// Number of leading bytes of w (in memory order) whose bit 7 is set in `mask`.
+inline int leading_matches(uint64_t mask) {
+  const uint64_t misses = ~mask & kHighs;
+  return misses == 0 ? 8 : __builtin_ctzll(misses) / 8;
+}
+
+// The value of the first n (1..8) lower-case hex digits of w.
+inline uint64_t hex_value(uint64_t w, int n) {
+  // '0'..'9' keep their low nibble; 'a'..'f' (bit 6 set) have 1..6 there and get 9 added.
+  uint64_t nibbles = (w & (kOnes * 0x0f)) + ((w >> 6) & kOnes) * 9;
+  nibbles = __builtin_bswap64(nibbles) >> (8 * (8 - n));  // first digit most significant
+  nibbles = (nibbles | (nibbles >> 4)) & 0x00ff00ff00ff00ffull;
+  nibbles = (nibbles | (nibbles >> 8)) & 0x0000ffff0000ffffull;
+  return (nibbles | (nibbles >> 16)) & 0x00000000ffffffffull;
+}
+
+inline uint64_t hex_digits(uint64_t w) {
+  return bytes_in_range(w, '0', '9') | bytes_in_range(w, 'a', 'f');
+}
+
+// Parses up to 16 lower-case hex digits at p. Returns how many there were (0..16); when 16,
+// more may follow and the caller must fall back to a careful loop.
+inline int hex_prefix(const char* p, uint64_t& value) {
+  const uint64_t first = load8(p);
+  const int n = leading_matches(hex_digits(first));
+  if (n == 0) return 0;
+  value = hex_value(first, n);
+  if (n < 8) return n;
+  const uint64_t second = load8(p + 8);
+  const int m = leading_matches(hex_digits(second));
+  if (m == 0) return 8;
+  value = (value << (4 * m)) | hex_value(second, m);
+  return 8 + m;
+}
+
+// Length of the run of bytes in 0x21..0x7e starting at p (stops at a space, the '\n' after
+// the line, or any other byte outside the range).
+inline size_t printable_run(const char* p) {
+  size_t n = 0;
+  for (;;) {
+    const int k = leading_matches(bytes_in_range(load8(p + n), 0x21, 0x7e));
+    n += static_cast<size_t>(k);
+    if (k < 8) return n;
+  }
+}
+
+}  // namespace capguard::trace::scan
