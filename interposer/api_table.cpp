@@ -40,8 +40,8 @@ constexpr ApiInfo make_info(const char* name, Role role, int per_thread, int ret
 
 #define CG_OFF(api, member, slot) \
   SlotOffset { Slot::slot, offsetof(api##_params, member) }
-#define CG_API(domain, cbid, api, role, per_thread, returns_error, has_params, ...)       \
-  Entry{trace::ApiDomain::domain, cbid,                                                   \
+#define CG_API(domain, cbid, api, role, per_thread, returns_error, has_params, ...) \
+  Entry{trace::ApiDomain::domain, cbid,                                             \
         make_info(#api, Role::role, per_thread, returns_error, has_params, {__VA_ARGS__})},
 
 constexpr Entry kEntries[] = {

@@ -14,8 +14,8 @@ struct CuptiApi {
   decltype(&cuptiGetResultString) get_result_string = nullptr;
 };
 
-// Loads CUPTI and subscribes callback (with userdata) to the runtime and driver API domains. On failure
-// returns false and writes a reason a user can act on into why.
+// Loads CUPTI and subscribes callback (with userdata) to the runtime and driver API domains. On
+// failure returns false and writes a reason a user can act on into why.
 bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, char* why,
                   size_t why_capacity);
 

@@ -21,8 +21,7 @@ bool decode_stream(const ApiInfo& info, const void* params, uint64_t& stream);
 
 // Fills the event fields read from the params at exit: the handles and flags passed in, and,
 // when the call succeeded, the handles it created (stream, event, graph, graph exec).
-void decode_params(const ApiInfo& info, const void* params, int32_t result,
-                   trace::ApiEvent& event);
+void decode_params(const ApiInfo& info, const void* params, int32_t result, trace::ApiEvent& event);
 
 // The stream whose capture status may be queried for this call, or 0 for "do not query":
 // the legacy stream (NULL in a plain entry point, or cudaStreamLegacy) is never queried,

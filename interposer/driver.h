@@ -10,8 +10,8 @@ namespace capguard::interposer {
 
 struct DriverApi {
   // cuStreamGetCaptureInfo (CUDA 13 signature; the trailing outputs are optional).
-  int (*stream_get_capture_info)(void* stream, int* status, unsigned long long* id,
-                                 void* graph_out, void* dependencies_out, void* edge_data_out,
+  int (*stream_get_capture_info)(void* stream, int* status, unsigned long long* id, void* graph_out,
+                                 void* dependencies_out, void* edge_data_out,
                                  size_t* num_dependencies_out) = nullptr;
   int (*stream_get_flags)(void* stream, unsigned int* flags) = nullptr;
   int (*graph_get_nodes)(void* graph, void* nodes, size_t* num_nodes) = nullptr;

@@ -25,7 +25,7 @@ namespace {
 char g_trace_dir[4096];
 char g_self_path[4096];
 uint64_t g_self_start = 0, g_self_end = 0;
-bool g_enabled = false;  // CAPGUARD_TRACE_DIR was set when the library loaded
+bool g_enabled = false;            // CAPGUARD_TRACE_DIR was set when the library loaded
 const char* g_conflict = nullptr;  // why injection cannot work, found by the constructor
 pthread_key_t g_thread_key;
 std::atomic<Recorder*> g_recorder{nullptr};

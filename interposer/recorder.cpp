@@ -137,8 +137,8 @@ bool Recorder::query_status(uint64_t stream, CaptureStatus& status, uint64_t& id
   InToolScope guard;
   int raw_status = 0;
   unsigned long long raw_id = 0;
-  if (config_.driver.stream_get_capture_info(reinterpret_cast<void*>(stream), &raw_status,
-                                             &raw_id, nullptr, nullptr, nullptr, nullptr) != 0 ||
+  if (config_.driver.stream_get_capture_info(reinterpret_cast<void*>(stream), &raw_status, &raw_id,
+                                             nullptr, nullptr, nullptr, nullptr) != 0 ||
       raw_status < 0 || raw_status > 2) {
     return false;
   }
@@ -217,8 +217,7 @@ void Recorder::on_exit(ApiDomain domain, const ApiInfo& info, const CUpti_Callba
   const bool active = (stash & corr::kActiveAtEnter) || captures_.any();
 
   // Status after: never for a destroyed stream (its handle is gone).
-  if ((active || is_capture_role(info.role)) && queried != 0 &&
-      info.role != Role::StreamDestroy) {
+  if ((active || is_capture_role(info.role)) && queried != 0 && info.role != Role::StreamDestroy) {
     CaptureStatus status = CaptureStatus::None;
     uint64_t id = 0;
     if (query_status(queried, status, id)) {

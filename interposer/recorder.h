@@ -24,7 +24,7 @@ struct RecorderConfig {
   DriverApi driver;
   size_t (*capture_stack)(uint64_t* out, size_t capacity, uint64_t skip_start,
                           uint64_t skip_end) = nullptr;
-  uint64_t self_start = 0, self_end = 0;  // the interposer's own code: left out of stacks
+  uint64_t self_start = 0, self_end = 0;       // the interposer's own code: left out of stacks
   void (*on_thread_first_record)() = nullptr;  // arms the thread-exit record
 };
 

@@ -40,8 +40,7 @@ TEST_CASE("a callback id newer than the headers gets an empty entry, not a crash
 }
 
 TEST_CASE("capture roles come from the API name, for every variant of the call") {
-  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000).role ==
-        Role::BeginCapture);
+  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000).role == Role::BeginCapture);
   CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000).role ==
         Role::BeginCapture);
   CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030).role ==
@@ -163,7 +162,8 @@ TEST_CASE("cudaStreamWaitEvent: stream, event and flags") {
 }
 
 TEST_CASE("cudaThreadExchangeStreamCaptureMode: the mode is read through its pointer") {
-  const ApiInfo& info = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaThreadExchangeStreamCaptureMode_v10010);
+  const ApiInfo& info =
+      runtime(CUPTI_RUNTIME_TRACE_CBID_cudaThreadExchangeStreamCaptureMode_v10010);
   cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   cudaThreadExchangeStreamCaptureMode_v10010_params params{&mode};
   uint32_t read = 99;

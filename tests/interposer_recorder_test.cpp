@@ -171,9 +171,8 @@ TEST_CASE("a capture: its calls carry the stream's status; outside it only the r
   launch(*r, kStream);  // after the capture: not recorded again
 
   const RecordingSink sink = read_back(*r);
-  REQUIRE(api_names(sink) == std::vector<std::string>{"cudaStreamBeginCapture",
-                                                      "cudaLaunchKernel", "cudaMemcpy",
-                                                      "cudaStreamEndCapture"});
+  REQUIRE(api_names(sink) == std::vector<std::string>{"cudaStreamBeginCapture", "cudaLaunchKernel",
+                                                      "cudaMemcpy", "cudaStreamEndCapture"});
   const ApiEvent& begin = sink.events[0];
   CHECK(begin.stream == kStream);
   CHECK(begin.has(Field::StreamFlags));
@@ -207,12 +206,13 @@ TEST_CASE("a runtime call's own driver calls are not recorded; a driver-only cal
   cudaLaunchKernel_v7000_params p{};
   p.stream = as<cudaStream_t>(kStream);
   call(*r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel",
-       &p, 0, [&] { driver_callback(*r, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel"); });
+       &p, 0,
+       [&] { driver_callback(*r, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel"); });
   cuMemcpyHtoD_v2_params copy{};
   call(*r, ApiDomain::Driver, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, "cuMemcpyHtoD_v2", &copy, 0);
   const RecordingSink sink = read_back(*r);
-  REQUIRE(api_names(sink) == std::vector<std::string>{"cudaStreamBeginCapture",
-                                                      "cudaLaunchKernel", "cuMemcpyHtoD_v2"});
+  REQUIRE(api_names(sink) == std::vector<std::string>{"cudaStreamBeginCapture", "cudaLaunchKernel",
+                                                      "cuMemcpyHtoD_v2"});
   CHECK(sink.events[2].domain == ApiDomain::Driver);
 }
 
@@ -224,8 +224,7 @@ TEST_CASE("the interposer's own driver calls are never recorded") {
   launch(*r, kStream);
   g_fake.reenter = nullptr;
   const RecordingSink sink = read_back(*r);
-  CHECK(api_names(sink) ==
-        std::vector<std::string>{"cudaStreamBeginCapture", "cudaLaunchKernel"});
+  CHECK(api_names(sink) == std::vector<std::string>{"cudaStreamBeginCapture", "cudaLaunchKernel"});
 }
 
 TEST_CASE("the legacy stream is never asked about, the per-thread stream is") {
@@ -266,8 +265,8 @@ TEST_CASE("a callback without params or return value is recorded, not dereferenc
   TempDir dir;
   auto r = make_recorder(dir);
   begin_capture(*r, kStream, 1);
-  call(*r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID___cudaPushCallConfiguration_v13000,
-       nullptr, nullptr, 0, {}, /*null_return=*/true);
+  call(*r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID___cudaPushCallConfiguration_v13000, nullptr,
+       nullptr, 0, {}, /*null_return=*/true);
   call(*r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel",
        nullptr, 0, {}, /*null_return=*/true);
   const RecordingSink sink = read_back(*r);

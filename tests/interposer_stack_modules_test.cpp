@@ -38,7 +38,8 @@ std::string readelf_build_id(const std::string& path) {
   while (fgets(line, sizeof(line), pipe) != nullptr) {
     const std::string text(line);
     const auto at = text.find("Build ID: ");
-    if (at != std::string::npos) id = text.substr(at + 10, text.find_first_of("\r\n", at) - at - 10);
+    if (at != std::string::npos)
+      id = text.substr(at + 10, text.find_first_of("\r\n", at) - at - 10);
   }
   pclose(pipe);
   return id;

@@ -15,9 +15,9 @@ __global__ void touch(int* p) {
   if (p != nullptr) p[threadIdx.x] += 1;
 }
 
-#define SAY(call)                                                               \
-  do {                                                                          \
-    cudaError_t e_ = (call);                                                    \
+#define SAY(call)                                                                    \
+  do {                                                                               \
+    cudaError_t e_ = (call);                                                         \
     printf("  %-60s -> %d %s\n", #call, static_cast<int>(e_), cudaGetErrorName(e_)); \
   } while (0)
 
@@ -160,14 +160,27 @@ static void launch_loop(int n) {
 int main(int argc, char** argv) {
   const char* what = argc > 1 ? argv[1] : "good";
   printf("scenario %s\n", what);
-  if (!strcmp(what, "good")) good();
-  else if (!strcmp(what, "sync_copy")) sync_copy();
-  else if (!strcmp(what, "stream_sync")) stream_sync();
-  else if (!strcmp(what, "other_thread_malloc")) other_thread_malloc();
-  else if (!strcmp(what, "exchange_mode")) exchange_mode();
-  else if (!strcmp(what, "fork")) fork_child();
-  else if (!strcmp(what, "abort")) abort_after_bad_call();
-  else if (!strcmp(what, "launch_loop")) launch_loop(argc > 2 ? atoi(argv[2]) : 20000);
-  else return 2;
-  return 0;
+  if (!strcmp(what, "launch_loop")) {
+    launch_loop(argc > 2 ? atoi(argv[2]) : 20000);
+    return 0;
+  }
+  const struct {
+    const char* name;
+    void (*run)();
+  } scenarios[] = {
+      {"good", good},
+      {"sync_copy", sync_copy},
+      {"stream_sync", stream_sync},
+      {"other_thread_malloc", other_thread_malloc},
+      {"exchange_mode", exchange_mode},
+      {"fork", fork_child},
+      {"abort", abort_after_bad_call},
+  };
+  for (const auto& scenario : scenarios) {
+    if (!strcmp(what, scenario.name)) {
+      scenario.run();
+      return 0;
+    }
+  }
+  return 2;
 }

@@ -3,10 +3,10 @@
 
 #include <cstdio>
 
-#define SAY(call)                                                    \
-  do {                                                               \
-    CUresult r_ = (call);                                            \
-    printf("  %-60s -> %d\n", #call, static_cast<int>(r_));          \
+#define SAY(call)                                           \
+  do {                                                      \
+    CUresult r_ = (call);                                   \
+    printf("  %-60s -> %d\n", #call, static_cast<int>(r_)); \
   } while (0)
 
 int main() {
