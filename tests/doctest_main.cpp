@@ -1,0 +1,3 @@
+// The one main() of capguard_tests (doctest).
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
