@@ -9,13 +9,16 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <cstring>
 
-inline cudaError_t print_result(const char* call, int line, cudaError_t result) {
-  std::printf("line %d: %s -> %s (%d)\n", line, call, cudaGetErrorName(result), static_cast<int>(result));
+inline cudaError_t print_result(const char* call, const char* file, int line, cudaError_t result) {
+  const char* slash = std::strrchr(file, '/');
+  std::printf("%s:%d: %s -> %s (%d)\n", slash ? slash + 1 : file, line, call, cudaGetErrorName(result),
+              static_cast<int>(result));
   std::fflush(stdout);
   return result;
 }
-#define CHECK(call) print_result(#call, __LINE__, (call))
+#define CHECK(call) print_result(#call, __FILE__, __LINE__, (call))
 
 constexpr int kThreads = 32;
 constexpr size_t kBytes = kThreads * sizeof(int);

@@ -5,15 +5,17 @@
 #include <cuda.h>
 
 #include <cstdio>
+#include <cstring>
 
-inline CUresult print_driver_result(const char* call, int line, CUresult result) {
+inline CUresult print_driver_result(const char* call, const char* file, int line, CUresult result) {
+  const char* slash = std::strrchr(file, '/');
   const char* name = nullptr;
   if (cuGetErrorName(result, &name) != CUDA_SUCCESS) name = "unknown";
-  std::printf("line %d: %s -> %s (%d)\n", line, call, name, static_cast<int>(result));
+  std::printf("%s:%d: %s -> %s (%d)\n", slash ? slash + 1 : file, line, call, name, static_cast<int>(result));
   std::fflush(stdout);
   return result;
 }
-#define DRV_CHECK(call) print_driver_result(#call, __LINE__, (call))
+#define DRV_CHECK(call) print_driver_result(#call, __FILE__, __LINE__, (call))
 
 constexpr unsigned kWords = 256;
 constexpr size_t kWordBytes = kWords * sizeof(unsigned);

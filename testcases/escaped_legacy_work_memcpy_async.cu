@@ -9,8 +9,10 @@ int main() {
   int* host_input = nullptr;
   CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_input), kBytes));
 
+  const auto to_device = cudaMemcpyHostToDevice;
+
   CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  CHECK(cudaMemcpyAsync(args.data, host_input, kBytes, cudaMemcpyHostToDevice, cudaStreamLegacy));  // expect: escaped-legacy-work
+  CHECK(cudaMemcpyAsync(args.data, host_input, kBytes, to_device, cudaStreamLegacy));  // expect: escaped-legacy-work
   LAUNCH_BUMP(args, stream);
   cudaGraph_t graph = nullptr;
   CHECK(cudaStreamEndCapture(stream, &graph));

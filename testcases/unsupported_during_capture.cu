@@ -8,9 +8,10 @@ int main() {
   BumpArgs args(managed);
   warm_up(args);
   cudaStream_t stream = non_blocking_stream();
+  void* attached = managed;  // the C overload, not cuda_runtime.h's template wrapper
 
   CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  CHECK(cudaStreamAttachMemAsync(stream, managed, 0, cudaMemAttachSingle));  // expect: unsupported-during-capture
+  CHECK(cudaStreamAttachMemAsync(stream, attached, 0, cudaMemAttachSingle));  // expect: unsupported-during-capture
   LAUNCH_BUMP(args, stream);
   cudaGraph_t graph = nullptr;
   CHECK(cudaStreamEndCapture(stream, &graph));

@@ -10,7 +10,7 @@ int main() {
   BumpArgs args(managed);
   warm_up(args);
   cudaStream_t stream = non_blocking_stream();
-  CHECK(cudaStreamAttachMemAsync(stream, managed, 0, cudaMemAttachSingle));
+  CHECK(cudaStreamAttachMemAsync(stream, static_cast<void*>(managed), 0, cudaMemAttachSingle));
   CHECK(cudaStreamSynchronize(stream));
 
   CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Runs the testcase programs under capguard and compares its findings with the expectations
+written in their sources.
+
+Each culprit line carries `// expect: <rule-id>[, <rule-id>...]`; a program expects exactly the
+multiset of (rule, file, line) written in its source, and a correct twin expects nothing at all
+(no error, warning or note). <name>_shared is the same source linked with the shared cudart.
+
+  check_expectations.py --list                           print the expectations, run nothing
+  check_expectations.py --build B --capguard C --out O   capguard run each program of B/testcases
+  check_expectations.py --from-traces T --capguard C     capguard report traces recorded earlier
+                                                         (T/traces/<name> or T/<name>), no GPU
+
+Prints one row per program (program | cudart | expected | found | verdict), writes O/results.json,
+and exits 1 if any program fails, 2 on bad usage or a malformed expectation.
+"""
+
+import argparse
+import collections
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+# Rule ids and severities of design.md; capture-invalidated is the analyzer's fallback.
+SEVERITY = {
+    "sync-during-capture": "error",
+    "captured-event-query": "error",
+    "unsafe-call-during-capture": "error",
+    "legacy-stream-during-capture": "error",
+    "unjoined-fork": "error",
+    "cross-capture-event-wait": "error",
+    "uncaptured-event-wait": "error",
+    "end-capture-misuse": "error",
+    "unsupported-during-capture": "error",
+    "capture-invalidated": "error",
+    "escaped-sync-copy": "warning",
+    "escaped-legacy-work": "warning",
+    "escaped-side-stream-work": "warning",
+    "capture-never-ended": "warning",
+    "relaxed-mode-unsafe-call": "note",
+}
+EXPECT = re.compile(r"//\s*expect:\s*(.*)$")
+EXIT_FINDINGS = 1  # `run` and `report` with findings at or above --fail-on (default: error)
+EXIT_NOT_ATTACHED = 3
+
+
+class Program:
+    def __init__(self, name, cudart, source, expected):
+        self.name, self.cudart, self.source, self.expected = name, cudart, source, expected
+
+    def expected_exit(self):
+        """Every program exits 0 on its own, so capguard's status is 1 exactly when an error is
+        expected."""
+        has_error = any(SEVERITY[rule] == "error" for rule, _, _ in self.expected)
+        return EXIT_FINDINGS if has_error else 0
+
+
+def parse_expectations(path):
+    """The (rule, basename, line) expected from one source; raises ValueError on a bad rule."""
+    expected = collections.Counter()
+    with open(path, encoding="utf-8") as source:
+        for number, text in enumerate(source, start=1):
+            match = EXPECT.search(text)
+            if not match:
+                continue
+            rules = [rule for rule in re.split(r"[,\s]+", match.group(1)) if rule]
+            if not rules:
+                raise ValueError(f"{path}:{number}: `expect:` names no rule")
+            for rule in rules:
+                if rule not in SEVERITY:
+                    raise ValueError(f"{path}:{number}: unknown rule id {rule!r}")
+                expected[(rule, os.path.basename(path), number)] += 1
+    return expected
+
+
+def discover(source_dir, only):
+    """Runtime programs (*.cu) come twice, static and shared cudart; driver ones (*.cpp) once."""
+    programs = []
+    for entry in sorted(os.listdir(source_dir)):
+        stem, ext = os.path.splitext(entry)
+        if ext not in (".cu", ".cpp"):
+            continue
+        path = os.path.join(source_dir, entry)
+        expected = parse_expectations(path)
+        variants = [(stem, "static"), (stem + "_shared", "shared")] if ext == ".cu" else [(stem, "none")]
+        for name, cudart in variants:
+            if only is None or re.search(only, name):
+                programs.append(Program(name, cudart, path, expected))
+    return programs
+
+
+def user_location(location):
+    frames = (location or {}).get("frames") or []
+    index = (location or {}).get("user_frame")
+    if not isinstance(index, int) or not 0 <= index < len(frames):
+        return "?", 0
+    frame = frames[index]
+    return os.path.basename(frame.get("file") or "?"), int(frame.get("line") or 0)
+
+
+def found_findings(report):
+    found = collections.Counter()
+    for finding in report.get("findings", []):
+        file, line = user_location(finding.get("location"))
+        found[(finding.get("rule", "?"), file, line)] += 1
+    return found
+
+
+def describe(counter, source_name):
+    """rule:line when the line is in the program's own source, rule@file:line otherwise."""
+    if not counter:
+        return "-"
+    items = []
+    for (rule, file, line), count in sorted(counter.items(), key=lambda item: (item[0][2], item[0][0])):
+        where = f"{line}" if file == source_name else f"{file}:{line}"
+        items.extend([f"{rule}:{where}"] * count)
+    return ", ".join(items)
+
+
+def invoke(command, log_path, timeout):
+    """Runs command with its output in log_path; returns (exit status or None on timeout, tail)."""
+    with open(log_path, "w", encoding="utf-8") as log:
+        log.write("$ " + " ".join(command) + "\n")
+        log.flush()
+        try:
+            status = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            status = None
+        except OSError as error:
+            log.write(f"cannot run: {error}\n")
+            status = None
+    with open(log_path, encoding="utf-8", errors="replace") as log:
+        lines = [line.strip() for line in log if line.strip()]
+    return status, (lines[-1] if lines else "")
+
+
+def check(program, args, out_dir):
+    """Returns (found multiset or None, exit status, list of problems)."""
+    report_path = os.path.join(out_dir, program.name + ".json")
+    log_path = os.path.join(out_dir, "logs", program.name + ".log")
+    if os.path.exists(report_path):
+        os.remove(report_path)
+    if args.from_traces:
+        traces = os.path.join(args.from_traces, "traces", program.name)
+        if not os.path.isdir(traces):
+            traces = os.path.join(args.from_traces, program.name)
+        if not os.path.isdir(traces):
+            return None, None, ["no recorded trace"]
+        command = [args.capguard, "report", "--format", "json", "-o", report_path, traces]
+    else:
+        binary = os.path.join(args.build, "testcases", program.name)
+        if not os.access(binary, os.X_OK):
+            return None, None, [f"not built ({binary})"]
+        traces = os.path.join(out_dir, "traces", program.name)
+        shutil.rmtree(traces, ignore_errors=True)
+        os.makedirs(traces)
+        command = [args.capguard, "run", "--format", "json", "-o", report_path, "--trace-dir", traces, "--", binary]
+    status, last_line = invoke(command, log_path, args.timeout)
+    if status is None:
+        return None, None, [f"timed out or did not start: {last_line}"]
+    if status == EXIT_NOT_ATTACHED:
+        return None, status, [f"capguard could not attach (exit 3): {last_line}"]
+    try:
+        with open(report_path, encoding="utf-8") as file:
+            report = json.load(file)
+    except (OSError, ValueError) as error:
+        return None, status, [f"no JSON report (exit {status}): {error}"]
+    problems = []
+    processes = report.get("processes", [])
+    if args.from_traces is None and not any(process.get("attached") for process in processes):
+        problems.append("no attached process in the report")
+    if status != program.expected_exit():
+        problems.append(f"exit {status}, expected {program.expected_exit()}")
+    return found_findings(report), status, problems
+
+
+def verdict(program, found, problems):
+    if found is not None:
+        missing, unexpected = program.expected - found, found - program.expected
+        source_name = os.path.basename(program.source)
+        if missing:
+            problems.insert(0, "missing " + describe(missing, source_name))
+        if unexpected:
+            problems.insert(1 if missing else 0, "unexpected " + describe(unexpected, source_name))
+    return "PASS" if not problems else "FAIL: " + "; ".join(problems)
+
+
+def print_table(rows, header=("program", "cudart", "expected", "found", "verdict")):
+    widths = [max(len(str(row[i])) for row in [header] + rows) for i in range(len(header) - 1)]
+    for row in [header] + rows:
+        cells = [str(cell).ljust(width) for cell, width in zip(row, widths)] + [str(row[-1])]
+        print(" | ".join(cells).rstrip())
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--source", default=here, help="testcase sources (default: beside this script)")
+    parser.add_argument("--build", help="build directory whose testcases/ holds the programs")
+    parser.add_argument("--capguard", help="the capguard executable")
+    parser.add_argument("--out", help="reports, traces and logs go here (default: a new temporary directory)")
+    parser.add_argument("--from-traces", metavar="DIR", help="re-analyze traces recorded earlier with `capguard report`")
+    parser.add_argument("--only", metavar="REGEX", help="only the programs whose name matches")
+    parser.add_argument("--timeout", type=float, default=120, help="seconds per program (default 120)")
+    parser.add_argument("--list", action="store_true", help="print the expectations parsed from the sources")
+    args = parser.parse_args()
+
+    try:
+        programs = discover(args.source, args.only)
+    except (OSError, ValueError) as error:
+        print(f"check_expectations: {error}", file=sys.stderr)
+        return 2
+    if args.list:
+        rows = [(p.name, p.cudart, p.expected_exit(), describe(p.expected, os.path.basename(p.source))) for p in programs]
+        print_table(rows, header=("program", "cudart", "exit", "expected"))
+        return 0
+    if not args.capguard or (args.from_traces is None and not args.build):
+        parser.error("--capguard and either --build or --from-traces are required (or --list)")
+    if not programs:
+        print("check_expectations: no testcase program matched", file=sys.stderr)
+        return 2
+
+    out_dir = os.path.abspath(args.out or tempfile.mkdtemp(prefix="capguard-testcases-"))
+    os.makedirs(os.path.join(out_dir, "logs"), exist_ok=True)
+    rows, results = [], []
+    for program in programs:
+        found, status, problems = check(program, args, out_dir)
+        source_name = os.path.basename(program.source)
+        text = verdict(program, found, problems)
+        found_text = "?" if found is None else describe(found, source_name)
+        rows.append((program.name, program.cudart, describe(program.expected, source_name), found_text, text))
+        results.append({"program": program.name, "cudart": program.cudart, "source": source_name,
+                        "exit": status, "expected_exit": program.expected_exit(),
+                        "expected": sorted(map(list, program.expected.elements())),
+                        "found": None if found is None else sorted(map(list, found.elements())),
+                        "verdict": text})
+    with open(os.path.join(out_dir, "results.json"), "w", encoding="utf-8") as file:
+        json.dump(results, file, indent=1)
+    failures = sum(1 for row in rows if row[-1] != "PASS")
+    print(f"reports, traces and logs: {out_dir}")
+    print_table(rows)
+    print(f"{len(rows) - failures} passed, {failures} failed, {len(rows)} programs")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
