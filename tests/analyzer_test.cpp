@@ -1,0 +1,147 @@
+// analyze_trace() end to end: a trace written with the real TraceWriter, read back, replayed.
+#include <doctest/doctest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "analyzer/analyzer.h"
+#include "trace/writer.h"
+
+using namespace capguard;
+using trace::ApiEvent;
+using trace::Field;
+
+namespace {
+
+struct ScratchDir {
+  std::string path;
+  ScratchDir() {
+    std::string pattern = std::filesystem::temp_directory_path() / "capguard-analyzer-XXXXXX";
+    if (mkdtemp(pattern.data())) path = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    if (!path.empty()) std::filesystem::remove_all(path, ignored);
+  }
+};
+
+ApiEvent event(uint64_t seq, uint32_t tid, const char* api, int result = 0) {
+  ApiEvent e;
+  e.seq = seq;
+  e.time_ns = 1000 + seq;
+  e.tid = tid;
+  e.api = api;
+  e.result = result;
+  return e;
+}
+ApiEvent on_stream(ApiEvent e, uint64_t stream) {
+  e.stream = stream;
+  e.set(Field::Stream);
+  return e;
+}
+
+// A program that captures a non-blocking stream and does a synchronous cudaMemcpy inside it.
+std::string write_escaped_copy_trace(const std::string& dir, bool clean_exit) {
+  trace::TraceWriter w;
+  REQUIRE(w.open(dir.c_str(), 77, 1, 123456789));
+  w.write_command("./app --steps 3");
+  w.write_attach(true, "CUPTI subscribed");
+  w.write_module(0x400000, 0x400000, 0x500000, "/opt/app/bin/app", "abcd");
+  const uint64_t begin_stack[] = {0x7f0000001000, 0x401234};
+  const uint64_t copy_stack[] = {0x7f0000002000, 0x401300, 0x401400};
+  ApiEvent create = on_stream(event(1, 9, "cudaStreamCreateWithFlags"), 0x5501);
+  create.flags = 1;
+  create.set(Field::Flags);
+  w.write_event(create);
+  ApiEvent begin = on_stream(event(2, 9, "cudaStreamBeginCapture"), 0x5501);
+  begin.mode = trace::CaptureMode::Global;
+  begin.set(Field::Mode);
+  begin.stack = 1;
+  w.write_event(begin, begin_stack, 2);
+  w.write_event(on_stream(event(3, 9, "cudaLaunchKernel"), 0x5501));
+  ApiEvent copy = event(4, 9, "cudaMemcpy");
+  copy.stack = 2;
+  w.write_event(copy, copy_stack, 3);
+  ApiEvent end = on_stream(event(5, 9, "cudaStreamEndCapture"), 0x5501);
+  end.nodes = 1;
+  end.set(Field::Nodes);
+  end.stack = 1;  // same stack id reused: no redefinition needed
+  w.write_event(end);
+  w.write_thread_exit(9, 2000);
+  if (clean_exit) w.write_end(3000, 0);
+  return w.path();
+}
+
+}  // namespace
+
+TEST_CASE("analyze_trace: process, captures, findings and stacks from a written trace") {
+  ScratchDir dir;
+  REQUIRE_FALSE(dir.path.empty());
+  std::string path = write_escaped_copy_trace(dir.path, true);
+  Analysis analysis;
+  analyze_trace(path, analysis);
+  CHECK(analysis.errors.empty());
+  const Report& r = analysis.report;
+  REQUIRE(r.processes.size() == 1);
+  CHECK(r.processes[0].pid == 77u);
+  CHECK(r.processes[0].command == "./app --steps 3");
+  CHECK(r.processes[0].attached);
+  CHECK(r.processes[0].attach_message == "CUPTI subscribed");
+  CHECK(r.processes[0].trace_path == path);
+  REQUIRE(r.captures.size() == 1);
+  CHECK(r.captures[0].status == CaptureState::Ok);
+  CHECK(r.captures[0].nodes == uint64_t{1});
+  CHECK(r.captures[0].begin.addresses == std::vector<uint64_t>{0x7f0000001000, 0x401234});
+  REQUIRE(r.findings.size() == 1);
+  const Finding& f = r.findings[0];
+  CHECK(f.rule == "escaped-sync-copy");
+  CHECK(f.pid == 77u);
+  CHECK(f.thread == 9u);
+  CHECK(f.location.pid == 77u);
+  CHECK(f.location.addresses == std::vector<uint64_t>{0x7f0000002000, 0x401300, 0x401400});
+  REQUIRE(analysis.modules.size() == 1);
+  CHECK(analysis.modules[0].pid == 77u);
+  const Module* m = analysis.modules[0].find(0x401300);
+  REQUIRE(m);
+  CHECK(m->path == "/opt/app/bin/app");
+  CHECK(analysis.modules[0].find(0x7f0000002000) == nullptr);
+}
+
+TEST_CASE("analyze_trace: two traces append; capture ids stay unique") {
+  ScratchDir a, b;
+  Analysis analysis;
+  analyze_trace(write_escaped_copy_trace(a.path, true), analysis);
+  analyze_trace(write_escaped_copy_trace(b.path, false), analysis);
+  REQUIRE(analysis.report.captures.size() == 2);
+  CHECK(analysis.report.captures[0].id == 1u);
+  CHECK(analysis.report.captures[1].id == 2u);
+  REQUIRE(analysis.report.findings.size() == 2);
+  CHECK(analysis.report.findings[1].capture == 2u);
+  CHECK(analysis.report.processes.size() == 2);
+}
+
+TEST_CASE("analyze_trace: a damaged trace keeps what was read and reports the damage") {
+  ScratchDir dir;
+  std::string path = write_escaped_copy_trace(dir.path, false);
+  {
+    std::ofstream out(path, std::ios::app);
+    out << "q this is not a record\n";
+  }
+  Analysis analysis;
+  analyze_trace(path, analysis);
+  REQUIRE(analysis.errors.size() == 1);
+  CHECK(analysis.errors[0].source == path);
+  CHECK(analysis.report.processes.size() == 1);
+  CHECK(analysis.report.findings.size() == 1);
+}
+
+TEST_CASE("analyze_trace: a missing trace is an error and no process") {
+  Analysis analysis;
+  analyze_trace("/nonexistent/capguard.1.trace", analysis);
+  CHECK(analysis.errors.size() == 1);
+  CHECK(analysis.report.processes.empty());
+  CHECK(analysis.modules.empty());
+}

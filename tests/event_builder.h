@@ -1,0 +1,110 @@
+// Builds call sequences for the rule tests so that each test reads like the bug it catches:
+//
+//   Sim sim;
+//   sim(create_stream(kS, kNonBlocking))(begin(kS))(launch(kS))(memcpy_sync())(end(kS));
+//   CHECK(rules_of(sim.finish()) == Rules{"escaped-sync-copy"});
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analyzer/replay.h"
+#include "analyzer/report.h"
+#include "trace/event.h"
+
+namespace capguard::testing {
+
+using trace::CaptureMode;
+using trace::Field;
+
+inline constexpr uint64_t kS = 0x5501;   // the capturing stream
+inline constexpr uint64_t kS2 = 0x5502;  // a side stream
+inline constexpr uint64_t kS3 = 0x5503;
+inline constexpr uint64_t kE = 0xe1;     // events
+inline constexpr uint64_t kE2 = 0xe2;
+inline constexpr bool kNonBlocking = true;
+inline constexpr bool kBlocking = false;
+inline constexpr uint32_t kWaitExternal = 0x1;  // cudaEventWaitExternal
+
+struct Ev {
+  trace::ApiEvent e;
+  bool thread_set = false;
+
+  Ev& fails(int result) { e.result = result; return *this; }
+  Ev& thread(uint32_t tid) { e.tid = tid; thread_set = true; return *this; }
+  Ev& stack(uint32_t id) { e.stack = id; return *this; }
+  Ev& stream(uint64_t s) { e.stream = s; e.set(Field::Stream); return *this; }
+  Ev& event(uint64_t ev) { e.event = ev; e.set(Field::Event); return *this; }
+  Ev& flags(uint32_t f) { e.flags = f; e.set(Field::Flags); return *this; }
+  Ev& stream_flags(uint32_t f) { e.stream_flags = f; e.set(Field::StreamFlags); return *this; }
+  Ev& mode(CaptureMode m) { e.mode = m; e.set(Field::Mode); return *this; }
+  Ev& nodes(uint64_t n) { e.nodes = n; e.set(Field::Nodes); return *this; }
+  Ev& capture_id(uint64_t id) { e.capture_id = id; e.set(Field::CaptureId); return *this; }
+  Ev& status_before(trace::CaptureStatus s) { e.status_before = s; e.set(Field::StatusBefore); return *this; }
+  Ev& status_after(trace::CaptureStatus s) { e.status_after = s; e.set(Field::StatusAfter); return *this; }
+};
+
+// `api` must be a string literal (the replay keeps the view, as it does the reader's names).
+inline Ev call(std::string_view api) { Ev ev; ev.e.api = api; return ev; }
+
+inline Ev create_stream(uint64_t s, bool non_blocking) {
+  return call("cudaStreamCreateWithFlags").stream(s).flags(non_blocking ? 1 : 0);
+}
+inline Ev destroy_stream(uint64_t s) { return call("cudaStreamDestroy").stream(s); }
+inline Ev begin(uint64_t s, CaptureMode m = CaptureMode::Global) {
+  return call("cudaStreamBeginCapture").stream(s).mode(m);
+}
+inline Ev end(uint64_t s) { return call("cudaStreamEndCapture").stream(s); }
+inline Ev launch(uint64_t s) { return call("cudaLaunchKernel").stream(s); }
+inline Ev memcpy_async(uint64_t s) { return call("cudaMemcpyAsync").stream(s); }
+inline Ev memcpy_sync() { return call("cudaMemcpy"); }
+inline Ev memset_sync() { return call("cudaMemset"); }
+inline Ev record(uint64_t e, uint64_t s) { return call("cudaEventRecord").event(e).stream(s); }
+inline Ev wait(uint64_t s, uint64_t e, uint32_t f = 0) {
+  return call("cudaStreamWaitEvent").stream(s).event(e).flags(f);
+}
+inline Ev stream_sync(uint64_t s) { return call("cudaStreamSynchronize").stream(s); }
+inline Ev device_sync() { return call("cudaDeviceSynchronize"); }
+inline Ev event_query(uint64_t e) { return call("cudaEventQuery").event(e); }
+inline Ev event_sync(uint64_t e) { return call("cudaEventSynchronize").event(e); }
+inline Ev malloc_() { return call("cudaMalloc"); }
+inline Ev exchange_mode(CaptureMode m) { return call("cudaThreadExchangeStreamCaptureMode").mode(m); }
+
+// One replayed process.
+struct Sim {
+  Report report;
+  Replay replay{report, 4242};
+  uint64_t next_seq = 1;
+  uint32_t current_thread = 1;
+
+  Sim& on_thread(uint32_t tid) { current_thread = tid; return *this; }
+  Sim& operator()(Ev ev) {
+    if (!ev.thread_set) ev.e.tid = current_thread;
+    ev.e.seq = next_seq++;
+    replay.feed(ev.e);
+    return *this;
+  }
+  Sim& exit_thread(uint32_t tid) { replay.thread_exit(tid); return *this; }
+  const Report& finish() { replay.finish(); return report; }
+};
+
+using Rules = std::vector<std::string>;
+inline Rules rules_of(const Report& report) {
+  Rules out;
+  for (const Finding& f : report.findings) out.push_back(f.rule);
+  return out;
+}
+inline bool has_role(const Finding& f, std::string_view role) {
+  for (const Related& r : f.related)
+    if (r.role == role) return true;
+  return false;
+}
+inline const Related* related(const Finding& f, std::string_view role, size_t nth = 0) {
+  for (const Related& r : f.related)
+    if (r.role == role && nth-- == 0) return &r;
+  return nullptr;
+}
+
+}  // namespace capguard::testing
