@@ -1,7 +1,7 @@
 #include "analyzer/json_reader.h"
 
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -190,16 +190,36 @@ class Parser {
       const char e = peek();
       ++pos_;
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': parse_unicode_escape(out); break;
-        default: --pos_; fail("invalid escape in string");
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'u':
+          parse_unicode_escape(out);
+          break;
+        default:
+          --pos_;
+          fail("invalid escape in string");
       }
     }
     return out;

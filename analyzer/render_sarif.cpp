@@ -24,9 +24,12 @@ constexpr char kSourceRootId[] = "SRCROOT";
 
 const char* sarif_level(Severity s) {
   switch (s) {
-    case Severity::Error: return "error";
-    case Severity::Warning: return "warning";
-    case Severity::Note: return "note";
+    case Severity::Error:
+      return "error";
+    case Severity::Warning:
+      return "warning";
+    case Severity::Note:
+      return "note";
   }
   return "error";
 }
@@ -43,6 +46,17 @@ std::string pascal_case(std::string_view id) {
       upper = false;
     }
   }
+  return out;
+}
+
+// The explanation's first paragraph on one line: what the rule is about, for SARIF viewers
+// that show a description next to the rule's name.
+std::string first_paragraph(const RuleInfo& rule) {
+  std::string_view text = rule.explanation;
+  text = text.substr(0, text.find("\n\n"));
+  if (text.empty()) return std::string(rule.summary);
+  std::string out(text);
+  for (char& c : out) c = c == '\n' ? ' ' : c;
   return out;
 }
 
@@ -113,18 +127,25 @@ class SarifRenderer {
     w_.begin_object();
     w_.field("id", rule.id).field("name", pascal_case(rule.id));
     w_.key("shortDescription").begin_object().field("text", rule.summary).end_object();
-    w_.key("fullDescription").begin_object().field("text", rule.summary).end_object();
-    std::string text = std::string(rule.explanation) + "\n\nFix: " + std::string(rule.fix);
-    std::string markdown = "**" + std::string(rule.summary) + "**\n\n" +
-                           std::string(rule.explanation) + "\n\n**Fix:** " + std::string(rule.fix);
+    w_.key("fullDescription").begin_object().field("text", first_paragraph(rule)).end_object();
+    // The explanation is plain text whose examples are indented by four spaces: it reads the
+    // same as Markdown. Its own "Fix:" paragraph, when it has one, makes the fix line redundant.
+    std::string text(rule.explanation);
+    if (text.find("Fix:") == std::string::npos) text += "\n\nFix: " + std::string(rule.fix);
+    const std::string markdown = "**" + std::string(rule.summary) + "**\n\n" + text;
     w_.key("help").begin_object().field("text", text).field("markdown", markdown).end_object();
     w_.key("defaultConfiguration").begin_object();
     w_.field("level", sarif_level(rule.severity)).end_object();
     w_.key("properties").begin_object();
-    w_.key("tags").begin_array().value("cuda").value("cuda-graphs").value("correctness").end_array();
+    w_.key("tags")
+        .begin_array()
+        .value("cuda")
+        .value("cuda-graphs")
+        .value("correctness")
+        .end_array();
     w_.field("precision", "very-high");
-    w_.field("problem.severity", rule.severity == Severity::Note ? "recommendation"
-                                                                 : sarif_level(rule.severity));
+    w_.field("problem.severity",
+             rule.severity == Severity::Note ? "recommendation" : sarif_level(rule.severity));
     w_.end_object();
     w_.end_object();
   }
@@ -207,10 +228,13 @@ class SarifRenderer {
       const ProcessInfo* p = process_of(f.pid);
       std::string program = p ? p->command.substr(0, p->command.find(' ')) : std::string();
       if (program.empty()) program = "unknown-program";
+      // A bare program name ("python3") is not a path in the source tree: no uriBaseId.
       const Artifact a = artifact_for(program);
       w_.key("physicalLocation").begin_object().key("artifactLocation").begin_object();
       w_.field("uri", a.uri);
-      if (a.relative_to_root) w_.field("uriBaseId", kSourceRootId);
+      if (a.relative_to_root && program.find('/') != std::string::npos) {
+        w_.field("uriBaseId", kSourceRootId);
+      }
       w_.end_object().end_object();
     }
     write_logical(frame);
@@ -221,6 +245,7 @@ class SarifRenderer {
     std::string text = f.message;
     const Frame* anchor = anchor_frame(f.location);
     if (!anchor || anchor->file.empty()) text += " (no source line: the stack was not symbolized)";
+    if (!text.empty() && text.back() != '.') text += '.';
     if (f.consequences > 0) {
       text += " " + std::to_string(f.consequences) + " later call" +
               (f.consequences == 1 ? " fails" : "s fail") + " only because of this.";

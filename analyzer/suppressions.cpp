@@ -43,8 +43,10 @@ bool frame_matches(const Suppression& s, const Frame& frame) {
     case SuppressionKind::Function:
       return !frame.function.empty() && (glob_match(s.pattern, frame.function) ||
                                          glob_match(s.pattern, without_parameters(frame.function)));
-    case SuppressionKind::Source: return path_matches(s.pattern, frame.file);
-    case SuppressionKind::Module: return path_matches(s.pattern, frame.module);
+    case SuppressionKind::Source:
+      return path_matches(s.pattern, frame.file);
+    case SuppressionKind::Module:
+      return path_matches(s.pattern, frame.module);
   }
   return false;
 }

@@ -48,8 +48,7 @@ struct SuppressionError {
 
 // Appends the suppressions in `text` to `out`; returns every malformed line (empty = success).
 std::vector<SuppressionError> parse_suppressions(std::string_view text,
-                                                 const std::string& source_name,
-                                                 Suppressions& out);
+                                                 const std::string& source_name, Suppressions& out);
 std::vector<SuppressionError> load_suppressions(const std::string& path, Suppressions& out);
 
 // '*' matches any run of characters, '?' any one; everything else matches itself.
