@@ -5,6 +5,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include "interposer/decode.h"
 #include "interposer/stack.h"
 
@@ -57,6 +59,17 @@ uint32_t current_tid() {
   if (t_state.tid == 0) t_state.tid = static_cast<uint32_t>(syscall(SYS_gettid));
   return t_state.tid;
 }
+
+class ErrnoGuard {
+ public:
+  ErrnoGuard() : saved_(errno) {}
+  ~ErrnoGuard() { errno = saved_; }
+  ErrnoGuard(const ErrnoGuard&) = delete;
+  ErrnoGuard& operator=(const ErrnoGuard&) = delete;
+
+ private:
+  int saved_;
+};
 
 bool is_capture_role(Role role) { return role == Role::BeginCapture || role == Role::EndCapture; }
 
@@ -111,6 +124,7 @@ void CUPTIAPI Recorder::switchboard(void* userdata, CUpti_CallbackDomain domain,
 void Recorder::on_api(ApiDomain domain, uint32_t cbid, const CUpti_CallbackData& data) {
   ThreadState& t = t_state;
   if (t.in_tool) return;
+  ErrnoGuard keep_errno;  // the program must not see errno changed by a CUDA call it made
   const bool enter = data.callbackSite == CUPTI_API_ENTER;
   // Only top-level calls count: a runtime call's own driver calls (and nested runtime calls)
   // would report the same thing twice. An EXIT whose ENTER was never seen (the subscription
