@@ -13,8 +13,8 @@ struct Entry {
 };
 
 using K = ApiKind;
-constexpr bool S = true;    // takes a stream
-constexpr bool N = false;   // does not
+constexpr bool S = true;   // takes a stream
+constexpr bool N = false;  // does not
 
 // Sorted by name at compile time (see kSorted); order here is by topic.
 constexpr Entry kEntries[] = {
@@ -253,7 +253,7 @@ ApiInfo classify_api(std::string_view name) {
   std::string_view base = name;
   info.per_thread = strip_suffix(base, "_ptsz") || strip_suffix(base, "_ptds");
   info.domain = name.starts_with("cu") && !name.starts_with("cuda") ? trace::ApiDomain::Driver
-                                                                     : trace::ApiDomain::Runtime;
+                                                                    : trace::ApiDomain::Runtime;
   const Entry* entry = find_entry(base);
   if (!entry && strip_version(base)) entry = find_entry(base);
   info.base = base;
@@ -266,26 +266,46 @@ ApiInfo classify_api(std::string_view name) {
 
 const char* to_string(ApiKind kind) {
   switch (kind) {
-    case ApiKind::Other: return "other";
-    case ApiKind::BeginCapture: return "begin-capture";
-    case ApiKind::EndCapture: return "end-capture";
-    case ApiKind::ExchangeMode: return "exchange-mode";
-    case ApiKind::StreamSync: return "stream-sync";
-    case ApiKind::DeviceSync: return "device-sync";
-    case ApiKind::EventRecord: return "event-record";
-    case ApiKind::EventSync: return "event-sync";
-    case ApiKind::StreamWaitEvent: return "stream-wait-event";
-    case ApiKind::Enqueue: return "enqueue";
-    case ApiKind::SyncCopy: return "sync-copy";
-    case ApiKind::Unsafe: return "unsafe";
-    case ApiKind::Unsupported: return "unsupported";
-    case ApiKind::StreamCreate: return "stream-create";
-    case ApiKind::StreamDestroy: return "stream-destroy";
-    case ApiKind::EventCreate: return "event-create";
-    case ApiKind::EventDestroy: return "event-destroy";
-    case ApiKind::CaptureQuery: return "capture-query";
-    case ApiKind::GraphInstantiate: return "graph-instantiate";
-    case ApiKind::GraphLaunch: return "graph-launch";
+    case ApiKind::Other:
+      return "other";
+    case ApiKind::BeginCapture:
+      return "begin-capture";
+    case ApiKind::EndCapture:
+      return "end-capture";
+    case ApiKind::ExchangeMode:
+      return "exchange-mode";
+    case ApiKind::StreamSync:
+      return "stream-sync";
+    case ApiKind::DeviceSync:
+      return "device-sync";
+    case ApiKind::EventRecord:
+      return "event-record";
+    case ApiKind::EventSync:
+      return "event-sync";
+    case ApiKind::StreamWaitEvent:
+      return "stream-wait-event";
+    case ApiKind::Enqueue:
+      return "enqueue";
+    case ApiKind::SyncCopy:
+      return "sync-copy";
+    case ApiKind::Unsafe:
+      return "unsafe";
+    case ApiKind::Unsupported:
+      return "unsupported";
+    case ApiKind::StreamCreate:
+      return "stream-create";
+    case ApiKind::StreamDestroy:
+      return "stream-destroy";
+    case ApiKind::EventCreate:
+      return "event-create";
+    case ApiKind::EventDestroy:
+      return "event-destroy";
+    case ApiKind::CaptureQuery:
+      return "capture-query";
+    case ApiKind::GraphInstantiate:
+      return "graph-instantiate";
+    case ApiKind::GraphLaunch:
+      return "graph-launch";
   }
   return "other";
 }

@@ -10,26 +10,26 @@
 namespace capguard {
 
 enum class ApiKind : uint8_t {
-  Other,             // nothing capture cares about (getters, module loading, ...)
-  BeginCapture,      // cudaStreamBeginCapture, cuStreamBeginCapture_v2, ...ToGraph
-  EndCapture,        // cudaStreamEndCapture, cuStreamEndCapture
-  ExchangeMode,      // cudaThreadExchangeStreamCaptureMode
-  StreamSync,        // synchronize or query one stream
-  DeviceSync,        // synchronize the device or the context
-  EventRecord,       // cudaEventRecord[WithFlags]
-  EventSync,         // cudaEventQuery / cudaEventSynchronize
-  StreamWaitEvent,   // cudaStreamWaitEvent
-  Enqueue,           // asynchronous work on a stream: launches, async copies/memsets, ...
-  SyncCopy,          // synchronous copy/memset: runs on the legacy (or per-thread) stream
-  Unsafe,            // allocation, free, pinning: "potentially unsafe" during capture
-  Unsupported,       // not capturable at all: cudaStreamAttachMemAsync, cudaStreamAddCallback
+  Other,            // nothing capture cares about (getters, module loading, ...)
+  BeginCapture,     // cudaStreamBeginCapture, cuStreamBeginCapture_v2, ...ToGraph
+  EndCapture,       // cudaStreamEndCapture, cuStreamEndCapture
+  ExchangeMode,     // cudaThreadExchangeStreamCaptureMode
+  StreamSync,       // synchronize or query one stream
+  DeviceSync,       // synchronize the device or the context
+  EventRecord,      // cudaEventRecord[WithFlags]
+  EventSync,        // cudaEventQuery / cudaEventSynchronize
+  StreamWaitEvent,  // cudaStreamWaitEvent
+  Enqueue,          // asynchronous work on a stream: launches, async copies/memsets, ...
+  SyncCopy,         // synchronous copy/memset: runs on the legacy (or per-thread) stream
+  Unsafe,           // allocation, free, pinning: "potentially unsafe" during capture
+  Unsupported,      // not capturable at all: cudaStreamAttachMemAsync, cudaStreamAddCallback
   StreamCreate,
   StreamDestroy,
   EventCreate,
   EventDestroy,
-  CaptureQuery,      // cudaStreamIsCapturing, cudaStreamGetCaptureInfo
+  CaptureQuery,  // cudaStreamIsCapturing, cudaStreamGetCaptureInfo
   GraphInstantiate,
-  GraphLaunch,       // work on a stream, like Enqueue
+  GraphLaunch,  // work on a stream, like Enqueue
 };
 
 struct ApiInfo {
@@ -37,7 +37,7 @@ struct ApiInfo {
   bool takes_stream = false;  // the call names a stream (Field::Stream is meaningful)
   bool per_thread = false;    // a _ptsz/_ptds entry point: stream 0 is the per-thread stream
   trace::ApiDomain domain = trace::ApiDomain::Runtime;
-  std::string_view base;      // the name without _ptsz/_ptds and version suffixes
+  std::string_view base;  // the name without _ptsz/_ptds and version suffixes
 };
 
 // Classifies a function name as CUPTI reports it ("cudaMemcpyAsync_ptsz", "cuMemcpyHtoD_v2").

@@ -11,9 +11,12 @@ using trace::Field;
 
 const char* mode_name(CaptureMode mode) {
   switch (mode) {
-    case CaptureMode::Global: return "global";
-    case CaptureMode::ThreadLocal: return "thread_local";
-    case CaptureMode::Relaxed: return "relaxed";
+    case CaptureMode::Global:
+      return "global";
+    case CaptureMode::ThreadLocal:
+      return "thread_local";
+    case CaptureMode::Relaxed:
+      return "relaxed";
   }
   return "global";
 }
@@ -101,9 +104,9 @@ void CaptureModel::prepare(const ApiEvent& ev, const ApiInfo& api, Call& call) {
     if (call.stream.handle == trace::kStreamPerThread && !call.stream_non_blocking)
       call.stream_non_blocking = false;  // the per-thread stream synchronizes with legacy
     // CUDA's own word on membership, when recorded, beats the model's guess.
-    bool cuda_says_capturing = ev.has(Field::CaptureId) && ev.capture_id != 0 &&
-                               (!ev.has(Field::StatusBefore) ||
-                                ev.status_before != CaptureStatus::None);
+    bool cuda_says_capturing =
+        ev.has(Field::CaptureId) && ev.capture_id != 0 &&
+        (!ev.has(Field::StatusBefore) || ev.status_before != CaptureStatus::None);
     if (cuda_says_capturing && api.kind != ApiKind::BeginCapture) {
       if (!call.stream_capture) {
         if (Capture* c = capture_by_cuda_id(ev.capture_id)) {
@@ -349,8 +352,7 @@ void CaptureModel::end_capture(Capture& c, const ApiEvent& ev) {
   c.members.shrink_to_fit();
 }
 
-void CaptureModel::join(Capture& c, StreamKey stream, const EventState* from,
-                        const ApiEvent& ev) {
+void CaptureModel::join(Capture& c, StreamKey stream, const EventState* from, const ApiEvent& ev) {
   uint32_t index = static_cast<uint32_t>(c.members.size());
   Member& m = c.members.emplace_back();
   m.stream = stream;

@@ -66,10 +66,10 @@ struct Capture {
   uint32_t tid = 0;
   Site begin;
   Site end;
-  std::optional<bool> non_blocking;  // the origin stream's flags, when known
+  std::optional<bool> non_blocking;          // the origin stream's flags, when known
   CaptureState status = CaptureState::Open;  // Open while running and valid
-  bool ended = false;                          // EndCapture (or termination) happened
-  std::optional<size_t> root_cause;            // the finding that killed it
+  bool ended = false;                        // EndCapture (or termination) happened
+  std::optional<size_t> root_cause;          // the finding that killed it
   std::optional<uint64_t> nodes;
   std::vector<Member> members;  // [0] is the origin; emptied when the capture ends
   bool valid() const { return !ended && status == CaptureState::Open; }
@@ -160,8 +160,7 @@ class CaptureModel {
   void compute_victims(Call& call);
   void begin_capture(const Call& call);
   void end_capture(Capture& capture, const trace::ApiEvent& ev);
-  void join(Capture& capture, StreamKey stream, const EventState* from,
-            const trace::ApiEvent& ev);
+  void join(Capture& capture, StreamKey stream, const EventState* from, const trace::ApiEvent& ev);
   void record_event(const Call& call);
   void wait_event(const Call& call);
   void add_work(const Call& call);

@@ -1,12 +1,13 @@
 // Tables generated from /usr/local/cuda/include (CUDA 13.0):
-//   grep -E '^\s+cudaError[A-Za-z0-9]+\s*=' driver_types.h; grep -E '^\s+CUDA_(SUCCESS|ERROR_)' cuda.h
+//   grep -E '^\s+cudaError[A-Za-z0-9]+\s*=' driver_types.h; grep -E '^\s+CUDA_(SUCCESS|ERROR_)'
+//   cuda.h
 #include "analyzer/cuda_errors.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <span>
 #include <string_view>
-
-#include <fmt/format.h>
 
 namespace capguard {
 namespace {
@@ -266,9 +267,8 @@ std::string_view find_name(std::span<const NamedCode> table, int code) {
 
 std::string result_name(int result, trace::ApiDomain domain) {
   bool driver = domain == trace::ApiDomain::Driver;
-  std::string_view name = find_name(driver ? std::span<const NamedCode>(kDriver)
-                                           : std::span<const NamedCode>(kRuntime),
-                                    result);
+  std::string_view name = find_name(
+      driver ? std::span<const NamedCode>(kDriver) : std::span<const NamedCode>(kRuntime), result);
   if (!name.empty()) return std::string(name);
   return fmt::format("{}({})", driver ? "CUresult" : "cudaError", result);
 }

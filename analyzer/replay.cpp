@@ -22,9 +22,7 @@ bool worth_checking(const Call& call, const CaptureModel& model) {
 }  // namespace
 
 Replay::Replay(Report& report, uint32_t pid)
-    : report_(report),
-      pid_(pid),
-      model_(static_cast<uint32_t>(report.captures.size()) + 1) {}
+    : report_(report), pid_(pid), model_(static_cast<uint32_t>(report.captures.size()) + 1) {}
 
 void Replay::define_stack(uint32_t id, std::span<const uint64_t> addresses) {
   StackSpan& span = stacks_[id];
@@ -99,8 +97,9 @@ size_t Replay::emit(const rules::Rule& rule, rules::Draft& draft, const ApiEvent
   if (draft.capture) {
     f.capture = draft.capture->id;
     f.capturing_thread = draft.capture->tid == where.tid;
-    bool has_begin = std::any_of(draft.related.begin(), draft.related.end(),
-                                 [](const rules::RelatedSite& r) { return r.role == "capture-begin"; });
+    bool has_begin =
+        std::any_of(draft.related.begin(), draft.related.end(),
+                    [](const rules::RelatedSite& r) { return r.role == "capture-begin"; });
     if (!has_begin && draft.capture->begin.seq != where.seq)
       rules::add_capture_begin(draft, *draft.capture);
   }

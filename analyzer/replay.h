@@ -59,7 +59,7 @@ class Replay {
   std::vector<uint64_t> stack_pool_;  // addresses of every distinct stack, back to back
   FlatMap<uint64_t, StackSpan, U64Hash> stacks_;
   FlatMap<uint64_t, ApiCacheEntry, U64Hash> api_cache_;  // keyed by the name's address
-  std::vector<uint32_t> reported_open_;                   // capture ids already reported
+  std::vector<uint32_t> reported_open_;                  // capture ids already reported
   std::optional<size_t> orphan_root_;  // capture-invalidated for a 901 nobody explains
   bool finished_ = false;
 };

@@ -16,15 +16,13 @@ bool check(const Call& call, const CaptureModel&, Draft& draft) {
     draft.message = fmt::format(
         "{}{} failed with {}: {} had already been invalidated, and the trace shows no call that "
         "explains it (the culprit may predate tracing or be a call capguard does not know)",
-        call.ev->api,
-        call.has_stream ? " on " + describe_stream(call.stream) : std::string(),
+        call.ev->api, call.has_stream ? " on " + describe_stream(call.stream) : std::string(),
         describe_result(call), what);
   } else {
     draft.message = fmt::format(
         "{}{} returned {} and left {} invalidated; no rule knows this call, but every later "
         "call on the capture fails because of it",
-        call.ev->api,
-        call.has_stream ? " on " + describe_stream(call.stream) : std::string(),
+        call.ev->api, call.has_stream ? " on " + describe_stream(call.stream) : std::string(),
         describe_result(call), what);
   }
   return true;
@@ -44,6 +42,7 @@ constinit const Rule kCaptureInvalidated{
      "Fix: look at the calls on the capture's streams just before this one; run with the\n"
      "trace kept (--trace-dir) and report the sequence so that a rule can be written for it.",
      "inspect the calls just before this one on the capture's streams"},
-    &check, nullptr};
+    &check,
+    nullptr};
 
 }  // namespace capguard::rules

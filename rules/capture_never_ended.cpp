@@ -12,8 +12,7 @@ bool check_open(const Capture& capture, bool thread_exited, Draft& draft) {
   draft.message = fmt::format(
       "{} was begun by thread {} and never ended: the {} with the capture open, so no graph was "
       "produced",
-      describe_capture(capture), capture.tid,
-      thread_exited ? "thread exited" : "process ended");
+      describe_capture(capture), capture.tid, thread_exited ? "thread exited" : "process ended");
   return true;
 }
 
@@ -32,6 +31,7 @@ constinit const Rule kCaptureNeverEnded{
      "\n"
      "Fix: end the capture on every path (an RAII guard that calls cudaStreamEndCapture).",
      "end the capture on every path, e.g. with an RAII guard"},
-    nullptr, &check_open};
+    nullptr,
+    &check_open};
 
 }  // namespace capguard::rules

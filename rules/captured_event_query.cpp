@@ -17,10 +17,9 @@ bool check(const Call& call, const CaptureModel&, Draft& draft) {
       call.ev->api, hex(call.ev->event),
       capture ? describe_capture(*capture) : std::string("a capture"), describe_result(call));
   if (call.event && call.event->record.known)
-    draft.related.push_back({"event-record",
-                             fmt::format("event {} recorded in the capture here",
-                                         hex(call.ev->event)),
-                             call.event->record});
+    draft.related.push_back(
+        {"event-record", fmt::format("event {} recorded in the capture here", hex(call.ev->event)),
+         call.event->record});
   return true;
 }
 
@@ -42,6 +41,7 @@ constinit const Rule kCapturedEventQuery{
      "Fix: use the event only for stream-to-stream dependencies inside the capture\n"
      "(cudaStreamWaitEvent); query or synchronize on it after launching the graph.",
      "do not query/synchronize captured events; wait on them with cudaStreamWaitEvent instead"},
-    &check, nullptr};
+    &check,
+    nullptr};
 
 }  // namespace capguard::rules

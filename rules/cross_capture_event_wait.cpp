@@ -7,8 +7,7 @@ namespace capguard::rules {
 namespace {
 
 bool check(const Call& call, const CaptureModel&, Draft& draft) {
-  if (call.api.kind != ApiKind::StreamWaitEvent || call.result() != kErrCaptureMerge)
-    return false;
+  if (call.api.kind != ApiKind::StreamWaitEvent || call.result() != kErrCaptureMerge) return false;
   const Capture* waiting = call.stream_capture;
   const Capture* other = call.event_capture;
   draft.capture = waiting ? waiting : other;
@@ -44,6 +43,7 @@ constinit const Rule kCrossCaptureEventWait{
      "Fix: keep each capture's dependencies inside it; if the two must be ordered, capture them\n"
      "into one graph, or synchronize between the graph launches.",
      "do not wait on another capture's events; order the graphs at launch time instead"},
-    &check, nullptr};
+    &check,
+    nullptr};
 
 }  // namespace capguard::rules

@@ -35,11 +35,10 @@ const Capture* capture_of(const Call& call) {
 }
 
 void add_capture_begin(Draft& draft, const Capture& capture, const std::string& role) {
-  draft.related.push_back(
-      {role,
-       fmt::format("{} began here ({} on thread {})", describe_capture(capture),
-                   capture.begin.api, capture.tid),
-       capture.begin});
+  draft.related.push_back({role,
+                           fmt::format("{} began here ({} on thread {})", describe_capture(capture),
+                                       capture.begin.api, capture.tid),
+                           capture.begin});
 }
 
 }  // namespace capguard::rules

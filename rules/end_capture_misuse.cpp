@@ -70,6 +70,7 @@ constinit const Rule kEndCaptureMisuse{
      "Fix: end each capture exactly once, on its origin stream, from the thread that began it\n"
      "(or begin it in Relaxed mode if another thread must end it).",
      "end the capture once, on the stream and thread that began it"},
-    &check, nullptr};
+    &check,
+    nullptr};
 
 }  // namespace capguard::rules

@@ -36,6 +36,7 @@ constinit const Rule kEscapedLegacyWork{
      "\n"
      "Fix: pass the capturing stream (or a stream forked into the capture) to every launch.",
      "launch on the capturing stream instead of the default stream"},
-    &check, nullptr};
+    &check,
+    nullptr};
 
 }  // namespace capguard::rules

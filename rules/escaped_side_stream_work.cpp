@@ -39,6 +39,7 @@ constinit const Rule kEscapedSideStreamWork{
      "Fix: fork the side stream into the capture first (cudaEventRecord(e, s);\n"
      "cudaStreamWaitEvent(s2, e)) and join it back before cudaStreamEndCapture.",
      "fork the stream into the capture (record on the origin, wait on the side stream)"},
-    &check, nullptr};
+    &check,
+    nullptr};
 
 }  // namespace capguard::rules

@@ -39,6 +39,7 @@ constinit const Rule kEscapedSyncCopy{
      "Fix: use the async variant on the capturing stream (cudaMemcpyAsync(d, h, n, kind, s)),\n"
      "or do the copy outside the captured region.",
      "use cudaMemcpyAsync/cudaMemsetAsync on the capturing stream"},
-    &check, nullptr};
+    &check,
+    nullptr};
 
 }  // namespace capguard::rules

@@ -58,6 +58,7 @@ constinit const Rule kLegacyStreamDuringCapture{
      "Fix: pass the capturing stream explicitly to every launch, copy and memset (use the Async\n"
      "variants), and capture on a stream created with cudaStreamNonBlocking.",
      "put the work on the capturing stream (async variants, explicit stream argument)"},
-    &check, nullptr};
+    &check,
+    nullptr};
 
 }  // namespace capguard::rules

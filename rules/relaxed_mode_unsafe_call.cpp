@@ -8,23 +8,28 @@ namespace capguard::rules {
 namespace {
 
 bool check(const Call& call, const CaptureModel& model, Draft& draft) {
-  if (call.api.kind != ApiKind::Unsafe || call.result() != 0 || !call.victims.empty())
-    return false;
+  if (call.api.kind != ApiKind::Unsafe || call.result() != 0 || !call.victims.empty()) return false;
   const uint32_t tid = call.ev->tid;
-  const Capture* capture = call.own_capture && call.own_capture->valid() ? call.own_capture
-                                                                           : nullptr;
-  if (!capture) {
-    if (!model.other_thread_has_global_capture(tid)) return false;
+  const trace::CaptureMode thread_mode =
+      call.thread ? call.thread->mode : trace::CaptureMode::Global;
+  const Capture* capture = nullptr;
+  std::string why;
+  if (call.own_capture && call.own_capture->valid()) {
+    capture = call.own_capture;
+    if (thread_mode == trace::CaptureMode::Relaxed)
+      why = "this thread set its capture interaction mode to relaxed";
+    else if (capture->mode == trace::CaptureMode::Relaxed)
+      why = "the capture was begun in relaxed mode";
+  } else {
     for (const Capture* c : model.open_captures())
       if (c->tid != tid && c->mode == trace::CaptureMode::Global && c->valid()) capture = c;
+    if (capture && thread_mode != trace::CaptureMode::Global)
+      why =
+          fmt::format("this thread set its capture interaction mode to {}", mode_name(thread_mode));
   }
+  // No reason the model can see: CUDA knows better (e.g. an untraced mode exchange).
+  if (!capture || why.empty()) return false;
   draft.capture = capture;
-  std::string why;
-  if (call.thread && call.thread->mode != trace::CaptureMode::Global)
-    why = fmt::format("this thread set its capture interaction mode to {}",
-                      mode_name(call.thread->mode));
-  else
-    why = fmt::format("the capture was begun in {} mode", mode_name(capture->mode));
   draft.message = fmt::format(
       "{} during {} succeeded only because {}; in the default global mode it would invalidate "
       "the capture",
@@ -49,6 +54,7 @@ constinit const Rule kRelaxedModeUnsafeCall{
      "\n"
      "Fix: allocate before the capture or with cudaMallocAsync on the capturing stream.",
      "allocate before the capture, or with cudaMallocAsync on the capturing stream"},
-    &check, nullptr};
+    &check,
+    nullptr};
 
 }  // namespace capguard::rules

@@ -25,11 +25,11 @@ extern const Rule kRelaxedModeUnsafeCall;
 
 namespace {
 constinit const Rule* const kRules[] = {
-    &kSyncDuringCapture,     &kCapturedEventQuery,        &kUnsafeCallDuringCapture,
-    &kLegacyStreamDuringCapture, &kUnjoinedFork,          &kCrossCaptureEventWait,
-    &kUncapturedEventWait,   &kEndCaptureMisuse,          &kUnsupportedDuringCapture,
-    &kCaptureInvalidated,    &kEscapedSyncCopy,           &kEscapedLegacyWork,
-    &kEscapedSideStreamWork, &kCaptureNeverEnded,         &kRelaxedModeUnsafeCall,
+    &kSyncDuringCapture,         &kCapturedEventQuery, &kUnsafeCallDuringCapture,
+    &kLegacyStreamDuringCapture, &kUnjoinedFork,       &kCrossCaptureEventWait,
+    &kUncapturedEventWait,       &kEndCaptureMisuse,   &kUnsupportedDuringCapture,
+    &kCaptureInvalidated,        &kEscapedSyncCopy,    &kEscapedLegacyWork,
+    &kEscapedSideStreamWork,     &kCaptureNeverEnded,  &kRelaxedModeUnsafeCall,
 };
 }  // namespace
 

@@ -56,6 +56,7 @@ constinit const Rule kSyncDuringCapture{
      "Fix: remove the synchronization from the captured region (synchronize after\n"
      "cudaGraphLaunch instead), or guard it with cudaStreamIsCapturing.",
      "move the synchronize out of the captured region (sync after launching the graph)"},
-    &check, nullptr};
+    &check,
+    nullptr};
 
 }  // namespace capguard::rules

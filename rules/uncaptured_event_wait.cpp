@@ -44,6 +44,7 @@ constinit const Rule kUncapturedEventWait{
      "Fix: wait before beginning the capture, or pass cudaEventWaitExternal if the graph should\n"
      "wait on the event each time it runs.",
      "wait before the capture, or pass cudaEventWaitExternal to capture an event-wait node"},
-    &check, nullptr};
+    &check,
+    nullptr};
 
 }  // namespace capguard::rules

@@ -44,9 +44,8 @@ bool check(const Call& call, const CaptureModel& model, Draft& draft) {
     draft.message = fmt::format(
         "{} on {}: {} {} forked into {} but {} last work was never joined back into the origin "
         "stream; CUDA returned {} and produced no graph",
-        call.ev->api, describe_stream(call.stream), names,
-        unjoined.size() == 1 ? "was" : "were", what, unjoined.size() == 1 ? "its" : "their",
-        describe_result(call));
+        call.ev->api, describe_stream(call.stream), names, unjoined.size() == 1 ? "was" : "were",
+        what, unjoined.size() == 1 ? "its" : "their", describe_result(call));
   }
   return true;
 }
@@ -70,6 +69,7 @@ constinit const Rule kUnjoinedFork{
      "Fix: after the side stream's last work, cudaEventRecord(join, s2) and\n"
      "cudaStreamWaitEvent(s, join) before ending the capture.",
      "record an event on the forked stream after its last work and wait on it from the origin"},
-    &check, nullptr};
+    &check,
+    nullptr};
 
 }  // namespace capguard::rules

@@ -15,15 +15,14 @@ bool check(const Call& call, const CaptureModel& model, Draft& draft) {
   }
   draft.capture = capture;
   if (!capture) {
-    draft.message = fmt::format(
-        "{} was refused as potentially unsafe during stream capture; CUDA returned {}",
-        call.ev->api, describe_result(call));
+    draft.message =
+        fmt::format("{} was refused as potentially unsafe during stream capture; CUDA returned {}",
+                    call.ev->api, describe_result(call));
   } else if (capture->tid == call.ev->tid) {
     draft.message = fmt::format(
         "{} while this thread records {}: allocation, free and pinning are potentially unsafe "
         "calls, prohibited in {} mode; CUDA returned {} and invalidated the capture",
-        call.ev->api, describe_capture(*capture), mode_name(capture->mode),
-        describe_result(call));
+        call.ev->api, describe_capture(*capture), mode_name(capture->mode), describe_result(call));
   } else {
     draft.message = fmt::format(
         "{} on thread {} while thread {} records {}: a global-mode capture prohibits "
@@ -54,6 +53,7 @@ constinit const Rule kUnsafeCallDuringCapture{
      "(they become memory nodes), or, for other threads, begin the capture in ThreadLocal mode\n"
      "or have them call cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureModeRelaxed).",
      "allocate before the capture, or use cudaMallocAsync/cudaFreeAsync on the capturing stream"},
-    &check, nullptr};
+    &check,
+    nullptr};
 
 }  // namespace capguard::rules

@@ -60,6 +60,7 @@ constinit const Rule kUnsupportedDuringCapture{
      "Fix: use the capturable equivalent (cudaLaunchHostFunc instead of cudaStreamAddCallback),\n"
      "or do the operation before the capture begins.",
      "use the capturable equivalent or move the call before the capture"},
-    &check, nullptr};
+    &check,
+    nullptr};
 
 }  // namespace capguard::rules

@@ -1,4 +1,6 @@
 // analyze_trace() end to end: a trace written with the real TraceWriter, read back, replayed.
+#include "analyzer/analyzer.h"
+
 #include <doctest/doctest.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -7,7 +9,6 @@
 #include <fstream>
 #include <string>
 
-#include "analyzer/analyzer.h"
 #include "trace/writer.h"
 
 using namespace capguard;

@@ -1,6 +1,6 @@
-#include <doctest/doctest.h>
-
 #include "analyzer/api_catalog.h"
+
+#include <doctest/doctest.h>
 
 using capguard::ApiKind;
 using capguard::classify_api;

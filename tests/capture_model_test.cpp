@@ -14,10 +14,18 @@ TEST_CASE("cascade: one culprit followed by N failing calls is one error with N 
     int failing = 0;
     for (int i = 0; i + 1 < n; ++i, ++failing) {
       switch (i % 4) {
-        case 0: sim(launch(kS).fails(901)); break;
-        case 1: sim(memcpy_async(kS2).fails(901)); break;
-        case 2: sim(record(kE, kS).fails(901)); break;
-        default: sim(wait(kS2, kE).fails(901)); break;
+        case 0:
+          sim(launch(kS).fails(901));
+          break;
+        case 1:
+          sim(memcpy_async(kS2).fails(901));
+          break;
+        case 2:
+          sim(record(kE, kS).fails(901));
+          break;
+        default:
+          sim(wait(kS2, kE).fails(901));
+          break;
       }
     }
     if (n > 0) {

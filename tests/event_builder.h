@@ -22,7 +22,7 @@ using trace::Field;
 inline constexpr uint64_t kS = 0x5501;   // the capturing stream
 inline constexpr uint64_t kS2 = 0x5502;  // a side stream
 inline constexpr uint64_t kS3 = 0x5503;
-inline constexpr uint64_t kE = 0xe1;     // events
+inline constexpr uint64_t kE = 0xe1;  // events
 inline constexpr uint64_t kE2 = 0xe2;
 inline constexpr bool kNonBlocking = true;
 inline constexpr bool kBlocking = false;
@@ -32,22 +32,72 @@ struct Ev {
   trace::ApiEvent e;
   bool thread_set = false;
 
-  Ev& fails(int result) { e.result = result; return *this; }
-  Ev& thread(uint32_t tid) { e.tid = tid; thread_set = true; return *this; }
-  Ev& stack(uint32_t id) { e.stack = id; return *this; }
-  Ev& stream(uint64_t s) { e.stream = s; e.set(Field::Stream); return *this; }
-  Ev& event(uint64_t ev) { e.event = ev; e.set(Field::Event); return *this; }
-  Ev& flags(uint32_t f) { e.flags = f; e.set(Field::Flags); return *this; }
-  Ev& stream_flags(uint32_t f) { e.stream_flags = f; e.set(Field::StreamFlags); return *this; }
-  Ev& mode(CaptureMode m) { e.mode = m; e.set(Field::Mode); return *this; }
-  Ev& nodes(uint64_t n) { e.nodes = n; e.set(Field::Nodes); return *this; }
-  Ev& capture_id(uint64_t id) { e.capture_id = id; e.set(Field::CaptureId); return *this; }
-  Ev& status_before(trace::CaptureStatus s) { e.status_before = s; e.set(Field::StatusBefore); return *this; }
-  Ev& status_after(trace::CaptureStatus s) { e.status_after = s; e.set(Field::StatusAfter); return *this; }
+  Ev& fails(int result) {
+    e.result = result;
+    return *this;
+  }
+  Ev& thread(uint32_t tid) {
+    e.tid = tid;
+    thread_set = true;
+    return *this;
+  }
+  Ev& stack(uint32_t id) {
+    e.stack = id;
+    return *this;
+  }
+  Ev& stream(uint64_t s) {
+    e.stream = s;
+    e.set(Field::Stream);
+    return *this;
+  }
+  Ev& event(uint64_t ev) {
+    e.event = ev;
+    e.set(Field::Event);
+    return *this;
+  }
+  Ev& flags(uint32_t f) {
+    e.flags = f;
+    e.set(Field::Flags);
+    return *this;
+  }
+  Ev& stream_flags(uint32_t f) {
+    e.stream_flags = f;
+    e.set(Field::StreamFlags);
+    return *this;
+  }
+  Ev& mode(CaptureMode m) {
+    e.mode = m;
+    e.set(Field::Mode);
+    return *this;
+  }
+  Ev& nodes(uint64_t n) {
+    e.nodes = n;
+    e.set(Field::Nodes);
+    return *this;
+  }
+  Ev& capture_id(uint64_t id) {
+    e.capture_id = id;
+    e.set(Field::CaptureId);
+    return *this;
+  }
+  Ev& status_before(trace::CaptureStatus s) {
+    e.status_before = s;
+    e.set(Field::StatusBefore);
+    return *this;
+  }
+  Ev& status_after(trace::CaptureStatus s) {
+    e.status_after = s;
+    e.set(Field::StatusAfter);
+    return *this;
+  }
 };
 
 // `api` must be a string literal (the replay keeps the view, as it does the reader's names).
-inline Ev call(std::string_view api) { Ev ev; ev.e.api = api; return ev; }
+inline Ev call(std::string_view api) {
+  Ev ev;
+  ev.e.api = api;
+  return ev;
+}
 
 inline Ev create_stream(uint64_t s, bool non_blocking) {
   return call("cudaStreamCreateWithFlags").stream(s).flags(non_blocking ? 1 : 0);
@@ -70,7 +120,9 @@ inline Ev device_sync() { return call("cudaDeviceSynchronize"); }
 inline Ev event_query(uint64_t e) { return call("cudaEventQuery").event(e); }
 inline Ev event_sync(uint64_t e) { return call("cudaEventSynchronize").event(e); }
 inline Ev malloc_() { return call("cudaMalloc"); }
-inline Ev exchange_mode(CaptureMode m) { return call("cudaThreadExchangeStreamCaptureMode").mode(m); }
+inline Ev exchange_mode(CaptureMode m) {
+  return call("cudaThreadExchangeStreamCaptureMode").mode(m);
+}
 
 // One replayed process.
 struct Sim {
@@ -79,15 +131,24 @@ struct Sim {
   uint64_t next_seq = 1;
   uint32_t current_thread = 1;
 
-  Sim& on_thread(uint32_t tid) { current_thread = tid; return *this; }
+  Sim& on_thread(uint32_t tid) {
+    current_thread = tid;
+    return *this;
+  }
   Sim& operator()(Ev ev) {
     if (!ev.thread_set) ev.e.tid = current_thread;
     ev.e.seq = next_seq++;
     replay.feed(ev.e);
     return *this;
   }
-  Sim& exit_thread(uint32_t tid) { replay.thread_exit(tid); return *this; }
-  const Report& finish() { replay.finish(); return report; }
+  Sim& exit_thread(uint32_t tid) {
+    replay.thread_exit(tid);
+    return *this;
+  }
+  const Report& finish() {
+    replay.finish();
+    return report;
+  }
 };
 
 using Rules = std::vector<std::string>;

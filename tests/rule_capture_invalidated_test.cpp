@@ -23,7 +23,8 @@ TEST_CASE("capture-invalidated: a 901 that no earlier call explains becomes the 
 
 TEST_CASE("capture-invalidated: a call CUDA accepted but that left the capture invalidated") {
   Sim sim;
-  sim(begin(kS))(call("cudaSomethingNew").stream(kS).status_after(trace::CaptureStatus::Invalidated));
+  sim(begin(kS))(
+      call("cudaSomethingNew").stream(kS).status_after(trace::CaptureStatus::Invalidated));
   sim(end(kS).fails(901));
   const Report& r = sim.finish();
   REQUIRE(rules_of(r) == Rules{"capture-invalidated"});

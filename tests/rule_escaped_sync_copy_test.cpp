@@ -23,8 +23,8 @@ TEST_CASE("escaped-sync-copy: cudaMemcpy accepted while a non-blocking stream ca
 }
 
 TEST_CASE("escaped-sync-copy: memset, driver and per-thread (_ptds) variants") {
-  for (const char* api : {"cudaMemset", "cuMemsetD32_v2", "cudaMemcpyToSymbol_ptds",
-                          "cuMemcpyHtoD_v2"}) {
+  for (const char* api :
+       {"cudaMemset", "cuMemsetD32_v2", "cudaMemcpyToSymbol_ptds", "cuMemcpyHtoD_v2"}) {
     Sim sim;
     sim(create_stream(kS, kNonBlocking))(begin(kS))(call(api))(end(kS));
     CAPTURE(api);
@@ -38,8 +38,9 @@ TEST_CASE("escaped-sync-copy twin: with a blocking stream CUDA refuses it (906)"
   CHECK(rules_of(sim.finish()) == Rules{"legacy-stream-during-capture"});
 }
 
-TEST_CASE("escaped-sync-copy twin: another thread's copy during a thread-local capture is eager "
-          "by design") {
+TEST_CASE(
+    "escaped-sync-copy twin: another thread's copy during a thread-local capture is eager "
+    "by design") {
   Sim sim;
   sim(create_stream(kS, kNonBlocking))(begin(kS, CaptureMode::ThreadLocal))(launch(kS));
   sim(memcpy_sync().thread(2))(memset_sync().thread(2));

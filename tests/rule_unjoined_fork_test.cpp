@@ -49,8 +49,8 @@ TEST_CASE("unjoined-fork twin: the side stream joins back (also transitively)") 
   Sim sim;
   sim(begin(kS))(launch(kS))(record(kE, kS))(wait(kS2, kE))(launch(kS2));
   sim(record(kE2, kS2))(wait(kS3, kE2))(launch(kS3));  // S3 forks from S2
-  sim(record(kE2, kS3))(wait(kS2, kE2));                // S3 joins S2
-  sim(record(kE2, kS2))(wait(kS, kE2));                 // S2 joins S
+  sim(record(kE2, kS3))(wait(kS2, kE2));               // S3 joins S2
+  sim(record(kE2, kS2))(wait(kS, kE2));                // S2 joins S
   const Capture& capture = sim.replay.model().captures().front();
   CHECK(sim.replay.model().unjoined_members(capture).empty());
   sim(end(kS).nodes(3));

@@ -40,8 +40,9 @@ TEST_CASE("unsafe-call-during-capture: driver cuMemAlloc_v2 in a thread-local ca
   CHECK(r.findings[0].message.find("thread_local") != std::string::npos);
 }
 
-TEST_CASE("unsafe-call-during-capture twin: other threads may allocate during thread-local "
-          "and relaxed captures") {
+TEST_CASE(
+    "unsafe-call-during-capture twin: other threads may allocate during thread-local "
+    "and relaxed captures") {
   for (CaptureMode mode : {CaptureMode::ThreadLocal, CaptureMode::Relaxed}) {
     Sim sim;
     sim(create_stream(kS, kNonBlocking))(begin(kS, mode))(launch(kS));
