@@ -138,6 +138,8 @@ std::vector<SuppressionError> load_suppressions(const std::string& path, Suppres
 
 bool suppression_matches(const Suppression& suppression, const Finding& finding) {
   if (!glob_match(suppression.rule, finding.rule)) return false;
+  // A bare '*' means "this rule everywhere": it also covers findings without a stack.
+  if (suppression.pattern == "*") return true;
   for (const Frame& frame : finding.location.frames) {
     if (frame_matches(suppression, frame)) return true;
   }

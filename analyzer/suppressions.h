@@ -9,6 +9,7 @@
 //          | 'mod' (a loaded module: executable or shared library, in the culprit's stack)
 //   PATTERN := glob: '*' any run of characters (including '/'), '?' one character
 //
+// A pattern of just '*' matches every finding of the rule, even one without a stack.
 // Everything after the second ':' is the pattern, so C++ names (ns::f) need no quoting.
 // A 'src'/'mod' pattern without '/' is matched against the base name, with '/' against the
 // whole path. A 'fun' pattern is matched against the full name and against the name without

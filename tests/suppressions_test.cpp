@@ -104,7 +104,15 @@ TEST_CASE("src: and mod: match base names, or whole paths when the pattern has a
   CHECK_FALSE(suppression_matches(parse_ok("*:src:copy").entries[0], escape));
   CHECK(suppression_matches(parse_ok("*:mod:libcuda.so*").entries[0], escape));
   CHECK(suppression_matches(parse_ok("*:mod:libkernels.so").entries[0], report.findings[4]));
-  CHECK_FALSE(suppression_matches(parse_ok("*:src:*").entries[0], report.findings[5]));  // no stack
+  const Finding& stackless = report.findings[5];
+  CHECK_FALSE(suppression_matches(parse_ok("*:src:*.cu").entries[0], stackless));
+}
+
+TEST_CASE("a bare '*' pattern suppresses a rule everywhere, even findings without a stack") {
+  const Finding stackless = testing::ci_gate_report().findings[5];
+  CHECK(suppression_matches(parse_ok("capture-invalidated:fun:*").entries[0], stackless));
+  CHECK(suppression_matches(parse_ok("*:mod:*").entries[0], stackless));
+  CHECK_FALSE(suppression_matches(parse_ok("sync-during-capture:fun:*").entries[0], stackless));
 }
 
 TEST_CASE("applying suppressions removes findings, counts each once, and lists unused ones") {
