@@ -5,9 +5,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <memory>
+#include <vector>
 
 #include "trace/record_parser.h"
 
@@ -15,7 +16,10 @@ namespace capguard::trace {
 namespace {
 
 // Large enough that a maximal line always fits next to leftover bytes of the previous read.
+// The buffer starts small (most inputs of a fuzzer, a short trace) and doubles while reads
+// keep filling it.
 constexpr size_t kBufferSize = 256 * 1024;
+constexpr size_t kFirstBufferSize = 16 * 1024;
 static_assert(kBufferSize > 2 * size_t{kMaxLineLength});
 // The parser loads whole words and may read this far past a line's '\n' (field_cursor.h).
 constexpr size_t kPadding = 32;
@@ -35,8 +39,9 @@ constexpr char kNotATrace[] = "not a capguard trace (the first line is not a 'v'
 template <class ReadSome>
 std::optional<ReadError> read_lines(const std::string& source, ReadSome read_some,
                                     TraceSink& sink) {
-  auto buffer = std::make_unique<char[]>(kBufferSize + kPadding);  // zeroed: no stray reads
-  char* const buf = buffer.get();
+  std::vector<char> storage(kFirstBufferSize + kPadding);  // zeroed: no stray reads
+  size_t capacity = kFirstBufferSize;
+  char* buf = storage.data();
   size_t begin = 0, end = 0;
   uint64_t line = 0;
   RecordParser parser(sink);
@@ -57,11 +62,17 @@ std::optional<ReadError> read_lines(const std::string& source, ReadSome read_som
     if (line == 0 && !looks_like_header(rest)) return fail(1, kNotATrace);
     if (rest.size() > kMaxLineLength) return fail(line + 1, line_too_long());
 
+    const bool was_full = end == capacity;
     std::memmove(buf, buf + begin, rest.size());
     end = rest.size();
     begin = 0;
+    if (was_full && capacity < kBufferSize) {  // also makes room when one line fills it
+      capacity = std::min(2 * capacity, kBufferSize);
+      storage.resize(capacity + kPadding);
+      buf = storage.data();
+    }
     std::string io_error;
-    const ptrdiff_t n = read_some(buf + end, kBufferSize - end, io_error);
+    const ptrdiff_t n = read_some(buf + end, capacity - end, io_error);
     if (n < 0) return fail(0, "cannot read trace: " + io_error);
     if (n == 0) break;
     end += static_cast<size_t>(n);
