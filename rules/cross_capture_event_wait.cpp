@@ -12,10 +12,10 @@ bool check(const Call& call, const CaptureModel&, Draft& draft) {
   const Capture* other = call.event_capture;
   draft.capture = waiting ? waiting : other;
   draft.message = fmt::format(
-      "{}: {} ({}) waits on event {}, which was recorded in a different capture ({}); two "
+      "{}: {} ({}) waits on event {}, which was recorded in a different capture, {}; two "
       "captures cannot be merged, CUDA returned {} and invalidated both",
       call.ev->api, describe_stream(call.stream),
-      waiting ? describe_capture(*waiting) : std::string("capturing"), hex(call.ev->event),
+      waiting ? describe_capture_short(*waiting) : std::string("capturing"), hex(call.ev->event),
       other ? describe_capture(*other) : std::string("unknown"), describe_result(call));
   if (call.event && call.event->record.known)
     draft.related.push_back({"event-record",

@@ -19,6 +19,10 @@ std::string describe_capture(const Capture& capture) {
                      mode_name(capture.mode));
 }
 
+std::string describe_capture_short(const Capture& capture) {
+  return fmt::format("capture #{}, {} mode", capture.id, mode_name(capture.mode));
+}
+
 std::string describe_result(const Call& call) {
   trace::ApiDomain domain = call.ev->has(trace::Field::Domain) ? call.ev->domain : call.api.domain;
   return fmt::format("{} ({})", result_name(call.result(), domain), call.result());

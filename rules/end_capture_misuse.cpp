@@ -44,7 +44,8 @@ bool check(const Call& call, const CaptureModel&, Draft& draft) {
       "{} on {}, which is already capturing{}: a stream captures one sequence at a time; CUDA "
       "returned {} and the first capture continues",
       call.ev->api, describe_stream(call.stream),
-      capture ? " (" + describe_capture(*capture) + ")" : std::string(), describe_result(call));
+      capture ? " (" + describe_capture_short(*capture) + ")" : std::string(),
+      describe_result(call));
   return true;
 }
 

@@ -45,9 +45,10 @@ std::span<const Rule* const> rule_list();
 // Wording shared by the rules (describe.cpp).
 std::string describe_stream(const StreamKey& stream);  // "stream 0x5555", "the legacy stream"
 std::string describe_capture(const Capture& capture);  // "capture #1 (stream 0x55.., global mode)"
-std::string describe_result(const Call& call);         // "cudaErrorStreamCaptureUnsupported (900)"
-std::string describe_site(const Site& site);           // "cudaEventRecord on thread 7"
-std::string hex(uint64_t value);                       // "0x55d0"
+std::string describe_capture_short(const Capture& capture);  // "capture #1, global mode"
+std::string describe_result(const Call& call);  // "cudaErrorStreamCaptureUnsupported (900)"
+std::string describe_site(const Site& site);    // "cudaEventRecord on thread 7"
+std::string hex(uint64_t value);                // "0x55d0"
 // The capture the call hit: its first victim, else the stream's, else the event's.
 const Capture* capture_of(const Call& call);
 void add_capture_begin(Draft& draft, const Capture& capture,

@@ -18,6 +18,7 @@ bool check(const Call& call, const CaptureModel& model, Draft& draft) {
   draft.capture = capture;
   std::string what = capture ? describe_capture(*capture) : std::string("a capture");
   if (kind == ApiKind::StreamSync && call.stream_capture) {
+    what = describe_capture_short(*call.stream_capture);
     draft.message = fmt::format(
         "{} on {}, which is capturing ({}): captured work has not run, so there is nothing to "
         "wait for; CUDA returned {} and invalidated the capture",

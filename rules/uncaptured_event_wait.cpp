@@ -16,7 +16,7 @@ bool check(const Call& call, const CaptureModel&, Draft& draft) {
       "only wait on outside events with cudaEventWaitExternal, so CUDA returned {} and "
       "invalidated the capture",
       call.ev->api, describe_stream(call.stream),
-      capture ? describe_capture(*capture) : std::string("capturing"), hex(call.ev->event),
+      capture ? describe_capture_short(*capture) : std::string("capturing"), hex(call.ev->event),
       describe_result(call));
   if (call.event && call.event->record.known)
     draft.related.push_back(

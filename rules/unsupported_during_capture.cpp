@@ -37,7 +37,7 @@ bool check(const Call& call, const CaptureModel& model, Draft& draft) {
   draft.message = fmt::format(
       "{}{} is not supported during stream capture{}; CUDA returned {}{}", call.ev->api,
       call.has_stream ? " on " + describe_stream(call.stream) : std::string(),
-      capture ? " (" + describe_capture(*capture) + ")" : std::string(), describe_result(call),
+      capture ? ", in " + describe_capture(*capture) : std::string(), describe_result(call),
       call.victims.empty() ? "" : " and invalidated the capture");
   draft.message += hint(call.api.base);
   return true;
