@@ -104,7 +104,8 @@ class OpenModule {
 
 class Symbolizer {
  public:
-  explicit Symbolizer(const std::vector<ProcessModules>& modules) : modules_(modules) {}
+  Symbolizer(const std::vector<ProcessModules>& modules, const SymbolCache* cache)
+      : modules_(modules), cache_(cache) {}
 
   void symbolize(Location& location, uint32_t pid) {
     if (location.pid != 0) pid = location.pid;
@@ -121,18 +122,29 @@ class Symbolizer {
     if (!inserted) return cached->second;
     Frame& frame = cached->second;
     frame.address = return_address;
+    resolve(pid, frame);
+    if (frame.function.empty() && frame.file.empty() && cache_ != nullptr) {
+      if (const Frame* known = cache_->find(pid, return_address)) {
+        const uint64_t offset = frame.offset;
+        frame = *known;
+        frame.offset = offset;
+      }
+    }
+    return frame;
+  }
+
+  void resolve(uint32_t pid, Frame& frame) {
     // Every recorded address is a return address: the call itself is the instruction before.
-    const uint64_t pc = return_address == 0 ? 0 : return_address - 1;
+    const uint64_t pc = frame.address == 0 ? 0 : frame.address - 1;
     const ProcessModules* process = find_process(pid);
-    if (process == nullptr) return frame;
+    if (process == nullptr) return;
     const Module* module = find_module(*process, pc);
-    if (module == nullptr) return frame;
+    if (module == nullptr) return;
     frame.module = module->path;
-    frame.offset = return_address - module->base;
+    frame.offset = frame.address - module->base;
     auto [open, added] = open_.try_emplace({pid, module});
     if (added) open->second = std::make_unique<OpenModule>(*module);
     open->second->describe(pc, frame);
-    return frame;
   }
 
   const ProcessModules* find_process(uint32_t pid) const {
@@ -148,6 +160,7 @@ class Symbolizer {
   }
 
   const std::vector<ProcessModules>& modules_;
+  const SymbolCache* cache_;
   std::map<std::pair<uint32_t, const Module*>, std::unique_ptr<OpenModule>> open_;
   std::map<std::pair<uint32_t, uint64_t>, Frame> frames_;
 };
@@ -195,14 +208,42 @@ FrameOwner owner_of(const Frame& frame) {
   return FrameOwner::Program;
 }
 
+namespace {
+
+// nvcc turns `kernel<<<...>>>(args)` into a call to a host wrapper named like the kernel, which
+// calls a generated __device_stub__<mangled kernel>, which calls cudaLaunchKernel. Neither is
+// the user's line: the launch is one frame further out.
+constexpr std::string_view kStubPrefix = "__device_stub__";
+
+bool is_launch_stub(const Frame& frame) {
+  return frame.function.starts_with(kStubPrefix) || frame.file.ends_with(".cudafe1.stub.c");
+}
+
+// The kernel's host wrapper sits right outside its stub: "__device_stub__Z6kernelPf(...)"
+// belongs to the wrapper "_Z6kernelPf", demangled "kernel(float*)".
+bool is_wrapper_of(const Frame& stub, const Frame& outer) {
+  if (!stub.function.starts_with(kStubPrefix)) return false;
+  std::string_view mangled = std::string_view(stub.function).substr(kStubPrefix.size());
+  mangled = mangled.substr(0, mangled.find('('));
+  return !mangled.empty() && demangle(("_" + std::string(mangled)).c_str()) == outer.function;
+}
+
+}  // namespace
+
 int choose_user_frame(const std::vector<Frame>& frames) {
-  for (size_t i = 0; i < frames.size(); ++i)
+  for (size_t i = 0; i < frames.size(); ++i) {
+    if (is_launch_stub(frames[i])) {
+      if (i + 1 < frames.size() && is_wrapper_of(frames[i], frames[i + 1])) ++i;
+      continue;
+    }
     if (owner_of(frames[i]) == FrameOwner::Program) return static_cast<int>(i);
+  }
   return -1;
 }
 
-void symbolize(Report& report, const std::vector<ProcessModules>& modules) {
-  Symbolizer symbolizer(modules);
+void symbolize(Report& report, const std::vector<ProcessModules>& modules,
+               const SymbolCache* cache) {
+  Symbolizer symbolizer(modules, cache);
   for (auto& finding : report.findings) {
     symbolizer.symbolize(finding.location, finding.pid);
     for (auto& related : finding.related) symbolizer.symbolize(related.location, finding.pid);

@@ -9,14 +9,17 @@
 
 #include "analyzer/modules.h"
 #include "analyzer/report.h"
+#include "analyzer/symbol_cache.h"
 
 namespace capguard {
 
 // Fills Location::frames (from Location::addresses, when any were recorded) and
 // Location::user_frame for every location in the report: findings, their related locations,
 // and the captures' begin and end. A module whose file is missing or whose build-id differs
-// from the recorded one yields frames with module and offset only.
-void symbolize(Report& report, const std::vector<ProcessModules>& modules);
+// from the recorded one yields frames with module and offset only, unless `cache` (frames
+// resolved earlier, on the machine that recorded the trace) knows the address.
+void symbolize(Report& report, const std::vector<ProcessModules>& modules,
+               const SymbolCache* cache = nullptr);
 
 // Who a frame belongs to, judged from its module path and function name.
 enum class FrameOwner { Program, Cuda, Interposer, Runtime, Unknown };

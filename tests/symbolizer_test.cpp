@@ -201,4 +201,23 @@ TEST_CASE("frames already present and no addresses: only the user frame is chose
   CHECK(report.findings[0].location.user_frame == 1);
 }
 
+TEST_CASE("a <<<>>> launch: the user frame is the launch line, not nvcc's stub or wrapper") {
+  // The frames recorded on the H100 for testcases/legacy_stream_during_capture_chevron.cu.
+  std::vector<Frame> frames = {
+      frame_in("/usr/local/nvidia/lib64/libcuda.so.1", ""),
+      frame_in("/build/chevron", "cudaLaunchKernel"),
+      frame_in("/build/chevron", "__cudaLaunchKernel_helper(CUkern_st*, dim3, dim3, void**)"),
+      frame_in("/build/chevron", "__device_stub__Z4bumpPi(int*)"),
+      frame_in("/build/chevron", "bump(int*)"),
+      frame_in("/build/chevron", "main"),
+  };
+  frames[3].file = "/tmp/tmpxft_00000403_00000000-6_chevron.cudafe1.stub.c";
+  frames[4].file = "/work/main/testcases/common.h";
+  CHECK(choose_user_frame(frames) == 5);
+
+  // A wrapper that does not match the stub's kernel is the user's own code.
+  frames[4].function = "launch_all(int*)";
+  CHECK(choose_user_frame(frames) == 4);
+}
+
 }  // namespace capguard
