@@ -111,7 +111,11 @@ std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
   for (const auto& trace : traces) analyze_trace(trace, analysis);
   for (const auto& error : analysis.errors)
     problems.push_back("cannot read trace: " + error.to_string());
-  symbolize(analysis.report, analysis.modules);
+  SymbolCache cache;  // frames resolved where the traces were recorded, when saved beside them
+  for (const auto& trace : traces)
+    if (auto damaged = cache.load_beside(trace))
+      std::fprintf(stderr, "capguard: warning: ignoring %s\n", damaged->c_str());
+  symbolize(analysis.report, analysis.modules, &cache);
   apply_suppressions_file(options.suppressions, analysis.report);
   apply_baseline_file(options.baseline, analysis.report);
   return problems;

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <set>
 
+#include "analyzer/symbol_cache.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/process.h"
@@ -141,6 +142,10 @@ int run_command(const RunOptions& options) {
   if (!traces.empty()) problems = analyze_traces(traces, options.report, analysis);
   if (std::string why = why_not_attached(analysis); !why.empty()) problems.push_back(why);
 
+  // So that the kept traces can be re-analyzed where the program's binaries are not.
+  for (const auto& process : analysis.report.processes)
+    if (auto failed = SymbolCache::save_beside(process.trace_path, process.pid, analysis.report))
+      problems.push_back(*failed);
   const bool written = traces.empty() || write_outputs(analysis.report, targets);
   // A temporary directory is kept only when there is something in it worth a second look.
   const bool clean = problems.empty() && analysis.report.findings.empty();

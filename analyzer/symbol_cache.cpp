@@ -1,0 +1,100 @@
+#include "analyzer/symbol_cache.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <string_view>
+#include <vector>
+
+namespace capguard {
+namespace {
+
+constexpr std::string_view kMagic = "capguard-symbols\t1";
+
+std::string path_for(const std::string& trace_path) { return trace_path + ".symbols"; }
+
+// Names never hold tabs or newlines in practice; a field must not break a line if one did.
+std::string field(const std::string& text) {
+  std::string out = text;
+  for (char& c : out)
+    if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+  return out;
+}
+
+std::vector<std::string_view> split_tabs(std::string_view line) {
+  std::vector<std::string_view> parts;
+  for (size_t start = 0;;) {
+    const size_t tab = line.find('\t', start);
+    parts.push_back(line.substr(start, tab - start));
+    if (tab == std::string_view::npos) return parts;
+    start = tab + 1;
+  }
+}
+
+template <typename T>
+bool parse(std::string_view text, T& value, int base) {
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, base);
+  return error == std::errc() && end == text.data() + text.size();
+}
+
+void collect(const Location& location, std::map<uint64_t, const Frame*>& frames) {
+  for (const Frame& frame : location.frames)
+    if (!frame.function.empty() || !frame.file.empty()) frames.emplace(frame.address, &frame);
+}
+
+}  // namespace
+
+std::optional<std::string> SymbolCache::load_beside(const std::string& trace_path) {
+  const std::string path = path_for(trace_path);
+  std::ifstream in(path);
+  if (!in) return std::nullopt;  // no cache: nothing to add
+  std::string line;
+  if (!std::getline(in, line) || line != kMagic)
+    return path + ":1: not a capguard symbol cache (or a newer format)";
+  for (uint64_t number = 2; std::getline(in, line); ++number) {
+    const auto parts = split_tabs(line);
+    uint32_t pid = 0;
+    Frame frame;
+    if (parts.size() != 6 || !parse(parts[0], pid, 16) || !parse(parts[1], frame.address, 16) ||
+        !parse(parts[2], frame.line, 10))
+      return path + ":" + std::to_string(number) + ": malformed frame";
+    frame.module = parts[3];
+    frame.function = parts[4];
+    frame.file = parts[5];
+    add(pid, frame);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> SymbolCache::save_beside(const std::string& trace_path, uint32_t pid,
+                                                    const Report& report) {
+  std::map<uint64_t, const Frame*> frames;  // ordered: the file is deterministic
+  for (const Finding& finding : report.findings) {
+    if (finding.pid != pid) continue;
+    collect(finding.location, frames);
+    for (const Related& related : finding.related) collect(related.location, frames);
+  }
+  for (const CaptureInfo& capture : report.captures) {
+    if (capture.pid != pid) continue;
+    collect(capture.begin, frames);
+    if (capture.end) collect(*capture.end, frames);
+  }
+  const std::string path = path_for(trace_path);
+  std::ofstream out(path, std::ios::trunc);
+  out << kMagic << '\n';
+  for (const auto& [address, frame] : frames)
+    out << std::hex << pid << '\t' << address << '\t' << std::dec << frame->line << '\t'
+        << field(frame->module) << '\t' << field(frame->function) << '\t' << field(frame->file)
+        << '\n';
+  out.close();
+  if (!out) return "cannot write " + path + ": " + std::strerror(errno);
+  return std::nullopt;
+}
+
+const Frame* SymbolCache::find(uint32_t pid, uint64_t return_address) const {
+  auto it = frames_.find({pid, return_address});
+  return it == frames_.end() ? nullptr : &it->second;
+}
+
+}  // namespace capguard

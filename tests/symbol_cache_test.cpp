@@ -1,0 +1,95 @@
+#include "analyzer/symbol_cache.h"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "analyzer/symbolizer.h"
+
+namespace capguard {
+namespace {
+
+std::string temp_trace_path() {
+  char dir[] = "/tmp/capguard-symcache-XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  return std::string(dir) + "/capguard.77.trace";
+}
+
+Frame resolved(uint64_t address, const char* module, const char* function, const char* file,
+               int line) {
+  Frame frame;
+  frame.address = address;
+  frame.module = module;
+  frame.function = function;
+  frame.file = file;
+  frame.line = line;
+  return frame;
+}
+
+// A finding recorded on the GPU machine: raw addresses, binaries long gone.
+Report report_with_raw_stack(uint32_t pid) {
+  Report report;
+  Finding finding;
+  finding.pid = pid;
+  finding.location.pid = pid;
+  finding.location.addresses = {0x7f0000001000, 0x401234, 0x401300};
+  report.findings.push_back(finding);
+  return report;
+}
+
+}  // namespace
+
+TEST_SUITE("symbol_cache") {
+  TEST_CASE("frames saved beside a trace symbolize it on a machine without the binaries") {
+    const std::string trace = temp_trace_path();
+    Report recorded;
+    Finding finding;
+    finding.pid = 77;
+    finding.location.frames = {
+        resolved(0x7f0000001000, "/usr/lib/libcuda.so.1", "", "", 0),
+        resolved(0x401234, "/gpu-build/app", "main", "/src/app.cu", 12),
+        resolved(0x401300, "/gpu-build/app", "helper(int)", "/src/app.cu", 30)};
+    recorded.findings.push_back(finding);
+    REQUIRE_FALSE(SymbolCache::save_beside(trace, 77, recorded).has_value());
+
+    SymbolCache cache;
+    REQUIRE_FALSE(cache.load_beside(trace).has_value());
+    CHECK(cache.size() == 2);  // the frame with nothing resolved is not worth keeping
+
+    Report replayed = report_with_raw_stack(77);
+    symbolize(replayed, {}, &cache);
+    const Location& location = replayed.findings[0].location;
+    REQUIRE(location.frames.size() == 3);
+    CHECK(location.frames[1].function == "main");
+    CHECK(location.frames[1].file == "/src/app.cu");
+    CHECK(location.frames[1].line == 12);
+    CHECK(location.user_frame == 1);
+
+    // Another process's addresses are not confused with these.
+    Report other = report_with_raw_stack(78);
+    symbolize(other, {}, &cache);
+    CHECK(other.findings[0].location.frames[1].function.empty());
+    CHECK(other.findings[0].location.user_frame == -1);
+  }
+
+  TEST_CASE("no cache file is not an error; a damaged one says where") {
+    const std::string trace = temp_trace_path();
+    SymbolCache cache;
+    CHECK_FALSE(cache.load_beside(trace).has_value());
+
+    std::ofstream(trace + ".symbols") << "capguard-symbols\t1\n4d\t401234\t12\tapp\tmain\n";
+    auto error = cache.load_beside(trace);
+    REQUIRE(error.has_value());
+    CHECK(error->find(":2: malformed frame") != std::string::npos);
+
+    std::ofstream(trace + ".symbols") << "capguard-symbols\t9\n";
+    error = cache.load_beside(trace);
+    REQUIRE(error.has_value());
+    CHECK(error->find(":1: not a capguard symbol cache") != std::string::npos);
+  }
+}
+
+}  // namespace capguard
