@@ -17,9 +17,13 @@ namespace {
 using trace::testing::RecordingSink;
 using trace::testing::TempDir;
 
+// Not a tail call (the volatile store comes after), so this frame's return address is on the
+// stack at -O2 too.
 __attribute__((noinline)) size_t capture_here(uint64_t* out, size_t capacity, uint64_t skip_start,
                                               uint64_t skip_end) {
-  return capture_stack(out, capacity, skip_start, skip_end);
+  const size_t depth = capture_stack(out, capacity, skip_start, skip_end);
+  volatile size_t keep_frame = depth;
+  return keep_frame;
 }
 
 std::string self_exe() {
