@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Replays the traces recorded on the GPU machine (testcases/recorded/traces/<program>/) through
+`capguard report` and compares the text and JSON reports with the golden files beside them
+(testcases/recorded/golden/<program>.txt, .json). On a difference it prints a unified diff.
+
+    check_golden.py --capguard build/capguard [--recorded testcases/recorded] [--update]
+
+--update rewrites the golden files from the current capguard (review the diff before committing).
+"""
+import argparse
+import difflib
+import os
+import subprocess
+import sys
+
+
+def report(capguard, traces, fmt):
+    proc = subprocess.run([capguard, "report", "--fail-on", "never", "--format", fmt, "-o", "-",
+                           "-q", traces], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"capguard report {traces} exited {proc.returncode}: {proc.stderr}")
+    return proc.stdout
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--capguard", required=True)
+    ap.add_argument("--recorded", default=os.path.join(here, "recorded"))
+    ap.add_argument("--update", action="store_true")
+    args = ap.parse_args()
+    traces_root = os.path.join(args.recorded, "traces")
+    golden_root = os.path.join(args.recorded, "golden")
+    os.makedirs(golden_root, exist_ok=True)
+    programs = sorted(os.listdir(traces_root))
+    if not programs:
+        print(f"no recorded traces under {traces_root}", file=sys.stderr)
+        return 1
+    failed = 0
+    for program in programs:
+        for fmt, ext in (("text", "txt"), ("json", "json")):
+            actual = report(args.capguard, os.path.join(traces_root, program), fmt)
+            golden = os.path.join(golden_root, f"{program}.{ext}")
+            if args.update:
+                with open(golden, "w") as f:
+                    f.write(actual)
+                continue
+            expected = open(golden).read() if os.path.exists(golden) else ""
+            if actual != expected:
+                failed += 1
+                sys.stdout.writelines(difflib.unified_diff(
+                    expected.splitlines(True), actual.splitlines(True), golden, "capguard report"))
+    checked = len(programs) * 2
+    print(f"{checked - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
