@@ -24,6 +24,8 @@ struct ReportOptions {
   std::string suppressions;
   std::string baseline;  // an earlier JSON or SARIF report: only new findings count
   bool quiet = false;
+  bool no_default_suppressions = false;
+  std::string source_root;  // SARIF; empty: the current directory
 };
 
 struct RunOptions {
@@ -39,5 +41,6 @@ int report_command(const std::vector<std::string>& paths, const ReportOptions& o
 int run_command(const RunOptions& options);
 int rules_command();
 int explain_command(const std::string& rule);
+int default_suppressions_command();
 
 }  // namespace capguard::cli

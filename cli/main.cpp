@@ -29,6 +29,11 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
                   "earlier capguard JSON or SARIF report: report only findings not in it")
       ->check(CLI::ExistingFile);
   command.add_flag("-q,--quiet", options.quiet, "with -o: no text report on stderr");
+  command.add_flag("--no-default-suppressions", options.no_default_suppressions,
+                   "also report what the built-in suppressions hide (see capguard suppressions)");
+  command.add_option("--source-root", options.source_root,
+                     "SARIF: paths under DIR are written relative to it (default: the current "
+                     "directory)");
 }
 
 namespace {
@@ -58,6 +63,8 @@ int run_main(int argc, char** argv) {
       ->required();
 
   app.add_subcommand("rules", "list the rules: id, severity, summary");
+  CLI::App* suppressions_app =
+      app.add_subcommand("suppressions", "print the built-in suppressions");
   std::string rule;
   CLI::App* explain_app = app.add_subcommand("explain", "explain one rule and its fix");
   explain_app->add_option("rule", rule, "rule id (see `capguard rules`)")->required();
@@ -83,6 +90,7 @@ int run_main(int argc, char** argv) {
   if (run_app->parsed()) return run_command(run);
   if (report_app->parsed()) return report_command(traces, report);
   if (explain_app->parsed()) return explain_command(rule);
+  if (suppressions_app->parsed()) return default_suppressions_command();
   return rules_command();
 }
 

@@ -26,11 +26,14 @@ bool is_format(std::string_view name) {
   return std::find(std::begin(kFormats), std::end(kFormats), name) != std::end(kFormats);
 }
 
-std::string render(const Report& report, const std::string& format, bool color) {
+std::string render(const Report& report, const std::string& format, bool color,
+                   const std::string& source_root) {
   RenderOptions options;
   options.color = color;
   std::error_code error;
-  options.source_root = fs::current_path(error).string();  // SARIF: paths relative to here
+  // SARIF: paths relative to the source root, by default where capguard was started.
+  options.source_root = source_root.empty() ? fs::current_path(error).string()
+                                            : fs::absolute(source_root, error).string();
   if (format == "json") return render_json(report);
   if (format == "sarif") return render_sarif(report, options);
   if (format == "junit") return render_junit(report);
@@ -116,22 +119,26 @@ std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
     if (auto damaged = cache.load_beside(trace))
       std::fprintf(stderr, "capguard: warning: ignoring %s\n", damaged->c_str());
   symbolize(analysis.report, analysis.modules, &cache);
+  if (!options.no_default_suppressions) apply_default_suppressions(analysis.report);
   apply_suppressions_file(options.suppressions, analysis.report);
   apply_baseline_file(options.baseline, analysis.report);
   return problems;
 }
 
-bool write_outputs(const Report& report, const std::vector<OutputTarget>& targets) {
+bool write_outputs(const Report& report, const std::vector<OutputTarget>& targets,
+                   const std::string& source_root) {
   bool ok = true;
   for (const auto& target : targets) {
     if (target.path.empty()) {
       const bool color = isatty(STDERR_FILENO) && std::getenv("NO_COLOR") == nullptr;
-      std::fputs(render(report, target.format, color && target.format == "text").c_str(), stderr);
+      std::fputs(
+          render(report, target.format, color && target.format == "text", source_root).c_str(),
+          stderr);
     } else if (target.path == "-") {
-      std::fputs(render(report, target.format, false).c_str(), stdout);
+      std::fputs(render(report, target.format, false, source_root).c_str(), stdout);
       std::fflush(stdout);
     } else {
-      ok = write_atomically(target.path, render(report, target.format, false)) && ok;
+      ok = write_atomically(target.path, render(report, target.format, false, source_root)) && ok;
     }
   }
   return ok;

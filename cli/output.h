@@ -26,7 +26,8 @@ std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
 
 // Writes every target (files atomically: temp file + rename). False after printing a line for
 // a target that could not be written.
-bool write_outputs(const Report& report, const std::vector<OutputTarget>& targets);
+bool write_outputs(const Report& report, const std::vector<OutputTarget>& targets,
+                   const std::string& source_root);
 
 bool has_findings_at(const Report& report, const std::string& fail_on);
 

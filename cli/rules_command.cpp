@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "analyzer/default_suppressions.h"
 #include "cli/commands.h"
 #include "rules/rule_table.h"
 
@@ -27,6 +28,12 @@ int explain_command(const std::string& id) {
   fmt::print("{} ({})\n\n{}\n\n{}\n", rule->id, to_string(rule->severity), rule->summary,
              rule->explanation);
   if (!rule->fix.empty()) fmt::print("\nfix: {}\n", rule->fix);
+  return 0;
+}
+
+int default_suppressions_command() {
+  const std::string_view text = default_suppressions_text();
+  std::fwrite(text.data(), 1, text.size(), stdout);
   return 0;
 }
 

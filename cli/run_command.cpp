@@ -146,7 +146,7 @@ int run_command(const RunOptions& options) {
   for (const auto& process : analysis.report.processes)
     if (auto failed = SymbolCache::save_beside(process.trace_path, process.pid, analysis.report))
       problems.push_back(*failed);
-  const bool written = traces.empty() || write_outputs(analysis.report, targets);
+  const bool written = traces.empty() || write_outputs(analysis.report, targets, options.report.source_root);
   // A temporary directory is kept only when there is something in it worth a second look.
   const bool clean = problems.empty() && analysis.report.findings.empty();
   if (temporary && (clean || traces.empty()))

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "analyzer/baseline.h"
+#include "analyzer/default_suppressions.h"
 #include "analyzer/suppressions.h"
 
 namespace capguard::cli {
@@ -31,6 +32,12 @@ void apply_suppressions_file(const std::string& path, Report& report) {
     std::fprintf(stderr, "capguard: %.*s\n", static_cast<int>(end - start), summary.data() + start);
     start = end + 1;
   }
+}
+
+void apply_default_suppressions(Report& report) {
+  Suppressions suppressions;
+  parse_suppressions(default_suppressions_text(), "<built-in>", suppressions);
+  apply_suppressions(report, suppressions);
 }
 
 std::optional<std::string> check_baseline_file(const std::string& path) {

@@ -1,0 +1,19 @@
+#include "analyzer/default_suppressions.h"
+
+namespace capguard {
+
+std::string_view default_suppressions_text() {
+  return R"(# capguard's built-in suppressions (turn off with --no-default-suppressions).
+
+# PyTorch's caching allocator allocates while a graph is being captured on purpose: it exchanges
+# the thread's capture mode to Relaxed around cudaMalloc (cudaMallocMaybeCapturing) and keeps
+# the memory alive in the graph's private pool, so the allocation is not a latent bug.
+relaxed-mode-unsafe-call:fun:*cudaMallocMaybeCapturing*
+
+# CuPy's memory pool allocates inside CuPy's own captures, which it begins in Relaxed mode for
+# exactly that reason; the pool owns the memory the graph uses.
+relaxed-mode-unsafe-call:fun:*cupy_backends*runtime*malloc*
+)";
+}
+
+}  // namespace capguard
