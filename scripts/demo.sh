@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job, after ./scripts/setup.sh: shows capguard's reports.
 #   With a GPU (nvidia-smi -L works): runs every testcase program under `capguard run`.
-#   Without one: re-analyzes the recorded traces in testcases/traces/ with `capguard report`.
+#   Without one: re-analyzes the recorded traces in testcases/recorded/traces/ with `capguard report`.
 # BUILD_DIR (default build) holds capguard, libcapguard.so and testcases/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -28,12 +28,12 @@ if nvidia-smi -L >/dev/null 2>&1; then
   exit 0
 fi
 
-echo "demo: no GPU here (nvidia-smi -L failed); analyzing the recorded traces in testcases/traces/"
+echo "demo: no GPU here (nvidia-smi -L failed); analyzing the recorded traces in testcases/recorded/traces/"
 shopt -s nullglob
-dirs=(testcases/traces/*/)
-traces=(testcases/traces/*.trace)
+dirs=(testcases/recorded/traces/*/)
+traces=(testcases/recorded/traces/*.trace)
 if ((${#dirs[@]} == 0 && ${#traces[@]} == 0)); then
-  echo "demo: testcases/traces/ has no recorded traces yet (they are recorded on a GPU machine" \
+  echo "demo: testcases/recorded/traces/ has no recorded traces yet (they are recorded on a GPU machine" \
        "with scripts/gpu_testcases.sh)" >&2
   exit 2
 fi
