@@ -32,6 +32,7 @@ struct RunOptions {
   ReportOptions report;
   std::string trace_dir;  // empty: a temporary directory, removed after a clean run
   int error_exitcode = kExitFindings;
+  bool require_attach = true;  // capguard not attached (or never reached CUDA): exit 3
   std::vector<std::string> command;
 };
 

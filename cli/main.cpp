@@ -53,6 +53,9 @@ int run_main(int argc, char** argv) {
       ->add_option("--error-exitcode", run.error_exitcode,
                    "exit status when findings reach --fail-on")
       ->capture_default_str();
+  run_app->add_flag("--require-attach,!--no-require-attach", run.require_attach,
+                    "exit 3 when capguard could not attach or the program never reached CUDA "
+                    "(default on; with --no-require-attach that is only a warning)");
   run_app->add_option("command", run.command, "-- PROGRAM [ARGS...]")->required();
 
   ReportOptions report;

@@ -140,7 +140,12 @@ int run_command(const RunOptions& options) {
   Analysis analysis;
   std::vector<std::string> problems;
   if (!traces.empty()) problems = analyze_traces(traces, options.report, analysis);
-  if (std::string why = why_not_attached(analysis); !why.empty()) problems.push_back(why);
+  if (std::string why = why_not_attached(analysis); !why.empty()) {
+    if (options.require_attach)
+      problems.push_back(why);
+    else
+      std::fprintf(stderr, "capguard: warning: %s (--no-require-attach)\n", why.c_str());
+  }
 
   // So that the kept traces can be re-analyzed where the program's binaries are not.
   for (const auto& process : analysis.report.processes)

@@ -92,6 +92,16 @@ else
   no_trace='no CUDA driver on this machine \(libcuda.so.1 not found\)'
 fi
 expect 3 "^capguard: cannot attach: $no_trace" --one-line -- "$capguard" run -- /bin/true
+expect 1 "^capguard: warning: cannot attach: $no_trace \\(--no-require-attach\\)" --one-line -- "$capguard" run --no-require-attach -- /bin/false
+# A real CUDA program (a testcase, when built): without a driver it still runs, prints what CUDA
+# returned, and capguard fails closed.
+cuda_program=$(dirname "$capguard")/testcases/sync_during_capture_ok
+if [ -x "$cuda_program" ] && [ "$no_trace" != 'the program never initialized CUDA' ]; then
+  expect 3 "^capguard: cannot attach: $no_trace" -- "$capguard" run -- "$cuda_program"
+  grep -q 'cudaStreamCreateWithFlags' "$work/out" || fail "the CUDA program's own output is missing"
+else
+  echo "skip: real CUDA program without a driver (testcases not built, or a driver is present)"
+fi
 expect 2 '^capguard: program not found: /nonexistent$' --one-line -- "$capguard" run -- /nonexistent
 expect 2 '^capguard: program not found: no-such-program-here \(not in PATH\)' --one-line -- "$capguard" run -- no-such-program-here
 expect 2 '^capguard: cannot execute .*: it is a directory' --one-line -- "$capguard" run -- /
