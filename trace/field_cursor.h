@@ -39,6 +39,8 @@ class FieldCursor {
         done_(line.size() < 2) {}
 
   bool done() const { return done_; }
+  // The first byte of the next field ('\0' at the end or for an empty field).
+  char peek() const { return done_ || pos_ == end_ ? '\0' : *pos_; }
 
   // The next field, up to the following space.
   bool next(std::string_view& field) {

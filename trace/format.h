@@ -3,17 +3,25 @@
 // A trace is UTF-8 text, one record per line, written by one process. Each record is one
 // opcode character, a space, then space-separated fields. Numbers are lower-case hex without
 // "0x". Strings that may contain spaces or newlines are escaped: every byte outside 0x21..0x7e
-// and every '%' is written as %XX. Grammar (version 1):
+// and every '%' is written as %XX. Grammar (version 2; version 1 is the same without Python
+// frames, and readers accept both):
 //
 //   trace    := header record* ['z' end]
 //   header   := 'v' tool-version format-version              first line, exactly once
-//   record   := process | command | module | stack | event | thread-exit | attach
+//   record   := process | command | module | python-frame | stack | event | thread-exit
+//               | attach
 //   process  := 'p' pid ppid start-unix-ns                   once, right after the header
 //   command  := 'c' escaped-command-line                     once
 //   attach   := 'i' state escaped-message                    state: 'ok' | 'failed'
 //   module   := 'm' base start end escaped-path [build-id]   a loaded object's mapped range
-//   stack    := 's' id addr+                                 a call stack, innermost first;
+//   python-frame := 'y' id line escaped-file escaped-function
+//                                                            a Python code location (v2);
 //                                                            defined before its first use
+//   stack    := 's' id addr* ['y' python-frame-id+]          a call stack, innermost first;
+//                                                            defined before its first use;
+//                                                            native return addresses, then
+//                                                            the calling thread's Python
+//                                                            frames (v2); at least one entry
 //   event    := 'e' seq time-ns tid api result stack field*  one API call, written at its exit
 //   field    := key '=' hex                                  keys below; unknown keys are
 //                                                            ignored (same major version)
@@ -30,7 +38,11 @@
 // `exit-status` are the 32-bit two's-complement pattern of the signed value. The writer
 // replaces bytes of `api` outside 0x21..0x7e with '?' and clamps stacks to 64 frames; a
 // stack id is never 0 (0 in an event means "no stack"). Records of other threads may follow
-// 'z' (they were still running while the process exited); readers accept them.
+// 'z' (they were still running while the process exited); readers accept them. A Python
+// frame id is never 0 and lives in its own namespace (not a stack id); `line` is 0 when
+// unknown. The native part of a stack and its Python part are each innermost first; where the
+// Python frames sit among the native ones (inside the interpreter's frames) is the reader's
+// to work out. Python frame ids, like stack ids, may be defined twice (by two threads).
 //
 // Readers refuse a format-version newer than kFormatVersion with a message naming both.
 #pragma once
@@ -39,7 +51,7 @@
 
 namespace capguard::trace {
 
-inline constexpr int kFormatVersion = 1;
+inline constexpr int kFormatVersion = 2;
 inline constexpr char kToolVersion[] = "0.1.0";
 
 // Bounds both sides agree on. The writer never produces more; the reader rejects more, so a

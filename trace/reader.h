@@ -27,7 +27,14 @@ struct ModuleRecord {
 };
 struct StackRecord {
   uint32_t id = 0;
-  std::span<const uint64_t> addresses;  // innermost first; valid during the callback only
+  std::span<const uint64_t> addresses;      // innermost first; valid during the callback only
+  std::span<const uint32_t> python_frames;  // PythonFrameRecord ids, innermost first; likewise
+};
+struct PythonFrameRecord {
+  uint32_t id = 0;
+  uint32_t line = 0;              // 0 when unknown
+  std::string_view file;          // unescaped; valid during the callback only
+  std::string_view function;      // likewise
 };
 
 // Receives records in file order. Strings and spans are valid only during the call, except
@@ -40,6 +47,7 @@ class TraceSink {
   virtual void on_command(std::string_view /*command_line*/) {}
   virtual void on_attach(bool /*ok*/, std::string_view /*message*/) {}
   virtual void on_module(const ModuleRecord&) {}
+  virtual void on_python_frame(const PythonFrameRecord&) {}
   virtual void on_stack(const StackRecord&) {}
   virtual void on_event(const ApiEvent&) {}
   virtual void on_thread_exit(uint32_t /*tid*/, uint64_t /*time_ns*/) {}

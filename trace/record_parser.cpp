@@ -182,6 +182,8 @@ const char* RecordParser::record_name(char type) {
       return "event";
     case 's':
       return "stack";
+    case 'y':
+      return "python-frame";
     case 'v':
       return "header";
     case 'p':
@@ -231,6 +233,8 @@ bool RecordParser::parse(std::string_view line) {
       return parse_event(in);
     case 's':
       return parse_stack(in);
+    case 'y':
+      return parse_python_frame(in);
     case 'v':
       return parse_header(in);
     case 'p':
@@ -328,18 +332,51 @@ bool RecordParser::parse_module(Cursor& in) {
   return true;
 }
 
+bool RecordParser::parse_python_frame(Cursor& in) {
+  PythonFrameRecord f;
+  if (!read_number(in, "id", f.id) || !read_number(in, "line", f.line) ||
+      !read_escaped(in, "file", text_) || !read_escaped(in, "function", text2_) ||
+      !no_more_fields(in)) {
+    return false;
+  }
+  if (f.id == 0) return fail("id 0 is reserved");
+  f.file = text_;
+  f.function = text2_;
+  sink_.on_python_frame(f);
+  return true;
+}
+
+// Native addresses, then optionally the marker 'y' and Python frame ids (format.h).
 bool RecordParser::parse_stack(Cursor& in) {
   StackRecord s;
   if (!read_number(in, "id", s.id)) return false;
   if (s.id == 0) return fail("id 0 is reserved for 'no stack'");
   addresses_.clear();
+  python_frames_.clear();
+  bool python = false;
   while (!in.done()) {
+    if (!python && in.peek() == 'y') {
+      std::string_view marker;
+      in.next(marker);
+      if (marker != "y") return fail("address is not lower-case hex: " + quote(marker));
+      python = true;
+      continue;
+    }
+    if (python) {
+      uint32_t id = 0;
+      if (!read_number(in, "python frame id", id)) return false;
+      if (id == 0) return fail("python frame id 0 is reserved");
+      python_frames_.push_back(id);
+      continue;
+    }
     uint64_t address = 0;
     if (!read_number(in, "address", address)) return false;
     addresses_.push_back(address);
   }
-  if (addresses_.empty()) return fail("no addresses");
+  if (python && python_frames_.empty()) return fail("no python frames after 'y'");
+  if (addresses_.empty() && python_frames_.empty()) return fail("no addresses");
   s.addresses = addresses_;
+  s.python_frames = python_frames_;
   sink_.on_stack(s);
   return true;
 }

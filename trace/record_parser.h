@@ -21,6 +21,7 @@ class RecordParser {
   explicit RecordParser(TraceSink& sink, bool fast_events = true)
       : sink_(sink), fast_events_(fast_events) {
     addresses_.reserve(64);
+    python_frames_.reserve(64);
   }
 
   // Returns false on a malformed record; error() then says what is wrong with it.
@@ -38,6 +39,7 @@ class RecordParser {
   bool parse_command(Cursor& in);
   bool parse_attach(Cursor& in);
   bool parse_module(Cursor& in);
+  bool parse_python_frame(Cursor& in);
   bool parse_stack(Cursor& in);
   bool parse_event(Cursor& in);
   bool parse_event_field(Cursor& in);
@@ -58,7 +60,9 @@ class RecordParser {
   const char* record_name_ = "";
   std::string error_;
   std::string text_;  // unescaped string of the current record
+  std::string text2_;
   std::vector<uint64_t> addresses_;
+  std::vector<uint32_t> python_frames_;
   ApiEvent event_;
   ApiNames api_names_;
 };

@@ -67,8 +67,13 @@ class LineBuilder {
   // would eat into the last `keep` bytes of room, so that an escape is never cut in half.
   void put_escaped(const char* s, size_t keep) {
     if (s == nullptr) return;
-    for (; *s != '\0'; ++s) {
-      const auto c = static_cast<unsigned char>(*s);
+    size_t n = 0;
+    while (s[n] != '\0') ++n;
+    put_escaped(std::string_view(s, n), keep);
+  }
+  void put_escaped(std::string_view s, size_t keep) {
+    for (const char byte : s) {
+      const auto c = static_cast<unsigned char>(byte);
       const bool plain = is_printable(c) && c != '%';
       if (room() < (plain ? 1u : 3u) + keep) return;
       if (plain) {
@@ -88,10 +93,12 @@ class LineBuilder {
 };
 
 // An 's' line at full depth plus an 'e' line with every field and the longest API name:
-// 's ' + id + 64 * (' ' + 16) + '\n'  and  'e' + 6 numbers + name + 14 * (' kk=' + 16) + '\n'.
-constexpr size_t kStackLineMax = 2 + 8 + TraceWriter::kMaxStackDepth * 17 + 1;
+// 's ' + id + 64 * (' ' + 16) + ' y' + 64 * (' ' + 8) + '\n'  and
+// 'e' + 6 numbers + name + 14 * (' kk=' + 16) + '\n'.
+constexpr size_t kStackLineMax =
+    2 + 8 + TraceWriter::kMaxStackDepth * 17 + 2 + TraceWriter::kMaxPythonDepth * 9 + 1;
 constexpr size_t kEventLineMax = 1 + 6 * 17 + 1 + kMaxApiNameLength + kFieldCount * 20 + 1;
-constexpr size_t kEventBufferSize = 2048;
+constexpr size_t kEventBufferSize = 2560;
 static_assert(kStackLineMax + kEventLineMax <= kEventBufferSize);
 // Records carrying a path, a command line or a message; truncated to fit.
 constexpr size_t kTextBufferSize = 8192;
@@ -248,16 +255,33 @@ void TraceWriter::write_module(uint64_t base, uint64_t start, uint64_t end, cons
 
 void TraceWriter::write_event(const ApiEvent& event, const uint64_t* stack_addresses,
                               size_t stack_depth) {
+  write_event(event, stack_addresses, stack_depth, nullptr, 0);
+}
+
+void TraceWriter::write_event(const ApiEvent& event, const uint64_t* stack_addresses,
+                              size_t stack_depth, const uint32_t* python_frames,
+                              size_t python_depth) {
   char buffer[kEventBufferSize];
   LineBuilder out(buffer, sizeof(buffer));
-  const bool has_stack = event.stack != 0 && (stack_addresses == nullptr || stack_depth > 0);
-  if (has_stack && stack_addresses != nullptr) {
+  if (python_frames == nullptr) python_depth = 0;
+  // No addresses and no Python frames: the event uses a stack defined earlier.
+  const bool refers_back = stack_addresses == nullptr && python_depth == 0;
+  if (stack_addresses == nullptr) stack_depth = 0;
+  const bool defines_stack = stack_depth > 0 || python_depth > 0;
+  const bool has_stack = event.stack != 0 && (refers_back || defines_stack);
+  if (has_stack && defines_stack) {
     if (stack_depth > kMaxStackDepth) stack_depth = kMaxStackDepth;
+    if (python_depth > kMaxPythonDepth) python_depth = kMaxPythonDepth;
     out.put("s ");
     out.put_hex(event.stack);
     for (size_t i = 0; i < stack_depth; ++i) {
       out.put(' ');
       out.put_hex(stack_addresses[i]);
+    }
+    if (python_depth > 0) out.put(" y");
+    for (size_t i = 0; i < python_depth; ++i) {
+      out.put(' ');
+      out.put_hex(python_frames[i]);
     }
     out.put('\n');
   }
@@ -280,6 +304,23 @@ void TraceWriter::write_event(const ApiEvent& event, const uint64_t* stack_addre
     out.put('=');
     out.put_hex(field_value(event, i));
   }
+  out.put('\n');
+  write_all(out.data(), out.size());
+}
+
+void TraceWriter::write_python_frame(uint32_t id, uint32_t line, std::string_view file,
+                                     std::string_view function) {
+  char buffer[kTextBufferSize];
+  LineBuilder out(buffer, sizeof(buffer));
+  out.put("y ");
+  out.put_hex(id);
+  out.put(' ');
+  out.put_hex(line);
+  out.put(' ');
+  // The file may take most of the room; the function keeps what it needs to stay whole.
+  out.put_escaped(file, kTextBufferSize / 4 + 2);
+  out.put(' ');
+  out.put_escaped(function, 1);
   out.put('\n');
   write_all(out.data(), out.size());
 }

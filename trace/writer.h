@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "trace/event.h"
 
@@ -40,10 +41,18 @@ class TraceWriter {
   // event.stack == 0, is no stack: the event is written with stack 0.
   void write_event(const ApiEvent& event, const uint64_t* stack_addresses = nullptr,
                    size_t stack_depth = 0);
+  // The same with the calling thread's Python frames (ids of 'y' records already written,
+  // innermost first, at most kMaxPythonDepth kept) after the native addresses.
+  void write_event(const ApiEvent& event, const uint64_t* stack_addresses, size_t stack_depth,
+                   const uint32_t* python_frames, size_t python_depth);
+  // A 'y' record. The strings need not be NUL-terminated; each is cut to fit the record.
+  void write_python_frame(uint32_t id, uint32_t line, std::string_view file,
+                          std::string_view function);
   void write_thread_exit(uint32_t tid, uint64_t time_ns);
   void write_end(uint64_t time_ns, int exit_status);
 
   static constexpr size_t kMaxStackDepth = 64;
+  static constexpr size_t kMaxPythonDepth = 64;
 
  private:
   void write_all(const char* data, size_t size);
