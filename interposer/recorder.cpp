@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "interposer/decode.h"
+#include "interposer/python_frames.h"
 #include "interposer/stack.h"
 
 namespace capguard::interposer {
@@ -285,9 +286,16 @@ void Recorder::record(ApiEvent& event) {
     depth = config_.capture_stack(stack, trace::TraceWriter::kMaxStackDepth, config_.self_start,
                                   config_.self_end);
   }
-  const uint64_t hash = depth != 0 ? hash_stack(stack, depth) : 0;
-  event.stack = depth != 0 ? t.stacks.find(hash) : 0;
-  if (depth != 0 && event.stack == 0) {
+  // Python programs: the calling thread's Python frames go with the native ones, and the same
+  // native stack reached from another Python line is another stack.
+  uint32_t python[trace::TraceWriter::kMaxPythonDepth];
+  const size_t python_depth =
+      capture_python_frames(python, trace::TraceWriter::kMaxPythonDepth, writer_, generation);
+  uint64_t hash = depth != 0 ? hash_stack(stack, depth) : 0;
+  for (size_t i = 0; i < python_depth; ++i) hash = (hash ^ python[i]) * 0x100000001b3ull;
+  const bool has_stack = depth != 0 || python_depth != 0;
+  event.stack = has_stack ? t.stacks.find(hash) : 0;
+  if (has_stack && event.stack == 0) {
     for (size_t i = 0; i < depth; ++i) {
       if (!modules_.contains(stack[i])) {
         modules_.refresh(writer_);  // a module loaded since the last scan: write it first
@@ -296,7 +304,7 @@ void Recorder::record(ApiEvent& event) {
     }
     event.stack = next_stack_id_.fetch_add(1, std::memory_order_relaxed);
     t.stacks.insert(hash, event.stack);
-    writer_.write_event(event, stack, depth);
+    writer_.write_event(event, stack, depth, python, python_depth);
   } else {
     writer_.write_event(event);
   }
