@@ -49,11 +49,14 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--json")
     ap.add_argument("--analyzer-events", default="5000000")
+    ap.add_argument("--only", help="run only this GPU benchmark binary (and skip the analyzer)")
     args = ap.parse_args()
     capguard = os.path.join(args.build, "capguard")
     results = []
 
     for binary, bench_args, target in GPU_BENCHMARKS:
+        if args.only and binary != args.only:
+            continue
         exe = os.path.join(args.build, "bench", binary)
         native, guarded, native_wall, guarded_wall = [], [], [], []
         unit = name = ""
@@ -75,6 +78,14 @@ def main():
                         "wall_native_s": statistics.median(native_wall),
                         "wall_capguard_s": statistics.median(guarded_wall)})
 
+    if args.only:
+        for r in results:
+            print(f"{r['benchmark']} {r['native']:.4g} -> {r['capguard']:.4g} {r['unit']} "
+                  f"ratio {r['ratio']:.3f}")
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"gpu": results}, f, indent=2)
+        return
     exe = os.path.join(args.build, "bench", "bench_analyzer_throughput")
     proc = subprocess.run([exe, args.analyzer_events], capture_output=True, text=True)
     analyzer = {}

@@ -62,6 +62,13 @@ uint32_t api_table_size(trace::ApiDomain domain);
 // The record policy. During a capture every top-level call is recorded; outside captures
 // only what the rules need: the calls with a role, and any call a capture error came from.
 inline bool recorded_outside_capture(Role role) { return role != Role::None; }
+// The CUPTI callbacks enabled while no capture is open (callback_gate.h): exactly the calls
+// recorded outside captures. A call without a role that fails with a capture error outside
+// any capture this process knows of is then not seen; CUDA returns those errors only while a
+// capture is open (capture-semantics.md), and every capture opens with a BeginCapture here.
+inline bool callback_needed_outside_capture(const ApiInfo& info) {
+  return recorded_outside_capture(info.role);
+}
 inline bool is_capture_error(Role role, int32_t result) {
   constexpr int32_t kIllegalState = 401;  // EndCapture on a stream that is not capturing
   return (result >= 900 && result <= 908) || (role == Role::EndCapture && result == kIllegalState);

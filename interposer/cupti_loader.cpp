@@ -4,7 +4,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <initializer_list>
 
 namespace capguard::interposer {
 namespace {
@@ -39,8 +38,8 @@ const char* result_text(const CuptiApi& api, CUptiResult result) {
 
 }  // namespace
 
-bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, char* why,
-                  size_t why_capacity) {
+bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, CallbackGate& gate,
+                  bool all_callbacks, char* why, size_t why_capacity) {
   void* lib = open_cupti();
   if (lib == nullptr) {
     snprintf(why, why_capacity,
@@ -52,6 +51,8 @@ bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, ch
   api.subscribe = reinterpret_cast<decltype(api.subscribe)>(dlsym(lib, "cuptiSubscribe"));
   api.enable_domain =
       reinterpret_cast<decltype(api.enable_domain)>(dlsym(lib, "cuptiEnableDomain"));
+  api.enable_callback =
+      reinterpret_cast<decltype(api.enable_callback)>(dlsym(lib, "cuptiEnableCallback"));
   api.get_result_string =
       reinterpret_cast<decltype(api.get_result_string)>(dlsym(lib, "cuptiGetResultString"));
   if (api.subscribe == nullptr || api.enable_domain == nullptr) {
@@ -70,12 +71,14 @@ bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, ch
     snprintf(why, why_capacity, "cuptiSubscribe failed: %s", result_text(api, subscribed));
     return false;
   }
-  for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
-    const CUptiResult enabled = api.enable_domain(1, subscriber, domain);
-    if (enabled != CUPTI_SUCCESS) {
-      snprintf(why, why_capacity, "cuptiEnableDomain failed: %s", result_text(api, enabled));
-      return false;
-    }
+  CuptiSwitches switches;
+  switches.enable_domain = api.enable_domain;
+  switches.enable_callback = api.enable_callback;  // may be null: then everything stays on
+  switches.subscriber = subscriber;
+  gate.init(switches, all_callbacks);
+  if (!gate.enable_reduced_set() && !gate.enable_everything()) {
+    snprintf(why, why_capacity, "cuptiEnableDomain/cuptiEnableCallback failed");
+    return false;
   }
   return true;
 }

@@ -6,17 +6,21 @@
 
 #include <cstddef>
 
+#include "interposer/callback_gate.h"
+
 namespace capguard::interposer {
 
 struct CuptiApi {
   decltype(&cuptiSubscribe) subscribe = nullptr;
   decltype(&cuptiEnableDomain) enable_domain = nullptr;
+  decltype(&cuptiEnableCallback) enable_callback = nullptr;
   decltype(&cuptiGetResultString) get_result_string = nullptr;
 };
 
-// Loads CUPTI and subscribes callback (with userdata) to the runtime and driver API domains. On
-// failure returns false and writes a reason a user can act on into why.
-bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, char* why,
-                  size_t why_capacity);
+// Loads CUPTI, subscribes callback (with userdata) and hands the switches to gate, which
+// enables the reduced set of runtime and driver API callbacks (every callback if all_callbacks).
+// On failure returns false and writes a reason a user can act on into why.
+bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, CallbackGate& gate,
+                  bool all_callbacks, char* why, size_t why_capacity);
 
 }  // namespace capguard::interposer

@@ -30,6 +30,7 @@ const char* g_conflict = nullptr;  // why injection cannot work, found by the co
 pthread_key_t g_thread_key;
 std::atomic<Recorder*> g_recorder{nullptr};
 alignas(Recorder) unsigned char g_recorder_storage[sizeof(Recorder)];
+CallbackGate g_gate;
 
 void marker() {}
 
@@ -85,6 +86,7 @@ Recorder* make_recorder() {
   config.self_start = g_self_start;
   config.self_end = g_self_end;
   config.on_thread_first_record = &mark_thread_recorded;
+  config.gate = &g_gate;
   // Static storage, never destroyed: threads may still record while the process exits.
   return new (g_recorder_storage) Recorder(config);
 }
@@ -103,7 +105,11 @@ int initialize() {
   }
   char why[512];
   CuptiApi api;
-  if (!attach_cupti(&Recorder::switchboard, recorder, api, why, sizeof(why))) {
+  // CAPGUARD_CALLBACKS=all keeps every callback on outside captures too (the behaviour before
+  // the reduced set, for comparing traces).
+  const char* callbacks = getenv("CAPGUARD_CALLBACKS");
+  const bool all = callbacks != nullptr && strcmp(callbacks, "all") == 0;
+  if (!attach_cupti(&Recorder::switchboard, recorder, api, g_gate, all, why, sizeof(why))) {
     recorder->write_attach(false, why);
     return 1;
   }

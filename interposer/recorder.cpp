@@ -28,6 +28,7 @@ struct ThreadState {
   bool in_tool = false;   // the interposer's own driver calls are not recorded
   bool recorded = false;
   uint32_t tid = 0;
+  uint32_t enter_correlation = 0;  // of the top-level call in progress: its EXIT must match
   uint64_t generation = 0;
   StackCache stacks;
 };
@@ -47,7 +48,8 @@ constexpr uint64_t kActiveAtEnter = 1u << 0;
 constexpr uint64_t kStatusKnown = 1u << 1;  // status in bits 2-3, capture id from bit 10
 constexpr uint64_t kModeKnown = 1u << 4;    // mode set, in bits 5-6
 constexpr uint64_t kFlagsKnown = 1u << 7;   // stream flags, in bits 8-9
-constexpr int kStatusShift = 2, kModeShift = 5, kFlagsShift = 8, kIdShift = 10;
+constexpr uint64_t kBeginCounted = 1u << 10;  // in begins_in_flight_ until the EXIT
+constexpr int kStatusShift = 2, kModeShift = 5, kFlagsShift = 8, kIdShift = 11;
 }  // namespace corr
 
 uint64_t now_ns(clockid_t clock) {
@@ -127,6 +129,10 @@ void Recorder::on_api(ApiDomain domain, uint32_t cbid, const CUpti_CallbackData&
   if (t.in_tool) return;
   ErrnoGuard keep_errno;  // the program must not see errno changed by a CUDA call it made
   const bool enter = data.callbackSite == CUPTI_API_ENTER;
+  const ApiInfo& info = api_info(domain, cbid);
+  if (!enter && config_.gate != nullptr && !callback_needed_outside_capture(info)) {
+    config_.gate->on_unneeded_exit(domain, cbid);  // no-op while a capture is open
+  }
   // Only top-level calls count: a runtime call's own driver calls (and nested runtime calls)
   // would report the same thing twice. An EXIT whose ENTER was never seen (the subscription
   // began inside that call) is dropped without unbalancing the depth.
@@ -139,8 +145,8 @@ void Recorder::on_api(ApiDomain domain, uint32_t cbid, const CUpti_CallbackData&
   } else if (t.runtime_depth > 0) {
     return;
   }
-  const ApiInfo& info = api_info(domain, cbid);
   if (enter) {
+    t.enter_correlation = data.correlationId;
     on_enter(info, data);
   } else {
     on_exit(domain, info, data);
@@ -191,11 +197,32 @@ void Recorder::on_enter(const ApiInfo& info, const CUpti_CallbackData& data) {
   if (info.role == Role::ExchangeMode && decode_mode_pointer(info, data.functionParams, mode)) {
     stash |= corr::kModeKnown | (static_cast<uint64_t>(mode & 3) << corr::kModeShift);
   }
+  if (info.role == Role::BeginCapture && config_.gate != nullptr) {
+    // Everything on before the capture begins, for this thread and all others.
+    begins_in_flight_.fetch_add(1);
+    stash |= corr::kBeginCounted;
+    config_.gate->want_full();
+  }
   if (data.correlationData != nullptr) *data.correlationData = stash;
 }
 
+void Recorder::reduce_callbacks_if_idle() {
+  if (config_.gate == nullptr || captures_.any() || begins_in_flight_.load() != 0) return;
+  config_.gate->allow_reduced(
+      [](const void* self) {
+        const auto* r = static_cast<const Recorder*>(self);
+        return r->captures_.any() || r->begins_in_flight_.load() != 0;
+      },
+      this);
+}
+
 void Recorder::on_exit(ApiDomain domain, const ApiInfo& info, const CUpti_CallbackData& data) {
-  const uint64_t stash = data.correlationData != nullptr ? *data.correlationData : 0;
+  // An EXIT whose ENTER was not delivered (its callback was enabled during the call) has no
+  // stash of its own.
+  const uint64_t stash = data.correlationData != nullptr &&
+                                 t_state.enter_correlation == data.correlationId
+                             ? *data.correlationData
+                             : 0;
   ApiEvent event;
   event.api = data.functionName != nullptr ? data.functionName
                                            : (info.name != nullptr ? info.name : "unknown");
@@ -228,6 +255,7 @@ void Recorder::on_exit(ApiDomain domain, const ApiInfo& info, const CUpti_Callba
   }
 
   if (info.role == Role::BeginCapture && event.result == 0) captures_.add(queried);
+  if (stash & corr::kBeginCounted) begins_in_flight_.fetch_sub(1);
   if (info.role == Role::StreamDestroy) captures_.remove(queried);
   const bool active = (stash & corr::kActiveAtEnter) || captures_.any();
 
@@ -247,6 +275,10 @@ void Recorder::on_exit(ApiDomain domain, const ApiInfo& info, const CUpti_Callba
         (event.has(Field::StatusAfter) ? status == CaptureStatus::None : event.result == 0)) {
       captures_.remove(queried);
     }
+  }
+  if (info.role == Role::BeginCapture || info.role == Role::EndCapture ||
+      info.role == Role::StreamDestroy) {
+    reduce_callbacks_if_idle();
   }
   if (stash & corr::kFlagsKnown) {
     event.stream_flags = static_cast<uint32_t>((stash >> corr::kFlagsShift) & 3);

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "interposer/api_table.h"
+#include "interposer/callback_gate.h"
 #include "interposer/capture_set.h"
 #include "interposer/driver.h"
 #include "interposer/modules.h"
@@ -26,6 +27,7 @@ struct RecorderConfig {
                           uint64_t skip_end) = nullptr;
   uint64_t self_start = 0, self_end = 0;       // the interposer's own code: left out of stacks
   void (*on_thread_first_record)() = nullptr;  // arms the thread-exit record
+  CallbackGate* gate = nullptr;  // null: every callback stays enabled (the unit tests)
 };
 
 class Recorder {
@@ -57,6 +59,7 @@ class Recorder {
   void on_exit(trace::ApiDomain domain, const ApiInfo& info, const CUpti_CallbackData& data);
   bool query_status(uint64_t stream, trace::CaptureStatus& status, uint64_t& id);
   void record(trace::ApiEvent& event);
+  void reduce_callbacks_if_idle();
   bool ensure_open();
   void write_preamble();
 
@@ -69,6 +72,7 @@ class Recorder {
   std::atomic<uint64_t> generation_;  // changes per trace file; thread caches follow it
   std::atomic<bool> reopen_needed_{false};
   std::atomic<bool> ended_{false};
+  std::atomic<int> begins_in_flight_{0};  // BeginCapture calls between their ENTER and EXIT
   pthread_mutex_t open_mutex_ = PTHREAD_MUTEX_INITIALIZER;
 };
 

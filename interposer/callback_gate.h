@@ -1,0 +1,56 @@
+// Which CUPTI callbacks are enabled. Outside captures only the calls the record policy keeps
+// anyway (api_table.h: those with a role) are enabled, so the program's other calls (kernel
+// launches, copies) do not reach the interposer at all. The first capture turns everything on
+// (cuptiEnableDomain) from inside its BeginCapture ENTER callback; when the last capture ends
+// the gate only notes it, and each call outside the reduced set switches its own callback off
+// at its next EXIT. Switching off lazily, at an EXIT, keeps every ENTER/EXIT pair whole (the
+// runtime nesting depth never goes stale) and no window opens in which a BeginCapture of
+// another thread could be missed.
+#pragma once
+
+#include <cupti.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "trace/format.h"
+
+namespace capguard::interposer {
+
+struct CuptiSwitches {
+  CUptiResult (*enable_domain)(uint32_t enable, CUpti_SubscriberHandle, CUpti_CallbackDomain) =
+      nullptr;
+  CUptiResult (*enable_callback)(uint32_t enable, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+                                 CUpti_CallbackId) = nullptr;
+  CUpti_SubscriberHandle subscriber = nullptr;
+};
+
+class CallbackGate {
+ public:
+  // always_full: never reduce (CAPGUARD_CALLBACKS=all, or no switches: the unit tests).
+  void init(const CuptiSwitches& switches, bool always_full);
+  // Enables the reduced set. False if CUPTI refused; the caller then enables whole domains.
+  bool enable_reduced_set();
+  bool enable_everything();
+
+  bool full() const { return full_.load(std::memory_order_acquire); }
+  void want_full();  // a capture begins: everything on before the call proceeds
+  // A capture ended or failed to begin: reduce unless still_needed (checked under the gate's
+  // lock, so that it cannot miss a want_full of another thread).
+  void allow_reduced(bool (*still_needed)(const void*), const void* context);
+  // An EXIT of a call outside the reduced set, seen while no capture is active.
+  void on_unneeded_exit(trace::ApiDomain domain, uint32_t cbid);
+
+  uint64_t switched_on() const { return switched_on_.load(std::memory_order_relaxed); }
+  uint64_t switched_off() const { return switched_off_.load(std::memory_order_relaxed); }
+
+ private:
+  CuptiSwitches switches_;
+  bool always_full_ = true;
+  std::atomic<bool> full_{true};
+  std::atomic<uint64_t> switched_on_{0}, switched_off_{0};
+  pthread_mutex_t mutex_ = PTHREAD_MUTEX_INITIALIZER;  // CUPTI's enable calls are not reentrant
+};
+
+}  // namespace capguard::interposer
