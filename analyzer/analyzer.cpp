@@ -32,7 +32,16 @@ class ReplaySink : public trace::TraceSink {
     modules_.modules.push_back(
         {m.base, m.start, m.end, std::string(m.path), std::string(m.build_id)});
   }
-  void on_stack(const trace::StackRecord& s) override { replay_.define_stack(s.id, s.addresses); }
+  void on_python_frame(const trace::PythonFrameRecord& f) override {
+    modules_.python_frames[f.id] = {std::string(f.file), std::string(f.function),
+                                    static_cast<int>(f.line)};
+  }
+  void on_stack(const trace::StackRecord& s) override {
+    if (s.python_frames.empty()) return replay_.define_stack(s.id, s.addresses);
+    stack_.assign(s.addresses.begin(), s.addresses.end());  // then the Python frames, tagged
+    for (uint32_t id : s.python_frames) stack_.push_back(kPythonFrameTag | id);
+    replay_.define_stack(s.id, stack_);
+  }
   void on_event(const trace::ApiEvent& ev) override { replay_.feed(ev); }
   void on_thread_exit(uint32_t tid, uint64_t) override { replay_.thread_exit(tid); }
 
@@ -47,6 +56,7 @@ class ReplaySink : public trace::TraceSink {
   Replay replay_;
   ProcessInfo& process_;
   ProcessModules modules_;
+  std::vector<uint64_t> stack_;
   bool saw_process_ = false;
 };
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace capguard {
@@ -15,9 +16,24 @@ struct Module {
   std::string build_id;
 };
 
+// A Python frame named by a 'y' record (trace format 2).
+struct PythonFrame {
+  std::string file;
+  std::string function;
+  int line = 0;  // 0 when unknown
+};
+
+// A Location's addresses hold the Python frames of its stack after the native return
+// addresses, each as this tag or'ed with the frame's id: not an address any process can have.
+inline constexpr uint64_t kPythonFrameTag = 0xfffe000000000000ull;
+inline constexpr bool is_python_frame_tag(uint64_t address) {
+  return (address & 0xffff000000000000ull) == kPythonFrameTag;
+}
+
 struct ProcessModules {
   uint32_t pid = 0;
   std::vector<Module> modules;
+  std::unordered_map<uint32_t, PythonFrame> python_frames;  // by 'y' record id
   const Module* find(uint64_t address) const;  // nullptr when no module maps it
 };
 

@@ -111,7 +111,15 @@ class Symbolizer {
     if (location.pid != 0) pid = location.pid;
     if (!location.addresses.empty()) {
       location.frames.clear();
-      for (uint64_t address : location.addresses) location.frames.push_back(frame(pid, address));
+      std::vector<Frame> python;
+      for (uint64_t address : location.addresses) {
+        if (is_python_frame_tag(address)) {
+          python.push_back(python_frame(pid, static_cast<uint32_t>(address)));
+        } else {
+          location.frames.push_back(frame(pid, address));
+        }
+      }
+      if (!python.empty()) interleave_python_frames(location.frames, python);
     }
     location.user_frame = choose_user_frame(location.frames);
   }
@@ -129,6 +137,19 @@ class Symbolizer {
         frame = *known;
         frame.offset = offset;
       }
+    }
+    return frame;
+  }
+
+  Frame python_frame(uint32_t pid, uint32_t id) const {
+    Frame frame;
+    frame.module = kPythonModule;
+    const ProcessModules* process = find_process(pid);
+    if (process == nullptr) return frame;
+    if (const auto it = process->python_frames.find(id); it != process->python_frames.end()) {
+      frame.file = it->second.file;
+      frame.function = it->second.function;
+      frame.line = it->second.line;
     }
     return frame;
   }
@@ -194,6 +215,19 @@ bool is_driver_entry_point(std::string_view function) {
          function[2] <= 'Z';
 }
 
+// Packages whose Python frames are the framework's, not the program's: what follows
+// site-packages/ or dist-packages/ in a frame's file.
+constexpr std::array<std::string_view, 11> kPythonFrameworks = {
+    "torch/",  "torchgen/", "functorch/", "cupy/",  "cupyx/", "cupy_backends/",
+    "jax/",    "jaxlib/",   "numpy/",     "triton/", "_pytest/"};
+
+// The interpreter's own native frames: the python3.X executable or libpython3.X.
+bool is_interpreter(const Frame& frame) {
+  const std::string_view module = basename_of(frame.module);
+  return !is_python_frame(frame) &&
+         (module.starts_with("python3") || module.starts_with("libpython3"));
+}
+
 }  // namespace
 
 FrameOwner owner_of(const Frame& frame) {
@@ -230,13 +264,39 @@ bool is_wrapper_of(const Frame& stub, const Frame& outer) {
 
 }  // namespace
 
+bool is_python_frame(const Frame& frame) { return frame.module == kPythonModule; }
+
+bool is_python_user_frame(const Frame& frame) {
+  if (!is_python_frame(frame) || frame.file.empty()) return false;
+  const std::string_view file = frame.file;
+  if (file.starts_with("<frozen")) return false;
+  for (std::string_view packages : {"/site-packages/", "/dist-packages/"}) {
+    const size_t at = file.rfind(packages);
+    if (at == std::string_view::npos) continue;
+    const std::string_view package = file.substr(at + packages.size());
+    return !starts_with_any(package, kPythonFrameworks);
+  }
+  return file.find("/lib/python3.") == std::string_view::npos &&
+         file.find("/lib64/python3.") == std::string_view::npos;
+}
+
+void interleave_python_frames(std::vector<Frame>& native, const std::vector<Frame>& python) {
+  auto at = native.begin();
+  while (at != native.end() && !is_interpreter(*at)) ++at;
+  native.insert(at, python.begin(), python.end());
+}
+
 int choose_user_frame(const std::vector<Frame>& frames) {
+  for (size_t i = 0; i < frames.size(); ++i)
+    if (is_python_user_frame(frames[i])) return static_cast<int>(i);
   for (size_t i = 0; i < frames.size(); ++i) {
     if (is_launch_stub(frames[i])) {
       if (i + 1 < frames.size() && is_wrapper_of(frames[i], frames[i + 1])) ++i;
       continue;
     }
-    if (owner_of(frames[i]) == FrameOwner::Program) return static_cast<int>(i);
+    if (owner_of(frames[i]) == FrameOwner::Program && !is_python_frame(frames[i])) {
+      return static_cast<int>(i);
+    }
   }
   return -1;
 }

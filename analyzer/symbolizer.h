@@ -25,7 +25,21 @@ void symbolize(Report& report, const std::vector<ProcessModules>& modules,
 enum class FrameOwner { Program, Cuda, Interposer, Runtime, Unknown };
 FrameOwner owner_of(const Frame& frame);
 
-// Index of the first (innermost) frame owned by the program; -1 when there is none.
+// Index of the first (innermost) frame owned by the program; -1 when there is none. In a
+// stack with Python frames, the innermost Python frame of the program's own code wins (see
+// is_python_user_frame): the native frames of a Python program are the framework's.
 int choose_user_frame(const std::vector<Frame>& frames);
+
+// Python frames (trace format 2) are Frames with module kPythonModule and address 0.
+inline constexpr char kPythonModule[] = "python";
+bool is_python_frame(const Frame& frame);
+// A Python frame of the program's own code: not in a framework package under site-packages
+// or dist-packages (torch, cupy, jax, jaxlib, numpy, triton ...), not in the standard library
+// (.../lib/python3.X/), and not frozen ("<frozen runpy>").
+bool is_python_user_frame(const Frame& frame);
+// Puts a stack's Python frames (innermost first) where the interpreter runs them: before the
+// first native frame of the interpreter (a python3.X executable or libpython), or after all
+// native frames when none is seen (an unsymbolized or clamped stack).
+void interleave_python_frames(std::vector<Frame>& native, const std::vector<Frame>& python);
 
 }  // namespace capguard
