@@ -2,7 +2,9 @@
 """Runs the testcase programs under capguard and compares its findings with the expectations
 written in their sources.
 
-Each culprit line carries `// expect: <rule-id>[, <rule-id>...]`; a program expects exactly the
+Each culprit line carries `// expect: <rule-id>[, <rule-id>...]` (`# expect:` in the Python
+programs of python/, run as `python3 <name>.py` from that folder; their culprit is the Python
+line, the innermost Python frame of the program's own code); a program expects exactly the
 multiset of (rule, file, line) written in its source, and a correct twin expects nothing at all
 (no error, warning or note). <name>_shared is the same source linked with the shared cudart.
 
@@ -43,7 +45,7 @@ SEVERITY = {
     "capture-never-ended": "warning",
     "relaxed-mode-unsafe-call": "note",
 }
-EXPECT = re.compile(r"//\s*expect:\s*(.*)$")
+EXPECT = re.compile(r"(?://|#)\s*expect:\s*(.*)$")
 EXIT_FINDINGS = 1  # `run` and `report` with findings at or above --fail-on (default: error)
 EXIT_NOT_ATTACHED = 3
 
@@ -90,6 +92,13 @@ def discover(source_dir, only):
         for name, cudart in variants:
             if only is None or re.search(only, name):
                 programs.append(Program(name, cudart, path, expected))
+    python_dir = os.path.join(source_dir, "python")
+    for entry in sorted(os.listdir(python_dir)) if os.path.isdir(python_dir) else []:
+        stem, ext = os.path.splitext(entry)
+        if ext != ".py" or stem == "common" or (only is not None and not re.search(only, stem)):
+            continue
+        path = os.path.join(python_dir, entry)
+        programs.append(Program(stem, "python", path, parse_expectations(path)))
     return programs
 
 
@@ -121,13 +130,14 @@ def describe(counter, source_name):
     return ", ".join(items)
 
 
-def invoke(command, log_path, timeout):
+def invoke(command, log_path, timeout, cwd=None):
     """Runs command with its output in log_path; returns (exit status or None on timeout, tail)."""
     with open(log_path, "w", encoding="utf-8") as log:
         log.write("$ " + " ".join(command) + "\n")
         log.flush()
         try:
-            status = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, timeout=timeout).returncode
+            status = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, timeout=timeout,
+                                    cwd=cwd).returncode
         except subprocess.TimeoutExpired:
             status = None
         except OSError as error:
@@ -152,14 +162,19 @@ def check(program, args, out_dir):
             return None, None, ["no recorded trace"]
         command = [args.capguard, "report", "--format", "json", "-o", report_path, traces]
     else:
-        binary = os.path.join(args.build, "testcases", program.name)
-        if not os.access(binary, os.X_OK):
-            return None, None, [f"not built ({binary})"]
+        if program.cudart == "python":  # run from its folder, beside common.py
+            target = [args.python, os.path.basename(program.source)]
+        else:
+            binary = os.path.join(args.build, "testcases", program.name)
+            if not os.access(binary, os.X_OK):
+                return None, None, [f"not built ({binary})"]
+            target = [binary]
         traces = os.path.join(out_dir, "traces", program.name)
         shutil.rmtree(traces, ignore_errors=True)
         os.makedirs(traces)
-        command = [args.capguard, "run", "--format", "json", "-o", report_path, "--trace-dir", traces, "--", binary]
-    status, last_line = invoke(command, log_path, args.timeout)
+        command = [args.capguard, "run", "--format", "json", "-o", report_path, "--trace-dir", traces, "--"] + target
+    cwd = os.path.dirname(program.source) if program.cudart == "python" else None
+    status, last_line = invoke(command, log_path, args.timeout, cwd)
     if status is None:
         return None, None, [f"timed out or did not start: {last_line}"]
     if status == EXIT_NOT_ATTACHED:
@@ -205,6 +220,7 @@ def main():
     parser.add_argument("--out", help="reports, traces and logs go here (default: a new temporary directory)")
     parser.add_argument("--from-traces", metavar="DIR", help="re-analyze traces recorded earlier with `capguard report`")
     parser.add_argument("--only", metavar="REGEX", help="only the programs whose name matches")
+    parser.add_argument("--python", default="python3", help="interpreter for python/*.py (default python3)")
     parser.add_argument("--timeout", type=float, default=120, help="seconds per program (default 120)")
     parser.add_argument("--list", action="store_true", help="print the expectations parsed from the sources")
     args = parser.parse_args()
