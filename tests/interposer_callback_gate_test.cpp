@@ -1,0 +1,120 @@
+// The callback gate against a fake CUPTI that keeps the enabled state per (domain, cbid): what
+// is on outside captures, that a BeginCapture turns everything on before its call proceeds,
+// and that after the last capture each other call switches itself off at its EXIT.
+#include <cupti.h>
+#include <doctest/doctest.h>
+
+#include <map>
+#include <utility>
+
+#include "interposer/api_table.h"
+#include "interposer/callback_gate.h"
+
+namespace capguard::interposer {
+namespace {
+
+struct FakeCupti {
+  std::map<std::pair<int, uint32_t>, bool> on;  // (domain, cbid) -> enabled
+  int domain_enables = 0;
+};
+FakeCupti g_cupti;
+
+CUptiResult fake_enable_domain(uint32_t enable, CUpti_SubscriberHandle,
+                               CUpti_CallbackDomain domain) {
+  ++g_cupti.domain_enables;
+  const uint32_t size = api_table_size(domain == CUPTI_CB_DOMAIN_RUNTIME_API
+                                           ? trace::ApiDomain::Runtime
+                                           : trace::ApiDomain::Driver);
+  for (uint32_t cbid = 1; cbid < size; ++cbid) g_cupti.on[{domain, cbid}] = enable != 0;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult fake_enable_callback(uint32_t enable, CUpti_SubscriberHandle,
+                                 CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  g_cupti.on[{domain, cbid}] = enable != 0;
+  return CUPTI_SUCCESS;
+}
+
+bool on(CUpti_CallbackDomain domain, uint32_t cbid) {
+  const auto it = g_cupti.on.find({domain, cbid});
+  return it != g_cupti.on.end() && it->second;
+}
+
+void start(CallbackGate& gate, bool always_full = false) {
+  g_cupti = FakeCupti{};
+  CuptiSwitches switches;
+  switches.enable_domain = &fake_enable_domain;
+  switches.enable_callback = &fake_enable_callback;
+  gate.init(switches, always_full);
+  REQUIRE(gate.enable_reduced_set());
+}
+
+bool never_needed(const void*) { return false; }
+bool still_needed(const void*) { return true; }
+
+constexpr auto kRuntime = CUPTI_CB_DOMAIN_RUNTIME_API;
+constexpr auto kDriver = CUPTI_CB_DOMAIN_DRIVER_API;
+
+TEST_CASE("outside captures only the calls recorded there reach the interposer") {
+  CallbackGate gate;
+  start(gate);
+  CHECK_FALSE(gate.full());
+  CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000));
+  CHECK(on(kDriver, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2));
+  CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000));
+  CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaThreadExchangeStreamCaptureMode_v10010));
+  CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaEventCreateWithFlags_v3020));
+  CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaStreamDestroy_v5050));
+  CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000));
+  CHECK_FALSE(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+  CHECK_FALSE(on(kDriver, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+  CHECK_FALSE(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020));
+  // The single source of truth: every call with a role, and nothing else.
+  for (uint32_t cbid = 1; cbid < api_table_size(trace::ApiDomain::Driver); ++cbid) {
+    CHECK(on(kDriver, cbid) ==
+          callback_needed_outside_capture(api_info(trace::ApiDomain::Driver, cbid)));
+  }
+}
+
+TEST_CASE("a capture beginning turns every callback on; its end lets them go one by one") {
+  CallbackGate gate;
+  start(gate);
+  gate.want_full();
+  CHECK(gate.full());
+  CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+  CHECK(on(kDriver, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+  // While a capture is open, EXITs switch nothing off.
+  gate.on_unneeded_exit(trace::ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+  CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+
+  gate.allow_reduced(&still_needed, nullptr);  // another thread's capture is still open
+  CHECK(gate.full());
+  gate.allow_reduced(&never_needed, nullptr);
+  CHECK_FALSE(gate.full());
+  // Not switched off at once (a call in flight would lose its EXIT), but at the next EXIT.
+  CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+  gate.on_unneeded_exit(trace::ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+  CHECK_FALSE(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+  CHECK(on(kDriver, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+  CHECK(gate.switched_on() == 1);
+  CHECK(gate.switched_off() == 1);
+
+  const int enables = g_cupti.domain_enables;
+  gate.want_full();  // the next capture: everything back on
+  CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+  CHECK(g_cupti.domain_enables == enables + 2);
+}
+
+TEST_CASE("CAPGUARD_CALLBACKS=all keeps every callback on, captures or not") {
+  CallbackGate gate;
+  start(gate, /*always_full=*/true);
+  CHECK(gate.full());
+  CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+  gate.allow_reduced(&never_needed, nullptr);
+  gate.on_unneeded_exit(trace::ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+  CHECK(gate.full());
+  CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+}
+
+}  // namespace
+}  // namespace capguard::interposer
