@@ -12,11 +12,11 @@ namespace {
 // Where CPython keeps what the walk reads, per minor version (x86-64 and aarch64 alike:
 // all fields are pointers, ints and chars). From the versions' own headers, offsetof().
 struct Layout {
-  unsigned version;              // 0x030b0000 style, major and minor only
-  size_t thread_frame_holder;    // PyThreadState: cframe (3.11, 3.12) / current_frame (3.13)
-  bool through_cframe;           // then _PyCFrame.current_frame at cframe_current_frame
+  unsigned version;            // 0x030b0000 style, major and minor only
+  size_t thread_frame_holder;  // PyThreadState: cframe (3.11, 3.12) / current_frame (3.13)
+  bool through_cframe;         // then _PyCFrame.current_frame at cframe_current_frame
   size_t cframe_current_frame;
-  size_t frame_code, frame_previous, frame_instr, frame_owner;  // _PyInterpreterFrame
+  size_t frame_code, frame_previous, frame_instr, frame_owner;               // _PyInterpreterFrame
   size_t code_filename, code_qualname, code_bytecode, code_first_traceable;  // PyCodeObject
   size_t ascii_data;  // sizeof(PyASCIIObject): where a compact ASCII string's bytes begin
   bool has_cstack_owner;
@@ -155,8 +155,7 @@ std::string_view ascii_of(const Python& py, const void* object) {
   return {static_cast<const char*>(object) + py.layout->ascii_data, static_cast<size_t>(length)};
 }
 
-size_t walk_layout(const Python& py, uint32_t* ids, size_t capacity,
-                   trace::TraceWriter& writer) {
+size_t walk_layout(const Python& py, uint32_t* ids, size_t capacity, trace::TraceWriter& writer) {
   const Layout& l = *py.layout;
   const void* thread = py.this_thread_state();
   if (thread == nullptr) return 0;  // a thread Python never ran on
@@ -183,13 +182,13 @@ size_t walk_layout(const Python& py, uint32_t* ids, size_t capacity,
       const void* file = read_at<const void*>(code, l.code_filename);
       const FrameKey key{reinterpret_cast<uintptr_t>(code), reinterpret_cast<uintptr_t>(file),
                          offset};
-      ids[depth++] = frame_id(key, writer, [&](std::string_view& f, std::string_view& fn,
-                                               uint32_t& line) {
-        f = ascii_of(py, file);
-        fn = ascii_of(py, read_at<const void*>(code, l.code_qualname));
-        const int n = py.addr_to_line(const_cast<void*>(code), static_cast<int>(offset));
-        line = n > 0 ? static_cast<uint32_t>(n) : 0;
-      });
+      ids[depth++] =
+          frame_id(key, writer, [&](std::string_view& f, std::string_view& fn, uint32_t& line) {
+            f = ascii_of(py, file);
+            fn = ascii_of(py, read_at<const void*>(code, l.code_qualname));
+            const int n = py.addr_to_line(const_cast<void*>(code), static_cast<int>(offset));
+            line = n > 0 ? static_cast<uint32_t>(n) : 0;
+          });
     }
     frame = next;
   }
@@ -197,8 +196,7 @@ size_t walk_layout(const Python& py, uint32_t* ids, size_t capacity,
 }
 
 // The stable API, GIL held. Every new reference is released; the exception state is kept.
-size_t walk_stable(const Python& py, uint32_t* ids, size_t capacity,
-                   trace::TraceWriter& writer) {
+size_t walk_stable(const Python& py, uint32_t* ids, size_t capacity, trace::TraceWriter& writer) {
   void *type = nullptr, *value = nullptr, *traceback = nullptr;
   py.err_fetch(&type, &value, &traceback);
   void* frame = py.eval_get_frame();  // borrowed
@@ -208,19 +206,18 @@ size_t walk_stable(const Python& py, uint32_t* ids, size_t capacity,
     void* code = py.frame_get_code(frame);
     const int line = py.frame_get_line(frame);
     void* file = py.get_attr(code, "co_filename");
-    const FrameKey key{reinterpret_cast<uintptr_t>(code), reinterpret_cast<uintptr_t>(file),
-                       line};
+    const FrameKey key{reinterpret_cast<uintptr_t>(code), reinterpret_cast<uintptr_t>(file), line};
     void* name = nullptr;  // released after the record, which is written from its text
-    ids[depth++] = frame_id(key, writer, [&](std::string_view& f, std::string_view& fn,
-                                             uint32_t& n) {
-      const char* file_text = file != nullptr ? py.as_utf8(file) : nullptr;
-      name = py.get_attr(code, "co_qualname");
-      if (name == nullptr) name = py.get_attr(code, "co_name");
-      const char* name_text = name != nullptr ? py.as_utf8(name) : nullptr;
-      f = file_text != nullptr ? file_text : "?";
-      fn = name_text != nullptr ? name_text : "?";
-      n = line > 0 ? static_cast<uint32_t>(line) : 0;
-    });
+    ids[depth++] =
+        frame_id(key, writer, [&](std::string_view& f, std::string_view& fn, uint32_t& n) {
+          const char* file_text = file != nullptr ? py.as_utf8(file) : nullptr;
+          name = py.get_attr(code, "co_qualname");
+          if (name == nullptr) name = py.get_attr(code, "co_name");
+          const char* name_text = name != nullptr ? py.as_utf8(name) : nullptr;
+          f = file_text != nullptr ? file_text : "?";
+          fn = name_text != nullptr ? name_text : "?";
+          n = line > 0 ? static_cast<uint32_t>(line) : 0;
+        });
     if (name != nullptr) py.decref(name);
     if (file != nullptr) py.decref(file);
     py.decref(code);

@@ -99,8 +99,8 @@ F symbol(void* lib, const char* name) {
   child.none = dlsym(lib, "_Py_NoneStruct");
   symbol<void (*)(void*)>(lib, "Py_IncRef")(child.none);  // probe()'s return value
   static MethodDef def = {"probe", probe, 0x0004 /* METH_NOARGS */, nullptr};
-  void* fn = symbol<void* (*)(MethodDef*, void*, void*)>(lib, "PyCFunction_NewEx")(&def, nullptr,
-                                                                                  nullptr);
+  void* fn =
+      symbol<void* (*)(MethodDef*, void*, void*)>(lib, "PyCFunction_NewEx")(&def, nullptr, nullptr);
   void* builtins = symbol<void* (*)(const char*)>(lib, "PyImport_ImportModule")("builtins");
   if (fn == nullptr || builtins == nullptr) _exit(13);
   symbol<int (*)(void*, const char*, void*)>(lib, "PyObject_SetAttrString")(builtins, "probe", fn);

@@ -36,15 +36,16 @@ TEST_CASE("python frames go in front of the interpreter's first native frame") {
                                native("/usr/bin/python3.12", "_PyEval_EvalFrameDefault"),
                                native("/usr/bin/python3.12", "Py_RunMain"),
                                native("/usr/lib/x86_64-linux-gnu/libc.so.6")};
-  interleave_python_frames(frames, {python("/work/step.py", "step", 12),
-                                    python("/work/step.py", "<module>", 30)});
+  interleave_python_frames(
+      frames, {python("/work/step.py", "step", 12), python("/work/step.py", "<module>", 30)});
   REQUIRE(frames.size() == 8);
   CHECK(frames[2].module == kTorch + "lib/libtorch_python.so");
   CHECK(frames[3].function == "step");
   CHECK(frames[4].function == "<module>");
   CHECK(frames[5].function == "_PyEval_EvalFrameDefault");
 
-  std::vector<Frame> libpython = {native("/x/libtorch.so"), native("/usr/lib/libpython3.11.so.1.0")};
+  std::vector<Frame> libpython = {native("/x/libtorch.so"),
+                                  native("/usr/lib/libpython3.11.so.1.0")};
   interleave_python_frames(libpython, {python("/work/a.py", "f", 1)});
   CHECK(libpython[1].function == "f");
 
@@ -68,10 +69,10 @@ TEST_CASE("the user frame of a python program is its own innermost python line")
   CHECK_FALSE(is_python_user_frame(frames[3]));
   CHECK(is_python_user_frame(frames[4]));
   CHECK_FALSE(is_python_user_frame(python("<frozen runpy>", "_run_code", 88)));
-  CHECK_FALSE(is_python_user_frame(python("/usr/local/lib/python3.12/dist-packages/jax/_src/api.py",
-                                          "cache_miss", 1)));
-  CHECK_FALSE(is_python_user_frame(python(
-      "/root/.pyenv/versions/3.12.1/lib/python3.12/threading.py", "Thread.run", 1010)));
+  CHECK_FALSE(is_python_user_frame(
+      python("/usr/local/lib/python3.12/dist-packages/jax/_src/api.py", "cache_miss", 1)));
+  CHECK_FALSE(is_python_user_frame(
+      python("/root/.pyenv/versions/3.12.1/lib/python3.12/threading.py", "Thread.run", 1010)));
   CHECK_FALSE(is_python_user_frame(native("/work/app", "main")));
   // A package the user installed is the user's code; so is a program in site-packages' parent.
   CHECK(is_python_user_frame(python("/venv/lib/python3.12/site-packages/mymodel/net.py", "f", 3)));
@@ -84,16 +85,19 @@ TEST_CASE("the user frame of a python program is its own innermost python line")
 TEST_CASE("a recorded python stack reaches the report as frames with the user's line") {
   trace::testing::TempDir dir;
   const std::string path = dir.path() + "/capguard.64.trace";
-  std::ofstream(path)
-      << "v 0.1.0 2\np 40 1 0\nc python3%20step.py\n"
-         "m 0 400000 500000 /usr/bin/python3.12\n"
-         "m 7f0000000000 7f0000000000 7f0000100000 " + kTorch + "lib/libtorch_cuda.so\n"
-         "y 1 29 " + kTorch + "cuda/graphs.py CUDAGraph.capture_begin\n"
-         "y 2 c /work/step%20one.py main\n"
-         "y 3 e /work/step%20one.py <module>\n"
-         "s 1 7f0000000100 400100 y 1 2 3\n"
-         "e 1 1 a cudaStreamBeginCapture 0 1 st=10 sb=0 sa=1 ci=1 md=0 dm=0\n"
-         "z 5 0\n";
+  std::ofstream(path) << "v 0.1.0 2\np 40 1 0\nc python3%20step.py\n"
+                         "m 0 400000 500000 /usr/bin/python3.12\n"
+                         "m 7f0000000000 7f0000000000 7f0000100000 " +
+                             kTorch +
+                             "lib/libtorch_cuda.so\n"
+                             "y 1 29 " +
+                             kTorch +
+                             "cuda/graphs.py CUDAGraph.capture_begin\n"
+                             "y 2 c /work/step%20one.py main\n"
+                             "y 3 e /work/step%20one.py <module>\n"
+                             "s 1 7f0000000100 400100 y 1 2 3\n"
+                             "e 1 1 a cudaStreamBeginCapture 0 1 st=10 sb=0 sa=1 ci=1 md=0 dm=0\n"
+                             "z 5 0\n";
   Analysis analysis;
   analyze_trace(path, analysis);
   REQUIRE_MESSAGE(analysis.errors.empty(), analysis.errors[0].to_string());
