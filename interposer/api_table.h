@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "trace/event.h"
 #include "trace/format.h"
 
 namespace capguard::interposer {
@@ -61,7 +62,11 @@ uint32_t api_table_size(trace::ApiDomain domain);
 
 // The record policy. During a capture every top-level call is recorded; outside captures
 // only what the rules need: the calls with a role, and any call a capture error came from.
-inline bool recorded_outside_capture(Role role) { return role != Role::None; }
+// Graph launches are left out there too: no rule reads them yet, and a replay loop must cost
+// (almost) nothing (bench: graph replay <= 1.02).
+inline bool recorded_outside_capture(Role role) {
+  return role != Role::None && role != Role::GraphLaunch;
+}
 // The CUPTI callbacks enabled while no capture is open (callback_gate.h): exactly the calls
 // recorded outside captures. A call without a role that fails with a capture error outside
 // any capture this process knows of is then not seen. Every capture opens with a BeginCapture
@@ -73,6 +78,16 @@ inline bool callback_needed_outside_capture(const ApiInfo& info) {
 inline bool is_capture_error(Role role, int32_t result) {
   constexpr int32_t kIllegalState = 401;  // EndCapture on a stream that is not capturing
   return (result >= 900 && result <= 908) || (role == Role::EndCapture && result == kIllegalState);
+}
+// The body of a capture: a call that succeeded, only adds work to a stream (no role, no event)
+// and left that stream capturing. When the stream is a capture's origin no rule reads it: the
+// node count comes with EndCapture, and what the rules need (forked streams' work, event records
+// and waits, failures, escapes onto other streams) is still recorded. So it is neither recorded
+// nor unwound, and unwinding is most of what a recorded event costs.
+inline bool is_capture_body(const ApiInfo& info, const trace::ApiEvent& event) {
+  return info.role == Role::None && info.has(Slot::Stream) && !info.has(Slot::Event) &&
+         !info.has(Slot::OutEvent) && event.result == 0 && event.has(trace::Field::StatusAfter) &&
+         event.status_after == trace::CaptureStatus::Active;
 }
 inline bool should_record(const ApiInfo& info, bool capture_active, int32_t result) {
   return capture_active || recorded_outside_capture(info.role) ||

@@ -296,6 +296,7 @@ void Recorder::on_exit(ApiDomain domain, const ApiInfo& info, const CUpti_Callba
   }
 
   if (!should_record(info, active, event.result)) return;
+  if (is_capture_body(info, event) && captures_.contains(queried)) return;  // origin stream
   record(event);
 }
 

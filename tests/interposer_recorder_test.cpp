@@ -32,6 +32,7 @@ using trace::testing::RecordingSink;
 using trace::testing::TempDir;
 
 constexpr uint64_t kStream = 0x5000;
+constexpr uint64_t kForked = 0x5100;
 
 // The fake driver: capture status per stream, as the test sets it.
 struct FakeCuda {
@@ -121,6 +122,12 @@ void begin_capture(Recorder& r, uint64_t stream, unsigned long long id) {
        });
 }
 
+// A stream that joined a capture by waiting on one of its events: CUDA reports it capturing.
+void fork_into_capture(uint64_t stream, unsigned long long id) {
+  g_fake.status[stream] = 1;
+  g_fake.id[stream] = id;
+}
+
 void end_capture(Recorder& r, uint64_t stream, uint64_t graph_handle) {
   cudaGraph_t graph = as<cudaGraph_t>(graph_handle);
   cudaStreamEndCapture_v10000_params p{as<cudaStream_t>(stream), &graph};
@@ -163,16 +170,23 @@ TEST_CASE("a capture: its calls carry the stream's status; outside it only the r
   CHECK(g_fake.queried.empty());
   begin_capture(*r, kStream, 7);
   CHECK(r->captures().contains(kStream));
-  launch(*r, kStream);
+  launch(*r, kStream);  // the capture's body on its origin stream: not recorded (no rule reads it)
+  fork_into_capture(kForked, 7);  // a stream forked into the capture: its work is recorded
+  launch(*r, kForked);
   cudaMemcpy_v3020_params copy{nullptr, nullptr, 64, cudaMemcpyHostToDevice};
   call(*r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy", &copy, 0);
+  launch(*r, kStream, false, 901);  // a failure on the origin is recorded
   end_capture(*r, kStream, 0x8000);
   CHECK_FALSE(r->captures().any());
   launch(*r, kStream);  // after the capture: not recorded again
 
   const RecordingSink sink = read_back(*r);
   REQUIRE(api_names(sink) == std::vector<std::string>{"cudaStreamBeginCapture", "cudaLaunchKernel",
-                                                      "cudaMemcpy", "cudaStreamEndCapture"});
+                                                      "cudaMemcpy", "cudaLaunchKernel",
+                                                      "cudaStreamEndCapture"});
+  CHECK(sink.events[1].stream == kForked);
+  CHECK(sink.events[3].stream == kStream);
+  CHECK(sink.events[3].result == 901);
   const ApiEvent& begin = sink.events[0];
   CHECK(begin.stream == kStream);
   CHECK(begin.has(Field::StreamFlags));
@@ -189,7 +203,7 @@ TEST_CASE("a capture: its calls carry the stream's status; outside it only the r
   const ApiEvent& copy_event = sink.events[2];
   CHECK_FALSE(copy_event.has(Field::Stream));
   CHECK(copy_event.copy_kind == cudaMemcpyHostToDevice);
-  const ApiEvent& end = sink.events[3];
+  const ApiEvent& end = sink.events[4];
   CHECK(end.status_before == CaptureStatus::Active);
   CHECK(end.status_after == CaptureStatus::None);
   CHECK(end.capture_id == 7);  // the capture that ended, known from the entry
@@ -203,8 +217,9 @@ TEST_CASE("a runtime call's own driver calls are not recorded; a driver-only cal
   TempDir dir;
   auto r = make_recorder(dir);
   begin_capture(*r, kStream, 1);
+  fork_into_capture(kForked, 1);
   cudaLaunchKernel_v7000_params p{};
-  p.stream = as<cudaStream_t>(kStream);
+  p.stream = as<cudaStream_t>(kForked);
   call(*r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel",
        &p, 0,
        [&] { driver_callback(*r, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel"); });
@@ -221,7 +236,8 @@ TEST_CASE("the interposer's own driver calls are never recorded") {
   auto r = make_recorder(dir);
   g_fake.reenter = r.get();
   begin_capture(*r, kStream, 1);
-  launch(*r, kStream);
+  fork_into_capture(kForked, 1);
+  launch(*r, kForked);
   g_fake.reenter = nullptr;
   const RecordingSink sink = read_back(*r);
   CHECK(api_names(sink) == std::vector<std::string>{"cudaStreamBeginCapture", "cudaLaunchKernel"});
@@ -294,9 +310,10 @@ TEST_CASE("each distinct stack is written once per thread, before its first use"
   TempDir dir;
   auto r = make_recorder(dir);
   begin_capture(*r, kStream, 1);
-  launch(*r, kStream);
+  fork_into_capture(kForked, 1);
+  launch(*r, kForked);
   g_fake.stack = {0x1000, 0x3000};
-  launch(*r, kStream);
+  launch(*r, kForked);
   const RecordingSink sink = read_back(*r);
   REQUIRE(sink.events.size() == 3);
   CHECK(sink.events[0].stack == sink.events[1].stack);
