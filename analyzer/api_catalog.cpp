@@ -26,6 +26,9 @@ constexpr Entry kEntries[] = {
     {"cudaStreamEndCapture", K::EndCapture, S},
     {"cuStreamEndCapture", K::EndCapture, S},
     {"cudaThreadExchangeStreamCaptureMode", K::ExchangeMode, N},
+    // Report an earlier call's error (PyTorch and CuPy ask right after a failed call).
+    {"cudaGetLastError", K::ErrorReport, N},
+    {"cudaPeekAtLastError", K::ErrorReport, N},
     {"cuThreadExchangeStreamCaptureMode", K::ExchangeMode, N},
     {"cudaStreamIsCapturing", K::CaptureQuery, S},
     {"cudaStreamGetCaptureInfo", K::CaptureQuery, S},
@@ -268,6 +271,8 @@ const char* to_string(ApiKind kind) {
   switch (kind) {
     case ApiKind::Other:
       return "other";
+    case ApiKind::ErrorReport:
+      return "error-report";
     case ApiKind::BeginCapture:
       return "begin-capture";
     case ApiKind::EndCapture:

@@ -30,6 +30,7 @@ enum class ApiKind : uint8_t {
   CaptureQuery,  // cudaStreamIsCapturing, cudaStreamGetCaptureInfo
   GraphInstantiate,
   GraphLaunch,  // work on a stream, like Enqueue
+  ErrorReport,  // cudaGetLastError / cudaPeekAtLastError: repeat an earlier call's error
 };
 
 struct ApiInfo {

@@ -49,6 +49,8 @@ const ApiInfo& Replay::classify(std::string_view api) {
 
 void Replay::feed(const ApiEvent& ev) {
   const ApiInfo& api = classify(ev.api);
+  // The error these return is the earlier call's, already judged there: not a failure of theirs.
+  if (api.kind == ApiKind::ErrorReport) return;
   if (model_.irrelevant(ev, api)) return;
   model_.prepare(ev, api, call_);
 

@@ -61,3 +61,16 @@ TEST_CASE("sync-during-capture twin: synchronize after EndCapture is fine") {
   CHECK(r.captures[0].status == CaptureState::Ok);
   CHECK(r.captures[0].nodes == uint64_t{1});
 }
+
+TEST_CASE("sync-during-capture: cudaGetLastError repeating the 900 is neither a finding nor folded") {
+  // What PyTorch does after a failed synchronize: it asks for the error, which CUDA repeats.
+  Sim sim;
+  sim(create_stream(kS, kNonBlocking))(begin(kS))(launch(kS));
+  sim(stream_sync(kS).fails(900).stack(3));
+  sim(call("cudaGetLastError").fails(900));
+  sim(call("cudaPeekAtLastError").fails(900));
+  sim(end(kS).fails(901));
+  const Report& r = sim.finish();
+  REQUIRE(rules_of(r) == Rules{"sync-during-capture"});
+  CHECK(r.findings[0].consequences == 1);  // the EndCapture's 901 only
+}
