@@ -28,26 +28,42 @@ struct CuptiSwitches {
 
 class CallbackGate {
  public:
+  // Once the last capture ends, everything stays on for this long before the gate reduces:
+  // programs capture back to back (a capture per step, per batch size), and switching whole
+  // domains on at every BeginCapture and each call off again after it cost more than the
+  // callbacks themselves.
+  static constexpr uint64_t kDefaultLingerNs = 200'000'000;
+
   // always_full: never reduce (CAPGUARD_CALLBACKS=all, or no switches: the unit tests).
-  void init(const CuptiSwitches& switches, bool always_full);
+  // clock: monotonic nanoseconds (null: CLOCK_MONOTONIC); tests pass their own.
+  void init(const CuptiSwitches& switches, bool always_full,
+            uint64_t linger_ns = kDefaultLingerNs, uint64_t (*clock)() = nullptr);
   // Enables the reduced set. False if CUPTI refused; the caller then enables whole domains.
   bool enable_reduced_set();
   bool enable_everything();
 
   bool full() const { return full_.load(std::memory_order_acquire); }
   void want_full();  // a capture begins: everything on before the call proceeds
-  // A capture ended or failed to begin: reduce unless still_needed (checked under the gate's
-  // lock, so that it cannot miss a want_full of another thread).
+  // A capture ended or failed to begin: reduce after the linger, unless still_needed then
+  // (checked under the gate's lock, so that it cannot miss a want_full of another thread).
   void allow_reduced(bool (*still_needed)(const void*), const void* context);
-  // An EXIT of a call outside the reduced set, seen while no capture is active.
+  // An EXIT of a call outside the reduced set, seen while no capture is active: reduces once
+  // the linger has passed, then switches this call's callback off.
   void on_unneeded_exit(trace::ApiDomain domain, uint32_t cbid);
 
   uint64_t switched_on() const { return switched_on_.load(std::memory_order_relaxed); }
   uint64_t switched_off() const { return switched_off_.load(std::memory_order_relaxed); }
 
  private:
+  bool reduce_if_unneeded();  // under mutex_
   CuptiSwitches switches_;
   bool always_full_ = true;
+  uint64_t linger_ns_ = kDefaultLingerNs;
+  uint64_t (*clock_)() = nullptr;
+  // Set by allow_reduced, cleared by want_full and by the reduction (under mutex_).
+  std::atomic<uint64_t> idle_since_ns_{0};
+  bool (*still_needed_)(const void*) = nullptr;
+  const void* still_needed_context_ = nullptr;
   std::atomic<bool> full_{true};
   std::atomic<uint64_t> switched_on_{0}, switched_off_{0};
   pthread_mutex_t mutex_ = PTHREAD_MUTEX_INITIALIZER;  // CUPTI's enable calls are not reentrant

@@ -40,12 +40,16 @@ bool on(CUpti_CallbackDomain domain, uint32_t cbid) {
   return it != g_cupti.on.end() && it->second;
 }
 
-void start(CallbackGate& gate, bool always_full = false) {
+uint64_t g_now_ns = 0;
+uint64_t fake_clock() { return g_now_ns; }
+
+void start(CallbackGate& gate, bool always_full = false, uint64_t linger_ns = 0) {
   g_cupti = FakeCupti{};
+  g_now_ns = 1'000'000;
   CuptiSwitches switches;
   switches.enable_domain = &fake_enable_domain;
   switches.enable_callback = &fake_enable_callback;
-  gate.init(switches, always_full);
+  gate.init(switches, always_full, linger_ns, &fake_clock);
   REQUIRE(gate.enable_reduced_set());
 }
 
@@ -117,4 +121,32 @@ TEST_CASE("CAPGUARD_CALLBACKS=all keeps every callback on, captures or not") {
 }
 
 }  // namespace
+TEST_CASE("back-to-back captures keep everything on; the gate reduces only after the linger") {
+  CallbackGate gate;
+  start(gate, false, /*linger_ns=*/1000);
+  constexpr uint32_t kLaunch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+  gate.want_full();
+  gate.allow_reduced(&never_needed, nullptr);  // the capture ended
+  g_now_ns += 999;
+  gate.on_unneeded_exit(trace::ApiDomain::Runtime, kLaunch);
+  CHECK(gate.full());  // still lingering
+  CHECK(on(kRuntime, kLaunch));
+
+  const int enables = g_cupti.domain_enables;
+  gate.want_full();  // the next capture within the linger: nothing to switch
+  CHECK(g_cupti.domain_enables == enables);
+  gate.allow_reduced(&never_needed, nullptr);
+  g_now_ns += 1000;
+  gate.on_unneeded_exit(trace::ApiDomain::Runtime, kLaunch);
+  CHECK_FALSE(gate.full());
+  CHECK_FALSE(on(kRuntime, kLaunch));
+
+  // A capture open in another thread when the linger ends: nothing is reduced.
+  gate.want_full();
+  gate.allow_reduced(&still_needed, nullptr);
+  g_now_ns += 5000;
+  gate.on_unneeded_exit(trace::ApiDomain::Runtime, kLaunch);
+  CHECK(gate.full());
+}
+
 }  // namespace capguard::interposer
