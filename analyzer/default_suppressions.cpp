@@ -9,6 +9,8 @@ std::string_view default_suppressions_text() {
 # the thread's capture mode to Relaxed around cudaMalloc (cudaMallocMaybeCapturing) and keeps
 # the memory alive in the graph's private pool, so the allocation is not a latent bug.
 relaxed-mode-unsafe-call:fun:*cudaMallocMaybeCapturing*
+# Its pinned host allocator does the same around cudaHostAlloc (e.g. for .item()).
+relaxed-mode-unsafe-call:fun:*CUDACachingHostAllocatorImpl::allocate_host_memory*
 
 # CuPy's memory pool allocates inside CuPy's own captures, which it begins in Relaxed mode for
 # exactly that reason; the pool owns the memory the graph uses.

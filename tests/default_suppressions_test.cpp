@@ -23,6 +23,9 @@ constexpr const char* kTorchAllocator =
     "c10::cuda::CUDACachingAllocator::Native::(anonymous namespace)::cudaMallocMaybeCapturing("
     "void**, unsigned long, c10::cuda::CUDACachingAllocator::Native::(anonymous "
     "namespace)::AllocParams&)";
+constexpr const char* kTorchHostAllocator =
+    "at::cuda::(anonymous namespace)::CUDACachingHostAllocatorImpl::allocate_host_memory_slowpath("
+    "unsigned long, void**)";
 constexpr const char* kCupyMalloc =
     "__pyx_f_13cupy_backends_4cuda_3api_7runtime_malloc(unsigned long, int)";
 
@@ -38,11 +41,12 @@ TEST_SUITE("default_suppressions") {
   TEST_CASE("framework allocators that allocate in Relaxed mode on purpose are not reported") {
     Report report;
     report.findings = {finding_from("relaxed-mode-unsafe-call", kTorchAllocator),
+                       finding_from("relaxed-mode-unsafe-call", kTorchHostAllocator),
                        finding_from("relaxed-mode-unsafe-call", kCupyMalloc),
                        finding_from("relaxed-mode-unsafe-call", "main"),
                        finding_from("unsafe-call-during-capture", kTorchAllocator)};
     const SuppressionStats stats = apply_suppressions(report, built_in());
-    CHECK(stats.removed == 2);
+    CHECK(stats.removed == 3);
     REQUIRE(report.findings.size() == 2);
     // The user's own Relaxed allocation, and a real error inside the allocator, stay.
     CHECK(report.findings[0].location.frames[0].function == "main");
