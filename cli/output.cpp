@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "analyzer/render.h"
+#include "analyzer/symbol_cache.h"
 #include "analyzer/symbolizer.h"
 #include "cli/suppress.h"
 
@@ -108,7 +109,8 @@ std::optional<std::string> resolve_outputs(const ReportOptions& options,
 }
 
 std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
-                                        const ReportOptions& options, Analysis& analysis) {
+                                        const ReportOptions& options, Analysis& analysis,
+                                        bool save_symbol_caches) {
   std::vector<std::string> problems, traces;
   for (const auto& path : paths) expand(path, traces, problems);
   for (const auto& trace : traces) analyze_trace(trace, analysis);
@@ -119,6 +121,12 @@ std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
     if (auto damaged = cache.load_beside(trace))
       std::fprintf(stderr, "capguard: warning: ignoring %s\n", damaged->c_str());
   symbolize(analysis.report, analysis.modules, &cache);
+  // Saved before anything is filtered: suppressions match on these frames when the traces are
+  // re-analyzed where the binaries are not.
+  if (save_symbol_caches)
+    for (const auto& process : analysis.report.processes)
+      if (auto failed = SymbolCache::save_beside(process.trace_path, process.pid, analysis.report))
+        problems.push_back(*failed);
   if (!options.no_default_suppressions) apply_default_suppressions(analysis.report);
   apply_suppressions_file(options.suppressions, analysis.report);
   apply_baseline_file(options.baseline, analysis.report);

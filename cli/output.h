@@ -19,10 +19,12 @@ struct OutputTarget {
 std::optional<std::string> resolve_outputs(const ReportOptions& options,
                                            std::vector<OutputTarget>& targets);
 
-// Reads every trace into one analysis, symbolizes it and applies the suppressions.
+// Reads every trace into one analysis, symbolizes it (first saving the frames beside each
+// trace as <trace>.symbols when save_symbol_caches) and applies the suppressions and baseline.
 // Problems that make a trace unusable are returned as one line each (without a newline).
 std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
-                                        const ReportOptions& options, Analysis& analysis);
+                                        const ReportOptions& options, Analysis& analysis,
+                                        bool save_symbol_caches = false);
 
 // Writes every target (files atomically: temp file + rename). False after printing a line for
 // a target that could not be written.

@@ -15,7 +15,6 @@
 #include <filesystem>
 #include <set>
 
-#include "analyzer/symbol_cache.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/process.h"
@@ -139,7 +138,8 @@ int run_command(const RunOptions& options) {
     if (!old_traces.contains(trace)) traces.push_back(trace);
   Analysis analysis;
   std::vector<std::string> problems;
-  if (!traces.empty()) problems = analyze_traces(traces, options.report, analysis);
+  // With symbol caches, so that kept traces re-analyze where the program's binaries are not.
+  if (!traces.empty()) problems = analyze_traces(traces, options.report, analysis, true);
   if (std::string why = why_not_attached(analysis); !why.empty()) {
     if (options.require_attach)
       problems.push_back(why);
@@ -147,10 +147,6 @@ int run_command(const RunOptions& options) {
       std::fprintf(stderr, "capguard: warning: %s (--no-require-attach)\n", why.c_str());
   }
 
-  // So that the kept traces can be re-analyzed where the program's binaries are not.
-  for (const auto& process : analysis.report.processes)
-    if (auto failed = SymbolCache::save_beside(process.trace_path, process.pid, analysis.report))
-      problems.push_back(*failed);
   const bool written = traces.empty() || write_outputs(analysis.report, targets, options.report.source_root);
   // A temporary directory is kept only when there is something in it worth a second look.
   const bool clean = problems.empty() && analysis.report.findings.empty();
