@@ -173,7 +173,11 @@ void Recorder::on_enter(const ApiInfo& info, const CUpti_CallbackData& data) {
   const bool active = captures_.any();
   if (active) stash |= corr::kActiveAtEnter;
   uint64_t stream = 0;
-  if ((active || is_capture_role(info.role)) && decode_stream(info, data.functionParams, stream)) {
+  // The status at entry tells a stream that joins a capture during this call (an event wait)
+  // from one already in it; a plain enqueue cannot join, so its status at exit suffices.
+  const bool may_join = is_capture_role(info.role) || info.has(Slot::Event);
+  if ((active || is_capture_role(info.role)) && may_join &&
+      decode_stream(info, data.functionParams, stream)) {
     CaptureStatus status = CaptureStatus::None;
     uint64_t id = 0;
     if (query_status(queryable_stream(info, stream), status, id)) {
