@@ -32,7 +32,7 @@ class CallbackGate {
   // programs capture back to back (a capture per step, per batch size), and switching whole
   // domains on at every BeginCapture and each call off again after it cost more than the
   // callbacks themselves.
-  static constexpr uint64_t kDefaultLingerNs = 200'000'000;
+  static constexpr uint64_t kDefaultLingerNs = 20'000'000;
 
   // always_full: never reduce (CAPGUARD_CALLBACKS=all, or no switches: the unit tests).
   // clock: monotonic nanoseconds (null: CLOCK_MONOTONIC); tests pass their own.

@@ -29,6 +29,7 @@ bool CaptureSet::remove(uint64_t stream) {
 }
 
 bool CaptureSet::contains(uint64_t stream) const {
+  if (stream == 0) return false;  // 0 marks a free slot, never a stream asked about
   for (const auto& slot : slots_) {
     if (slot.load(std::memory_order_acquire) == stream) return true;
   }

@@ -262,6 +262,7 @@ void Recorder::on_exit(ApiDomain domain, const ApiInfo& info, const CUpti_Callba
   if (stash & corr::kBeginCounted) begins_in_flight_.fetch_sub(1);
   if (info.role == Role::StreamDestroy) captures_.remove(queried);
   const bool active = (stash & corr::kActiveAtEnter) || captures_.any();
+  if (active && is_capture_body(info, event.result) && captures_.contains(queried)) return;
 
   // Status after: never for a destroyed stream (its handle is gone).
   if ((active || is_capture_role(info.role)) && queried != 0 && info.role != Role::StreamDestroy) {
@@ -300,7 +301,6 @@ void Recorder::on_exit(ApiDomain domain, const ApiInfo& info, const CUpti_Callba
   }
 
   if (!should_record(info, active, event.result)) return;
-  if (is_capture_body(info, event) && captures_.contains(queried)) return;  // origin stream
   record(event);
 }
 

@@ -243,6 +243,16 @@ TEST_CASE("the interposer's own driver calls are never recorded") {
   CHECK(api_names(sink) == std::vector<std::string>{"cudaStreamBeginCapture", "cudaLaunchKernel"});
 }
 
+TEST_CASE("the set of open captures never contains 0, the value of its free slots") {
+  CaptureSet set;
+  CHECK_FALSE(set.contains(0));
+  set.add(kStream);
+  CHECK(set.contains(kStream));
+  CHECK_FALSE(set.contains(0));
+  CHECK(set.remove(kStream));
+  CHECK_FALSE(set.contains(kStream));
+}
+
 TEST_CASE("the legacy stream is never asked about, the per-thread stream is") {
   TempDir dir;
   auto r = make_recorder(dir);
