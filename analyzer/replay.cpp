@@ -68,10 +68,13 @@ void Replay::feed(const ApiEvent& ev) {
 
   std::optional<size_t> finding;
   if (worth_checking(call_, model_)) {
+    rules::Draft draft;  // one for all rules: this runs for every call made during a capture
     for (const rules::Rule* rule : rules::rule_list()) {
       if (!rule->on_call) continue;
-      rules::Draft draft;
-      if (!rule->on_call(call_, model_, draft)) continue;
+      if (!rule->on_call(call_, model_, draft)) {
+        if (!draft.empty()) draft = rules::Draft{};  // a rule that wrote, then declined
+        continue;
+      }
       finding = emit(*rule, draft, &ev, &api, Site::of(ev));
       break;
     }

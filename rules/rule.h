@@ -27,6 +27,8 @@ struct Draft {
   std::string message;
   const Capture* capture = nullptr;  // the capture the finding is about
   std::vector<RelatedSite> related;
+
+  bool empty() const { return message.empty() && capture == nullptr && related.empty(); }
 };
 
 using CallCheck = bool (*)(const Call& call, const CaptureModel& model, Draft& draft);
