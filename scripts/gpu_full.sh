@@ -33,6 +33,9 @@ if [ "${1:-}" != "--skip-bench" ]; then
   echo "== benchmarks"
   mkdir -p "$B/bench"
   cp "$BUNDLE"/bench_* "$B/bench/"
-  python3 bench/run.py --build "$B" --rounds 5 --json "$OUT/bench.json"
+  python3 bench/run.py --build "$B" --rounds 7 --json "$OUT/bench.json"
+  echo "== capture benchmark with every callback always on (CAPGUARD_CALLBACKS=all), 3 rounds"
+  CAPGUARD_CALLBACKS=all python3 bench/run.py --build "$B" --rounds 3 \
+    --only bench_capture_kernels --json "$OUT/bench_all_callbacks.json" 2>&1 | tail -3
 fi
 tar czf "$OUT/results.tgz" -C /tmp capguard-testcase-results capguard-python 2>/dev/null
