@@ -30,6 +30,7 @@ constexpr ApiInfo make_info(const char* name, Role role, int per_thread, int ret
   info.per_thread = per_thread != 0;
   info.returns_error = returns_error != 0;
   info.has_params = has_params != 0;
+  info.internal = name[0] == '_' && name[1] == '_';
   for (const SlotOffset& o : offsets) {
     // Params structs are a few pointers long; an offset past 254 would not fit the table.
     if (o.offset > 254) params_struct_too_large_for_the_offset_table();

@@ -49,6 +49,7 @@ struct ApiInfo {
   bool per_thread = false;     // a _ptsz/_ptds entry point: stream 0 means cudaStreamPerThread
   bool returns_error = false;  // functionReturnValue is a cudaError_t / CUresult
   bool has_params = false;     // CUPTI passes a params struct
+  bool internal = false;       // the runtime's own __cuda* entry points (<<<>>> configuration)
   uint8_t offset_plus_one[kSlotCount] = {};  // 0 = the call has no such parameter
 
   bool has(Slot slot) const { return offset_plus_one[static_cast<size_t>(slot)] != 0; }
@@ -91,6 +92,9 @@ inline bool is_capture_body(const ApiInfo& info, int32_t result) {
          !info.has(Slot::OutEvent) && result == 0;
 }
 inline bool should_record(const ApiInfo& info, bool capture_active, int32_t result) {
+  // Every <<<>>> launch calls __cudaPushCallConfiguration and __cudaPopCallConfiguration
+  // around cudaLaunchKernel: recording them cost two stacks per captured launch for nothing.
+  if (info.internal && result == 0) return false;
   return capture_active || recorded_outside_capture(info.role) ||
          is_capture_error(info.role, result);
 }
