@@ -34,8 +34,14 @@ if [ "${1:-}" != "--skip-bench" ]; then
   mkdir -p "$B/bench"
   cp "$BUNDLE"/bench_* "$B/bench/"
   python3 bench/run.py --build "$B" --rounds 7 --json "$OUT/bench.json"
-  echo "== capture benchmark with every callback always on (CAPGUARD_CALLBACKS=all), 3 rounds"
-  CAPGUARD_CALLBACKS=all python3 bench/run.py --build "$B" --rounds 3 \
-    --only bench_capture_kernels --json "$OUT/bench_all_callbacks.json" 2>&1 | tail -3
+  echo "== CUPTI's own share: the same programs under an empty CUPTI subscriber (median of 5)"
+  nvcc -shared -Xcompiler -fPIC -o /tmp/empty_sub.so interposer/smoke/empty_subscriber.cpp -lcupti
+  median() { for i in 1 2 3 4 5; do "$@" 2>/dev/null | awk '/^metric/{print $3}'; done | sort -n | sed -n 3p; }
+  for args in "bench_eager_launch 200000" "bench_capture_kernels 1000 50" "bench_graph_replay 20000"; do
+    set -- $args
+    echo "$1: native $(median $B/bench/$1 "${@:2}")" \
+      "empty-subscriber $(CUDA_INJECTION64_PATH=/tmp/empty_sub.so median $B/bench/$1 "${@:2}")" \
+      "capguard $(median $B/capguard run -- $B/bench/$1 "${@:2}")"
+  done
 fi
 tar czf "$OUT/results.tgz" -C /tmp capguard-testcase-results capguard-python 2>/dev/null
