@@ -22,6 +22,16 @@ struct Entry {
 // Not constexpr: reaching it while the table is built at compile time is a compile error.
 void params_struct_too_large_for_the_offset_table() {}
 
+constexpr bool contains(const char* text, const char* word) {
+  for (; *text != '\0'; ++text) {
+    const char* a = text;
+    const char* b = word;
+    while (*b != '\0' && *a == *b) ++a, ++b;
+    if (*b == '\0') return true;
+  }
+  return false;
+}
+
 constexpr ApiInfo make_info(const char* name, Role role, int per_thread, int returns_error,
                             int has_params, std::initializer_list<SlotOffset> offsets) {
   ApiInfo info;
@@ -31,6 +41,7 @@ constexpr ApiInfo make_info(const char* name, Role role, int per_thread, int ret
   info.returns_error = returns_error != 0;
   info.has_params = has_params != 0;
   info.internal = name[0] == '_' && name[1] == '_';
+  info.getter = contains(name, "Get");
   for (const SlotOffset& o : offsets) {
     // Params structs are a few pointers long; an offset past 254 would not fit the table.
     if (o.offset > 254) params_struct_too_large_for_the_offset_table();

@@ -50,6 +50,7 @@ struct ApiInfo {
   bool returns_error = false;  // functionReturnValue is a cudaError_t / CUresult
   bool has_params = false;     // CUPTI passes a params struct
   bool internal = false;       // the runtime's own __cuda* entry points (<<<>>> configuration)
+  bool getter = false;         // *Get* calls: names, attributes, the current context, ...
   uint8_t offset_plus_one[kSlotCount] = {};  // 0 = the call has no such parameter
 
   bool has(Slot slot) const { return offset_plus_one[static_cast<size_t>(slot)] != 0; }
@@ -95,6 +96,9 @@ inline bool should_record(const ApiInfo& info, bool capture_active, int32_t resu
   // Every <<<>>> launch calls __cudaPushCallConfiguration and __cudaPopCallConfiguration
   // around cudaLaunchKernel: recording them cost two stacks per captured launch for nothing.
   if (info.internal && result == 0) return false;
+  // Nor successful getters: CUPTI itself calls cuKernelGetName at the top level for every
+  // launch, which cost a recorded stack per captured kernel (seen on the H100).
+  if (info.getter && result == 0) return false;
   return capture_active || recorded_outside_capture(info.role) ||
          is_capture_error(info.role, result);
 }

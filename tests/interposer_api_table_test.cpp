@@ -212,4 +212,22 @@ TEST_CASE("record policy: everything during a capture, outside only roles and ca
 }
 
 }  // namespace
+TEST_CASE("getters and the runtime's own entry points are recorded only when they fail") {
+  const ApiInfo& name = api_info(trace::ApiDomain::Driver, CUPTI_DRIVER_TRACE_CBID_cuKernelGetName);
+  CHECK(name.getter);
+  CHECK_FALSE(should_record(name, /*capture_active=*/true, 0));
+  CHECK(should_record(name, true, 900));
+  const ApiInfo& push =
+      api_info(trace::ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID___cudaPushCallConfiguration_v13000);
+  CHECK(push.internal);
+  CHECK_FALSE(should_record(push, true, 0));
+  const ApiInfo& launch =
+      api_info(trace::ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+  CHECK_FALSE(launch.getter);
+  CHECK_FALSE(launch.internal);
+  CHECK(should_record(launch, true, 0));
+  const ApiInfo& alloc = api_info(trace::ApiDomain::Driver, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2);
+  CHECK(should_record(alloc, true, 0));  // a Relaxed-mode allocation matters when it succeeds
+}
+
 }  // namespace capguard::interposer
