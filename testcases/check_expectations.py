@@ -240,6 +240,12 @@ def main():
         print("check_expectations: no testcase program matched", file=sys.stderr)
         return 2
 
+    # Python programs run from testcases/python: every path given must survive the chdir.
+    args.capguard = os.path.abspath(args.capguard) if os.sep in args.capguard else args.capguard
+    if args.from_traces:
+        args.from_traces = os.path.abspath(args.from_traces)
+    if args.build:
+        args.build = os.path.abspath(args.build)
     out_dir = os.path.abspath(args.out or tempfile.mkdtemp(prefix="capguard-testcases-"))
     os.makedirs(os.path.join(out_dir, "logs"), exist_ok=True)
     rows, results = [], []
