@@ -26,8 +26,8 @@ void CallbackGate::init(const CuptiSwitches& switches, bool always_full, uint64_
   linger_ns_ = linger_ns;
   clock_ = clock != nullptr ? clock : &monotonic_ns;
   switches_ = switches;
-  always_full_ = always_full || switches.enable_domain == nullptr ||
-                 switches.enable_callback == nullptr;
+  always_full_ =
+      always_full || switches.enable_domain == nullptr || switches.enable_callback == nullptr;
   full_.store(always_full_, std::memory_order_release);
 }
 

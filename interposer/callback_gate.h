@@ -19,8 +19,8 @@
 namespace capguard::interposer {
 
 struct CuptiSwitches {
-  CUptiResult (*enable_domain)(uint32_t enable, CUpti_SubscriberHandle, CUpti_CallbackDomain) =
-      nullptr;
+  CUptiResult (*enable_domain)(uint32_t enable, CUpti_SubscriberHandle,
+                               CUpti_CallbackDomain) = nullptr;
   CUptiResult (*enable_callback)(uint32_t enable, CUpti_SubscriberHandle, CUpti_CallbackDomain,
                                  CUpti_CallbackId) = nullptr;
   CUpti_SubscriberHandle subscriber = nullptr;
@@ -36,8 +36,8 @@ class CallbackGate {
 
   // always_full: never reduce (CAPGUARD_CALLBACKS=all, or no switches: the unit tests).
   // clock: monotonic nanoseconds (null: CLOCK_MONOTONIC); tests pass their own.
-  void init(const CuptiSwitches& switches, bool always_full,
-            uint64_t linger_ns = kDefaultLingerNs, uint64_t (*clock)() = nullptr);
+  void init(const CuptiSwitches& switches, bool always_full, uint64_t linger_ns = kDefaultLingerNs,
+            uint64_t (*clock)() = nullptr);
   // Enables the reduced set. False if CUPTI refused; the caller then enables whole domains.
   bool enable_reduced_set();
   bool enable_everything();

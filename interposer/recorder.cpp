@@ -10,6 +10,7 @@
 #include "interposer/decode.h"
 #include "interposer/python_frames.h"
 #include "interposer/stack.h"
+#include "trace/errno_guard.h"
 
 namespace capguard::interposer {
 namespace {
@@ -45,9 +46,9 @@ class InToolScope {
 // What an ENTER callback leaves for its EXIT in CUPTI's correlationData.
 namespace corr {
 constexpr uint64_t kActiveAtEnter = 1u << 0;
-constexpr uint64_t kStatusKnown = 1u << 1;  // status in bits 2-3, capture id from bit 10
-constexpr uint64_t kModeKnown = 1u << 4;    // mode set, in bits 5-6
-constexpr uint64_t kFlagsKnown = 1u << 7;   // stream flags, in bits 8-9
+constexpr uint64_t kStatusKnown = 1u << 1;    // status in bits 2-3, capture id from bit 10
+constexpr uint64_t kModeKnown = 1u << 4;      // mode set, in bits 5-6
+constexpr uint64_t kFlagsKnown = 1u << 7;     // stream flags, in bits 8-9
 constexpr uint64_t kBeginCounted = 1u << 10;  // in begins_in_flight_ until the EXIT
 constexpr int kStatusShift = 2, kModeShift = 5, kFlagsShift = 8, kIdShift = 11;
 }  // namespace corr
@@ -62,17 +63,6 @@ uint32_t current_tid() {
   if (t_state.tid == 0) t_state.tid = static_cast<uint32_t>(syscall(SYS_gettid));
   return t_state.tid;
 }
-
-class ErrnoGuard {
- public:
-  ErrnoGuard() : saved_(errno) {}
-  ~ErrnoGuard() { errno = saved_; }
-  ErrnoGuard(const ErrnoGuard&) = delete;
-  ErrnoGuard& operator=(const ErrnoGuard&) = delete;
-
- private:
-  int saved_;
-};
 
 bool is_capture_role(Role role) { return role == Role::BeginCapture || role == Role::EndCapture; }
 
@@ -127,7 +117,7 @@ void CUPTIAPI Recorder::switchboard(void* userdata, CUpti_CallbackDomain domain,
 void Recorder::on_api(ApiDomain domain, uint32_t cbid, const CUpti_CallbackData& data) {
   ThreadState& t = t_state;
   if (t.in_tool) return;
-  ErrnoGuard keep_errno;  // the program must not see errno changed by a CUDA call it made
+  trace::ErrnoGuard keep_errno;  // the program must not see errno changed by a CUDA call it made
   const bool enter = data.callbackSite == CUPTI_API_ENTER;
   const ApiInfo& info = api_info(domain, cbid);
   if (!enter && config_.gate != nullptr && !callback_needed_outside_capture(info)) {
@@ -223,10 +213,10 @@ void Recorder::reduce_callbacks_if_idle() {
 void Recorder::on_exit(ApiDomain domain, const ApiInfo& info, const CUpti_CallbackData& data) {
   // An EXIT whose ENTER was not delivered (its callback was enabled during the call) has no
   // stash of its own.
-  const uint64_t stash = data.correlationData != nullptr &&
-                                 t_state.enter_correlation == data.correlationId
-                             ? *data.correlationData
-                             : 0;
+  const uint64_t stash =
+      data.correlationData != nullptr && t_state.enter_correlation == data.correlationId
+          ? *data.correlationData
+          : 0;
   ApiEvent event;
   event.api = data.functionName != nullptr ? data.functionName
                                            : (info.name != nullptr ? info.name : "unknown");

@@ -217,8 +217,8 @@ TEST_CASE("getters and the runtime's own entry points are recorded only when the
   CHECK(name.getter);
   CHECK_FALSE(should_record(name, /*capture_active=*/true, 0));
   CHECK(should_record(name, true, 900));
-  const ApiInfo& push =
-      api_info(trace::ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID___cudaPushCallConfiguration_v13000);
+  const ApiInfo& push = api_info(trace::ApiDomain::Runtime,
+                                 CUPTI_RUNTIME_TRACE_CBID___cudaPushCallConfiguration_v13000);
   CHECK(push.internal);
   CHECK_FALSE(should_record(push, true, 0));
   const ApiInfo& launch =

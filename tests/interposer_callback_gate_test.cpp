@@ -22,9 +22,8 @@ FakeCupti g_cupti;
 CUptiResult fake_enable_domain(uint32_t enable, CUpti_SubscriberHandle,
                                CUpti_CallbackDomain domain) {
   ++g_cupti.domain_enables;
-  const uint32_t size = api_table_size(domain == CUPTI_CB_DOMAIN_RUNTIME_API
-                                           ? trace::ApiDomain::Runtime
-                                           : trace::ApiDomain::Driver);
+  const uint32_t size = api_table_size(
+      domain == CUPTI_CB_DOMAIN_RUNTIME_API ? trace::ApiDomain::Runtime : trace::ApiDomain::Driver);
   for (uint32_t cbid = 1; cbid < size; ++cbid) g_cupti.on[{domain, cbid}] = enable != 0;
   return CUPTI_SUCCESS;
 }

@@ -9,20 +9,10 @@
 
 #include <cerrno>
 
+#include "trace/errno_guard.h"
+
 namespace capguard::trace {
 namespace {
-
-// Restores errno on scope exit: the program must not see ours.
-class ErrnoGuard {
- public:
-  ErrnoGuard() : saved_(errno) {}
-  ~ErrnoGuard() { errno = saved_; }
-  ErrnoGuard(const ErrnoGuard&) = delete;
-  ErrnoGuard& operator=(const ErrnoGuard&) = delete;
-
- private:
-  int saved_;
-};
 
 constexpr char kHexDigits[] = "0123456789abcdef";
 
