@@ -6,21 +6,11 @@
 #pragma once
 
 #include "analyzer/report.h"
+#include "tests/render_test_report.h"  // frame()
 
 namespace capguard::testing {
 
 inline constexpr char kSourceRoot[] = "/repo";
-
-inline Frame ci_frame(uint64_t address, const char* function, const char* file, int line,
-                      const char* module) {
-  Frame f;
-  f.address = address;
-  f.function = function;
-  f.file = file;
-  f.line = line;
-  f.module = module;
-  return f;
-}
 
 // A stack whose user frame is the one at `file:line` in `function`, under CUDA's frames.
 inline Location user_stack(const char* function, const char* file, int line, uint64_t seq = 1) {
@@ -28,9 +18,9 @@ inline Location user_stack(const char* function, const char* file, int line, uin
   l.pid = 1000;
   l.seq = seq;
   l.frames = {
-      ci_frame(0x7f0000001000, "", "", 0, "/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
-      ci_frame(0x555500001000 + seq, function, file, line, "/repo/build/train"),
-      ci_frame(0x555500002000, "main", "/repo/src/main.cpp", 12, "/repo/build/train"),
+      frame(0x7f0000001000, "", "", 0, "/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
+      frame(0x555500001000 + seq, function, file, line, "/repo/build/train"),
+      frame(0x555500002000, "main", "/repo/src/main.cpp", 12, "/repo/build/train"),
   };
   l.addresses = {l.frames[0].address, l.frames[1].address, l.frames[2].address};
   l.user_frame = 1;
@@ -130,7 +120,7 @@ inline Report ci_gate_report() {
   unsymbolized.api = "cudaStreamBeginCapture";
   unsymbolized.pid = 1000;
   unsymbolized.thread = 9;
-  unsymbolized.location.frames = {ci_frame(0x7f00000a0000, "", "", 0, "/opt/vendor/libkernels.so")};
+  unsymbolized.location.frames = {frame(0x7f00000a0000, "", "", 0, "/opt/vendor/libkernels.so")};
   unsymbolized.location.frames[0].offset = 0xa0000;
   report.findings.push_back(unsymbolized);
 
