@@ -95,10 +95,10 @@ inline bool is_capture_body(const ApiInfo& info, int32_t result) {
 inline bool should_record(const ApiInfo& info, bool capture_active, int32_t result) {
   // Every <<<>>> launch calls __cudaPushCallConfiguration and __cudaPopCallConfiguration
   // around cudaLaunchKernel: recording them cost two stacks per captured launch for nothing.
-  if (info.internal && result == 0) return false;
+  if (info.role == Role::None && info.internal && result == 0) return false;
   // Nor successful getters: CUPTI itself calls cuKernelGetName at the top level for every
   // launch, which cost a recorded stack per captured kernel (seen on the H100).
-  if (info.getter && result == 0) return false;
+  if (info.role == Role::None && info.getter && result == 0) return false;
   return capture_active || recorded_outside_capture(info.role) ||
          is_capture_error(info.role, result);
 }

@@ -227,6 +227,14 @@ void Recorder::on_exit(ApiDomain domain, const ApiInfo& info, const CUpti_Callba
   uint64_t stream = 0;
   const uint64_t queried =
       decode_stream(info, data.functionParams, stream) ? queryable_stream(info, stream) : 0;
+  if (info.role == Role::BeginCapture && event.result == 0) captures_.add(queried);
+  if (stash & corr::kBeginCounted) begins_in_flight_.fetch_sub(1);
+  if (info.role == Role::StreamDestroy) captures_.remove(queried);
+  const bool active = (stash & corr::kActiveAtEnter) || captures_.any();
+  // Most calls that reach here are not written (outside captures while the callbacks linger
+  // on, a capture's body, getters): decide before decoding anything else.
+  if (!should_record(info, active, event.result)) return;
+  if (active && is_capture_body(info, event.result) && captures_.contains(queried)) return;
   decode_params(info, data.functionParams, event.result, event);
 
   if (stash & corr::kStatusKnown) {
@@ -247,12 +255,6 @@ void Recorder::on_exit(ApiDomain domain, const ApiInfo& info, const CUpti_Callba
       event.set(Field::PrevMode);
     }
   }
-
-  if (info.role == Role::BeginCapture && event.result == 0) captures_.add(queried);
-  if (stash & corr::kBeginCounted) begins_in_flight_.fetch_sub(1);
-  if (info.role == Role::StreamDestroy) captures_.remove(queried);
-  const bool active = (stash & corr::kActiveAtEnter) || captures_.any();
-  if (active && is_capture_body(info, event.result) && captures_.contains(queried)) return;
 
   // Status after: never for a destroyed stream (its handle is gone).
   if ((active || is_capture_role(info.role)) && queried != 0 && info.role != Role::StreamDestroy) {
@@ -290,7 +292,6 @@ void Recorder::on_exit(ApiDomain domain, const ApiInfo& info, const CUpti_Callba
     }
   }
 
-  if (!should_record(info, active, event.result)) return;
   record(event);
 }
 
