@@ -33,20 +33,28 @@ void CallbackGate::init(const CuptiSwitches& switches, bool always_full, uint64_
 
 bool CallbackGate::enable_reduced_set() {
   if (always_full_) return enable_everything();
+  pthread_mutex_lock(&mutex_);
+  bool ok = true;
   for (trace::ApiDomain domain : {trace::ApiDomain::Runtime, trace::ApiDomain::Driver}) {
     for (uint32_t cbid = 1; cbid < api_table_size(domain); ++cbid) {
       if (!callback_needed_outside_capture(api_info(domain, cbid))) continue;
-      if (switches_.enable_callback(1, switches_.subscriber, cupti_domain(domain), cbid) !=
-          CUPTI_SUCCESS) {
-        return false;
-      }
+      ok = ok && switches_.enable_callback(1, switches_.subscriber, cupti_domain(domain), cbid) ==
+                     CUPTI_SUCCESS;
     }
   }
-  full_.store(false, std::memory_order_release);
-  return true;
+  if (ok) full_.store(false, std::memory_order_release);
+  pthread_mutex_unlock(&mutex_);
+  return ok;
 }
 
 bool CallbackGate::enable_everything() {
+  pthread_mutex_lock(&mutex_);
+  const bool ok = enable_everything_locked();
+  pthread_mutex_unlock(&mutex_);
+  return ok;
+}
+
+bool CallbackGate::enable_everything_locked() {
   for (trace::ApiDomain domain : {trace::ApiDomain::Runtime, trace::ApiDomain::Driver}) {
     if (switches_.enable_domain == nullptr ||
         switches_.enable_domain(1, switches_.subscriber, cupti_domain(domain)) != CUPTI_SUCCESS) {
@@ -62,7 +70,7 @@ void CallbackGate::want_full() {
   pthread_mutex_lock(&mutex_);  // a BeginCapture is rare: the lock is cheap here
   idle_since_ns_.store(0, std::memory_order_relaxed);  // a capture again: no reduction pending
   if (!full()) {
-    enable_everything();
+    enable_everything_locked();
     switched_on_.fetch_add(1, std::memory_order_relaxed);
   }
   pthread_mutex_unlock(&mutex_);
@@ -97,11 +105,31 @@ void CallbackGate::on_unneeded_exit(trace::ApiDomain domain, uint32_t cbid) {
   }
   // Another thread is switching: skip, this call's callback goes off at a later EXIT.
   if (pthread_mutex_trylock(&mutex_) != 0) return;
-  if (!full() && switches_.enable_callback(0, switches_.subscriber, cupti_domain(domain), cbid) ==
-                     CUPTI_SUCCESS) {
-    switched_off_.fetch_add(1, std::memory_order_relaxed);
+  if (!full()) {
+    // Stamped before and after the switch: a thread whose ENTER read the generation before the
+    // second stamp sees its call's stamp grow past it and knows its EXIT may never come.
+    stamp_switch_off(domain, cbid);
+    if (switches_.enable_callback(0, switches_.subscriber, cupti_domain(domain), cbid) ==
+        CUPTI_SUCCESS) {
+      switched_off_.fetch_add(1, std::memory_order_relaxed);
+    }
+    stamp_switch_off(domain, cbid);
   }
   pthread_mutex_unlock(&mutex_);
+}
+
+void CallbackGate::stamp_switch_off(trace::ApiDomain domain, uint32_t cbid) {
+  const uint32_t generation = off_generation_.load(std::memory_order_relaxed) + 1;
+  if (std::atomic<uint32_t>* slot = off_slot(domain, cbid)) {
+    slot->store(generation, std::memory_order_release);
+  }
+  off_generation_.store(generation, std::memory_order_release);
+}
+
+bool CallbackGate::switched_off_since(trace::ApiDomain domain, uint32_t cbid,
+                                      uint32_t generation) const {
+  const std::atomic<uint32_t>* slot = off_slot(domain, cbid);
+  return slot != nullptr && slot->load(std::memory_order_acquire) > generation;
 }
 
 }  // namespace capguard::interposer

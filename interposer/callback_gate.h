@@ -1,11 +1,13 @@
 // Which CUPTI callbacks are enabled. Outside captures only the calls the record policy keeps
-// anyway (api_table.h: those with a role) are enabled, so the program's other calls (kernel
-// launches, copies) do not reach the interposer at all. The first capture turns everything on
-// (cuptiEnableDomain) from inside its BeginCapture ENTER callback; when the last capture ends
-// the gate only notes it, and each call outside the reduced set switches its own callback off
-// at its next EXIT. Switching off lazily, at an EXIT, keeps every ENTER/EXIT pair whole (the
-// runtime nesting depth never goes stale) and no window opens in which a BeginCapture of
-// another thread could be missed.
+// anyway (api_table.h: the kinds recorded outside captures) are enabled, so the program's other
+// calls (kernel launches, copies) do not reach the interposer at all. The first capture turns
+// everything on (cuptiEnableDomain) from inside its BeginCapture ENTER callback; when the last
+// capture ends the gate only notes it, and each call outside the reduced set switches its own
+// callback off at its next EXIT. Switching off lazily, at an EXIT, leaves no window in which a
+// BeginCapture of another thread could be missed. It cannot keep every ENTER/EXIT pair whole:
+// another thread may be inside the same call when its callback goes off, and that thread never gets
+// its EXIT. The gate therefore stamps each switch-off with a generation (switched_off_since), from
+// which the recorder tells a call whose EXIT was lost from one still in progress.
 #pragma once
 
 #include <cupti.h>
@@ -39,8 +41,16 @@ class CallbackGate {
   void init(const CuptiSwitches& switches, bool always_full, uint64_t linger_ns = kDefaultLingerNs,
             uint64_t (*clock)() = nullptr);
   // Enables the reduced set. False if CUPTI refused; the caller then enables whole domains.
+  // Both take the gate's lock: CUPTI wants its enable calls serialized.
   bool enable_reduced_set();
   bool enable_everything();
+
+  // A generation that grows with every callback switched off; 0 before the first. A thread
+  // reads it at the ENTER of a top-level call.
+  uint32_t switch_off_generation() const { return off_generation_.load(std::memory_order_acquire); }
+  // Whether the callback of (domain, cbid) was switched off after `generation` was read: a call
+  // whose ENTER was seen then may never get its EXIT.
+  bool switched_off_since(trace::ApiDomain domain, uint32_t cbid, uint32_t generation) const;
 
   bool full() const { return full_.load(std::memory_order_acquire); }
   void want_full();  // a capture begins: everything on before the call proceeds
@@ -56,6 +66,15 @@ class CallbackGate {
 
  private:
   bool reduce_if_unneeded();  // under mutex_
+  bool enable_everything_locked();
+  void stamp_switch_off(trace::ApiDomain domain, uint32_t cbid);  // under mutex_
+  std::atomic<uint32_t>* off_slot(trace::ApiDomain domain, uint32_t cbid) const {
+    if (domain == trace::ApiDomain::Runtime)
+      return cbid < kRuntimeIds ? &runtime_off_at_[cbid] : nullptr;
+    return cbid < kDriverIds ? &driver_off_at_[cbid] : nullptr;
+  }
+  static constexpr uint32_t kRuntimeIds = CUPTI_RUNTIME_TRACE_CBID_SIZE;
+  static constexpr uint32_t kDriverIds = CUPTI_DRIVER_TRACE_CBID_SIZE;
   CuptiSwitches switches_;
   bool always_full_ = true;
   uint64_t linger_ns_ = kDefaultLingerNs;
@@ -66,6 +85,10 @@ class CallbackGate {
   const void* still_needed_context_ = nullptr;
   std::atomic<bool> full_{true};
   std::atomic<uint64_t> switched_on_{0}, switched_off_{0};
+  std::atomic<uint32_t> off_generation_{0};
+  // Per callback id: the generation at which it was last switched off (0: never).
+  mutable std::atomic<uint32_t> runtime_off_at_[kRuntimeIds] = {};
+  mutable std::atomic<uint32_t> driver_off_at_[kDriverIds] = {};
   pthread_mutex_t mutex_ = PTHREAD_MUTEX_INITIALIZER;  // CUPTI's enable calls are not reentrant
 };
 

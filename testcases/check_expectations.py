@@ -2,7 +2,8 @@
 """Runs the testcase programs under capguard and compares its findings with the expectations
 written in their sources.
 
-Each culprit line carries `// expect: <rule-id>[, <rule-id>...]` (`# expect:` in the Python
+Each culprit line carries `// expect: <rule-id>[, <rule-id>...]` (`<rule-id>*N`: N findings of it
+on that line, e.g. from N threads; `# expect:` in the Python
 programs of python/, run as `python3 <name>.py` from that folder; their culprit is the Python
 line, the innermost Python frame of the program's own code); a program expects exactly the
 multiset of (rule, file, line) written in its source, and a correct twin expects nothing at all
@@ -73,9 +74,12 @@ def parse_expectations(path):
             if not rules:
                 raise ValueError(f"{path}:{number}: `expect:` names no rule")
             for rule in rules:
+                rule, _, count = rule.partition("*")  # rule*N: N findings on this line
                 if rule not in SEVERITY:
                     raise ValueError(f"{path}:{number}: unknown rule id {rule!r}")
-                expected[(rule, os.path.basename(path), number)] += 1
+                if count and not count.isdigit():
+                    raise ValueError(f"{path}:{number}: bad count {count!r} after {rule}")
+                expected[(rule, os.path.basename(path), number)] += int(count or 1)
     return expected
 
 

@@ -155,6 +155,16 @@ class CheckExpectationsTest(unittest.TestCase):
         self.assertIn("relaxed-mode-unsafe-call:1, sync-during-capture:1", row)
         self.assertNotIn("two_shared", result.stdout)
 
+    def test_a_count_expects_that_many_findings_on_the_line(self):
+        self.add_program("threads.cu", "a();\nb();  // expect: sync-during-capture*3\n")
+        three = {"findings": [["sync-during-capture", "threads.cu", 2]] * 3, "exit": 1}
+        two = {"findings": [["sync-during-capture", "threads.cu", 2]] * 2, "exit": 1}
+        reports = self.correct_reports()
+        reports.update({"threads": three, "threads_shared": two})
+        result = self.check(reports)
+        self.assertIn("PASS", self.row(result.stdout, "threads"))
+        self.assertIn("FAIL", self.row(result.stdout, "threads_shared"))
+
 
 if __name__ == "__main__":
     unittest.main()
