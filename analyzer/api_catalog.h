@@ -1,37 +1,15 @@
-// The API catalog: what each CUDA function is, as far as stream capture is concerned. One table
-// (api_catalog.cpp) is the single source of truth; every rule asks it instead of matching names.
+// The API catalog, analyzer side: classifies a function name from a trace by the one list of
+// CUDA functions (trace/api_catalog.def), which also makes the interposer's table. Every rule
+// asks it instead of matching names.
 #pragma once
 
 #include <cstdint>
 #include <string_view>
 
+#include "trace/api_kind.h"
 #include "trace/format.h"
 
 namespace capguard {
-
-enum class ApiKind : uint8_t {
-  Other,            // nothing capture cares about (getters, module loading, ...)
-  BeginCapture,     // cudaStreamBeginCapture, cuStreamBeginCapture_v2, ...ToGraph
-  EndCapture,       // cudaStreamEndCapture, cuStreamEndCapture
-  ExchangeMode,     // cudaThreadExchangeStreamCaptureMode
-  StreamSync,       // synchronize or query one stream
-  DeviceSync,       // synchronize the device or the context
-  EventRecord,      // cudaEventRecord[WithFlags]
-  EventSync,        // cudaEventQuery / cudaEventSynchronize
-  StreamWaitEvent,  // cudaStreamWaitEvent
-  Enqueue,          // asynchronous work on a stream: launches, async copies/memsets, ...
-  SyncCopy,         // synchronous copy/memset: runs on the legacy (or per-thread) stream
-  Unsafe,           // allocation, free, pinning: "potentially unsafe" during capture
-  Unsupported,      // not capturable at all: cudaStreamAttachMemAsync, cudaStreamAddCallback
-  StreamCreate,
-  StreamDestroy,
-  EventCreate,
-  EventDestroy,
-  CaptureQuery,  // cudaStreamIsCapturing, cudaStreamGetCaptureInfo
-  GraphInstantiate,
-  GraphLaunch,  // work on a stream, like Enqueue
-  ErrorReport,  // cudaGetLastError / cudaPeekAtLastError: repeat an earlier call's error
-};
 
 struct ApiInfo {
   ApiKind kind = ApiKind::Other;
@@ -49,7 +27,5 @@ ApiInfo classify_api(std::string_view name);
 inline bool is_stream_work(ApiKind kind) {
   return kind == ApiKind::Enqueue || kind == ApiKind::GraphLaunch;
 }
-
-const char* to_string(ApiKind kind);
 
 }  // namespace capguard

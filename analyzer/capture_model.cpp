@@ -32,31 +32,25 @@ void merge_clock(std::vector<uint32_t>& into, const std::vector<uint32_t>& from)
   for (size_t i = 0; i < from.size(); ++i) into[i] = std::max(into[i], from[i]);
 }
 
-// Kinds whose successful calls change nothing in the model while no capture is open.
-bool stateless_when_idle(ApiKind kind) {
+}  // namespace
+
+bool reads_when_idle(ApiKind kind) {
   switch (kind) {
-    case ApiKind::Other:
-    case ApiKind::Enqueue:
-    case ApiKind::GraphLaunch:
-    case ApiKind::SyncCopy:
-    case ApiKind::Unsafe:
-    case ApiKind::StreamSync:
-    case ApiKind::DeviceSync:
-    case ApiKind::EventSync:
-    case ApiKind::StreamWaitEvent:
-    case ApiKind::CaptureQuery:
-    case ApiKind::GraphInstantiate:
-    case ApiKind::Unsupported:
+    case ApiKind::BeginCapture:
+    case ApiKind::EndCapture:
+    case ApiKind::ExchangeMode:
+    case ApiKind::StreamCreate:
+    case ApiKind::StreamDestroy:
+    case ApiKind::EventCreate:
+    case ApiKind::EventDestroy:
       return true;
     default:
       return false;
   }
 }
 
-}  // namespace
-
 bool CaptureModel::irrelevant(const ApiEvent& ev, const ApiInfo& api) const {
-  return open_.empty() && ev.result == 0 && stateless_when_idle(api.kind) &&
+  return open_.empty() && ev.result == 0 && !reads_when_idle(api.kind) &&
          !ev.has(Field::StreamFlags);
 }
 

@@ -128,6 +128,11 @@ inline constexpr int kErrCaptureImplicit = 906;
 inline constexpr int kErrCapturedEvent = 907;
 inline constexpr int kErrCaptureWrongThread = 908;
 
+// The kinds whose successful calls change the model while no capture is open. The interposer
+// must record each of them outside captures too (trace/api_kinds.def `outside`), or real
+// traces would lack what the model reads: tests/api_table_agreement_test.cpp holds them to it.
+bool reads_when_idle(ApiKind kind);
+
 class CaptureModel {
  public:
   explicit CaptureModel(uint32_t first_capture_id = 1) : first_id_(first_capture_id) {}

@@ -16,7 +16,7 @@ struct SlotOffset {
 struct Entry {
   trace::ApiDomain domain;
   uint32_t cbid;
-  ApiInfo info;
+  CallbackInfo info;
 };
 
 // Not constexpr: reaching it while the table is built at compile time is a compile error.
@@ -32,11 +32,11 @@ constexpr bool contains(const char* text, const char* word) {
   return false;
 }
 
-constexpr ApiInfo make_info(const char* name, Role role, int per_thread, int returns_error,
-                            int has_params, std::initializer_list<SlotOffset> offsets) {
-  ApiInfo info;
+constexpr CallbackInfo make_info(const char* name, ApiKind kind, int per_thread, int returns_error,
+                                 int has_params, std::initializer_list<SlotOffset> offsets) {
+  CallbackInfo info;
   info.name = name;
-  info.role = role;
+  info.kind = kind;
   info.per_thread = per_thread != 0;
   info.returns_error = returns_error != 0;
   info.has_params = has_params != 0;
@@ -52,9 +52,9 @@ constexpr ApiInfo make_info(const char* name, Role role, int per_thread, int ret
 
 #define CG_OFF(api, member, slot) \
   SlotOffset { Slot::slot, offsetof(api##_params, member) }
-#define CG_API(domain, cbid, api, role, per_thread, returns_error, has_params, ...) \
+#define CG_API(domain, cbid, api, kind, per_thread, returns_error, has_params, ...) \
   Entry{trace::ApiDomain::domain, cbid,                                             \
-        make_info(#api, Role::role, per_thread, returns_error, has_params, {__VA_ARGS__})},
+        make_info(#api, ApiKind::kind, per_thread, returns_error, has_params, {__VA_ARGS__})},
 
 constexpr Entry kEntries[] = {
 #include "interposer/api_table.inc"
@@ -67,23 +67,23 @@ constexpr uint32_t kRuntimeSize = CUPTI_RUNTIME_TRACE_CBID_SIZE;
 constexpr uint32_t kDriverSize = CUPTI_DRIVER_TRACE_CBID_SIZE;
 
 template <uint32_t Size>
-constexpr std::array<ApiInfo, Size> build(trace::ApiDomain domain) {
-  std::array<ApiInfo, Size> table{};
+constexpr std::array<CallbackInfo, Size> build(trace::ApiDomain domain) {
+  std::array<CallbackInfo, Size> table{};
   for (const Entry& e : kEntries) {
     if (e.domain == domain && e.cbid < Size) table[e.cbid] = e.info;
   }
   return table;
 }
 
-constinit const std::array<ApiInfo, kRuntimeSize> kRuntime =
+constinit const std::array<CallbackInfo, kRuntimeSize> kRuntime =
     build<kRuntimeSize>(trace::ApiDomain::Runtime);
-constinit const std::array<ApiInfo, kDriverSize> kDriver =
+constinit const std::array<CallbackInfo, kDriverSize> kDriver =
     build<kDriverSize>(trace::ApiDomain::Driver);
-constinit const ApiInfo kUnknown{};
+constinit const CallbackInfo kUnknown{};
 
 }  // namespace
 
-const ApiInfo& api_info(trace::ApiDomain domain, uint32_t cbid) {
+const CallbackInfo& api_info(trace::ApiDomain domain, uint32_t cbid) {
   if (domain == trace::ApiDomain::Runtime) return cbid < kRuntimeSize ? kRuntime[cbid] : kUnknown;
   return cbid < kDriverSize ? kDriver[cbid] : kUnknown;
 }

@@ -1,30 +1,17 @@
-// What the interposer knows about each CUDA API, by CUPTI callback id: its role for capture
-// and where the parameters that matter sit in its CUPTI params struct. One table for both
-// domains, generated from the CUPTI headers (api_table.inc, gen_api_table.py), and the record
-// policy that is decided from it.
+// What the interposer knows about each CUDA API, by CUPTI callback id: its kind (from the one
+// catalog the analyzer classifies by too, trace/api_catalog.def) and where the parameters that
+// matter sit in its CUPTI params struct. One table for both domains, generated from the CUPTI
+// headers (api_table.inc, gen_api_table.py), and the record policy that is decided from it.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "trace/api_kind.h"
 #include "trace/event.h"
 #include "trace/format.h"
 
 namespace capguard::interposer {
-
-enum class Role : uint8_t {
-  None,
-  BeginCapture,
-  EndCapture,
-  ExchangeMode,
-  StreamCreate,
-  StreamDestroy,
-  EventCreate,
-  EventDestroy,
-  GraphInstantiate,
-  GraphLaunch,
-  GraphExecUpdate,
-};
 
 // Parameters the interposer decodes. Out* are pointers the call writes a handle through.
 enum class Slot : uint8_t {
@@ -43,9 +30,9 @@ enum class Slot : uint8_t {
 };
 inline constexpr size_t kSlotCount = 12;
 
-struct ApiInfo {
+struct CallbackInfo {
   const char* name = nullptr;  // CUPTI's enum name (cudaMemcpyAsync_v3020); null if unknown
-  Role role = Role::None;
+  ApiKind kind = ApiKind::Other;
   bool per_thread = false;     // a _ptsz/_ptds entry point: stream 0 means cudaStreamPerThread
   bool returns_error = false;  // functionReturnValue is a cudaError_t / CUresult
   bool has_params = false;     // CUPTI passes a params struct
@@ -57,50 +44,51 @@ struct ApiInfo {
   size_t offset(Slot slot) const { return offset_plus_one[static_cast<size_t>(slot)] - 1u; }
 };
 
-// The entry for a callback id; an id newer than the headers gets an empty entry (no role,
+// The entry for a callback id; an id newer than the headers gets an empty entry (kind Other,
 // nothing decoded), so a newer CUPTI degrades to recording the bare call during captures.
-const ApiInfo& api_info(trace::ApiDomain domain, uint32_t cbid);
+const CallbackInfo& api_info(trace::ApiDomain domain, uint32_t cbid);
 uint32_t api_table_size(trace::ApiDomain domain);
 
-// The record policy. During a capture every top-level call is recorded; outside captures
-// only what the rules need: the calls with a role, and any call a capture error came from.
-// Graph launches are left out there too: no rule reads them yet, and a replay loop must cost
-// (almost) nothing (bench: graph replay <= 1.02).
-inline bool recorded_outside_capture(Role role) {
-  return role != Role::None && role != Role::GraphLaunch;
-}
+// The record policy. During a capture every top-level call is recorded; outside captures only
+// what the analyzer's model reads there (the kinds marked `outside` in trace/api_kinds.def),
+// and any call a capture error came from. Graph launches are left out there: a replay loop
+// must cost (almost) nothing.
+//
 // The CUPTI callbacks enabled while no capture is open (callback_gate.h): exactly the calls
-// recorded outside captures. A call without a role that fails with a capture error outside
+// recorded outside captures. A call of another kind that fails with a capture error outside
 // any capture this process knows of is then not seen. Every capture opens with a BeginCapture
-// (always on) and the capture errors of capture-semantics.md come while one is open; all 102
-// testcases keep their findings with the reduced set (docs/performance.md).
-inline bool callback_needed_outside_capture(const ApiInfo& info) {
-  return recorded_outside_capture(info.role);
+// (always on) and the capture errors of docs/measured.md come while one is open; every
+// testcase keeps its findings with the reduced set (docs/performance.md).
+inline bool callback_needed_outside_capture(const CallbackInfo& info) {
+  return recorded_outside_capture(info.kind);
 }
-inline bool is_capture_error(Role role, int32_t result) {
+inline bool is_capture_error(ApiKind kind, int32_t result) {
   constexpr int32_t kIllegalState = 401;  // EndCapture on a stream that is not capturing
-  return (result >= 900 && result <= 908) || (role == Role::EndCapture && result == kIllegalState);
+  return (result >= 900 && result <= 908) ||
+         (kind == ApiKind::EndCapture && result == kIllegalState);
 }
-// The body of a capture: a call that succeeded and only adds work to a stream (no role, no
-// event). When that stream is the origin of an open capture, success means the work was
-// captured (a dead capture answers 901), and no rule reads it: the node count comes with
-// EndCapture, and what the rules need (forked streams' work, event records and waits, failures,
-// escapes onto other streams) is still recorded. So it is not recorded, not unwound, and its
-// stream's status is not asked: each of those costs more than the call itself (measured on the
-// H100: about 4 us per cuStreamGetCaptureInfo made from inside a callback).
-inline bool is_capture_body(const ApiInfo& info, int32_t result) {
-  return info.role == Role::None && info.has(Slot::Stream) && !info.has(Slot::Event) &&
-         !info.has(Slot::OutEvent) && result == 0;
+// The body of a capture: a call that succeeded and only adds work to a stream (a kind the model
+// does not track, no event). When that stream is the origin of an open capture, success means
+// the work was captured (a dead capture answers 901), and no rule reads it: the node count comes
+// with EndCapture, and what the rules need (forked streams' work, event records and waits,
+// failures, escapes onto other streams, graph launches) is still recorded. So it is not
+// recorded, not unwound, and its stream's status is not asked: each of those costs more than
+// the call itself (measured on the H100: about 4 us per cuStreamGetCaptureInfo made from
+// inside a callback).
+inline bool is_capture_body(const CallbackInfo& info, int32_t result) {
+  return !recorded_outside_capture(info.kind) && info.kind != ApiKind::GraphLaunch &&
+         info.has(Slot::Stream) && !info.has(Slot::Event) && !info.has(Slot::OutEvent) &&
+         result == 0;
 }
-inline bool should_record(const ApiInfo& info, bool capture_active, int32_t result) {
+inline bool should_record(const CallbackInfo& info, bool capture_active, int32_t result) {
+  const bool tracked = recorded_outside_capture(info.kind);
   // Every <<<>>> launch calls __cudaPushCallConfiguration and __cudaPopCallConfiguration
   // around cudaLaunchKernel: recording them cost two stacks per captured launch for nothing.
-  if (info.role == Role::None && info.internal && result == 0) return false;
+  if (!tracked && info.internal && result == 0) return false;
   // Nor successful getters: CUPTI itself calls cuKernelGetName at the top level for every
   // launch, which cost a recorded stack per captured kernel (seen on the H100).
-  if (info.role == Role::None && info.getter && result == 0) return false;
-  return capture_active || recorded_outside_capture(info.role) ||
-         is_capture_error(info.role, result);
+  if (!tracked && info.getter && result == 0) return false;
+  return capture_active || tracked || is_capture_error(info.kind, result);
 }
 
 }  // namespace capguard::interposer

@@ -12,12 +12,12 @@ T read_at(const void* params, size_t offset) {
   return value;
 }
 
-uint64_t read_handle(const ApiInfo& info, const void* params, Slot slot) {
+uint64_t read_handle(const CallbackInfo& info, const void* params, Slot slot) {
   return reinterpret_cast<uint64_t>(read_at<const void*>(params, info.offset(slot)));
 }
 
 // Reads a handle the call wrote through an out-pointer parameter (cudaStream_t* etc.).
-bool read_out_handle(const ApiInfo& info, const void* params, Slot slot, uint64_t& value) {
+bool read_out_handle(const CallbackInfo& info, const void* params, Slot slot, uint64_t& value) {
   if (!info.has(slot)) return false;
   const auto* out = read_at<const void* const*>(params, info.offset(slot));
   if (out == nullptr) return false;
@@ -31,12 +31,12 @@ trace::CaptureMode to_mode(uint32_t value) {
 
 }  // namespace
 
-int32_t decode_result(const ApiInfo& info, const void* return_value) {
+int32_t decode_result(const CallbackInfo& info, const void* return_value) {
   if (!info.returns_error || return_value == nullptr) return 0;
   return *static_cast<const int32_t*>(return_value);
 }
 
-bool decode_mode_pointer(const ApiInfo& info, const void* params, uint32_t& mode) {
+bool decode_mode_pointer(const CallbackInfo& info, const void* params, uint32_t& mode) {
   if (params == nullptr || !info.has(Slot::ModePtr)) return false;
   const auto* p = read_at<const uint32_t*>(params, info.offset(Slot::ModePtr));
   if (p == nullptr) return false;
@@ -44,13 +44,13 @@ bool decode_mode_pointer(const ApiInfo& info, const void* params, uint32_t& mode
   return true;
 }
 
-bool decode_stream(const ApiInfo& info, const void* params, uint64_t& stream) {
+bool decode_stream(const CallbackInfo& info, const void* params, uint64_t& stream) {
   if (params == nullptr || !info.has(Slot::Stream)) return false;
   stream = read_handle(info, params, Slot::Stream);
   return true;
 }
 
-void decode_params(const ApiInfo& info, const void* params, int32_t result,
+void decode_params(const CallbackInfo& info, const void* params, int32_t result,
                    trace::ApiEvent& event) {
   using trace::Field;
   if (params == nullptr || !info.has_params) return;
@@ -92,7 +92,7 @@ void decode_params(const ApiInfo& info, const void* params, int32_t result,
   }
 }
 
-uint64_t queryable_stream(const ApiInfo& info, uint64_t stream) {
+uint64_t queryable_stream(const CallbackInfo& info, uint64_t stream) {
   if (stream == trace::kStreamLegacy) return 0;
   if (stream == 0) return info.per_thread ? trace::kStreamPerThread : 0;
   return stream;

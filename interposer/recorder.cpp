@@ -25,8 +25,10 @@ using trace::Field;
 std::atomic<uint64_t> g_generations{0};
 
 struct ThreadState {
-  int runtime_depth = 0;  // runtime API calls in progress: their driver calls are internal
-  bool in_tool = false;   // the interposer's own driver calls are not recorded
+  int runtime_depth = 0;          // runtime API calls in progress: their driver calls are internal
+  uint32_t outer_cbid = 0;        // the top-level runtime call in progress (depth > 0)
+  uint32_t outer_generation = 0;  // the gate's switch-off generation at its ENTER
+  bool in_tool = false;           // the interposer's own driver calls are not recorded
   bool recorded = false;
   uint32_t tid = 0;
   uint32_t enter_correlation = 0;  // of the top-level call in progress: its EXIT must match
@@ -64,7 +66,9 @@ uint32_t current_tid() {
   return t_state.tid;
 }
 
-bool is_capture_role(Role role) { return role == Role::BeginCapture || role == Role::EndCapture; }
+bool is_capture_control(ApiKind kind) {
+  return kind == ApiKind::BeginCapture || kind == ApiKind::EndCapture;
+}
 
 }  // namespace
 
@@ -119,16 +123,24 @@ void Recorder::on_api(ApiDomain domain, uint32_t cbid, const CUpti_CallbackData&
   if (t.in_tool) return;
   trace::ErrnoGuard keep_errno;  // the program must not see errno changed by a CUDA call it made
   const bool enter = data.callbackSite == CUPTI_API_ENTER;
-  const ApiInfo& info = api_info(domain, cbid);
+  const CallbackInfo& info = api_info(domain, cbid);
   if (!enter && config_.gate != nullptr && !callback_needed_outside_capture(info)) {
     config_.gate->on_unneeded_exit(domain, cbid);  // no-op while a capture is open
   }
   // Only top-level calls count: a runtime call's own driver calls (and nested runtime calls)
   // would report the same thing twice. An EXIT whose ENTER was never seen (the subscription
-  // began inside that call) is dropped without unbalancing the depth.
+  // began inside that call) is dropped without unbalancing the depth. An EXIT that never comes
+  // (the gate switched the call's callback off while this thread was inside it) must not leave
+  // every later call of this thread looking nested: the next ENTER notices and starts afresh.
+  if (t.runtime_depth > 0 && enter && config_.gate != nullptr &&
+      config_.gate->switched_off_since(ApiDomain::Runtime, t.outer_cbid, t.outer_generation)) {
+    t.runtime_depth = 0;
+  }
   if (domain == ApiDomain::Runtime) {
     if (enter) {
       if (t.runtime_depth++ > 0) return;
+      t.outer_cbid = cbid;
+      if (config_.gate != nullptr) t.outer_generation = config_.gate->switch_off_generation();
     } else {
       if (t.runtime_depth == 0 || --t.runtime_depth > 0) return;
     }
@@ -158,15 +170,15 @@ bool Recorder::query_status(uint64_t stream, CaptureStatus& status, uint64_t& id
   return true;
 }
 
-void Recorder::on_enter(const ApiInfo& info, const CUpti_CallbackData& data) {
+void Recorder::on_enter(const CallbackInfo& info, const CUpti_CallbackData& data) {
   uint64_t stash = 0;
   const bool active = captures_.any();
   if (active) stash |= corr::kActiveAtEnter;
   uint64_t stream = 0;
   // The status at entry tells a stream that joins a capture during this call (an event wait)
   // from one already in it; a plain enqueue cannot join, so its status at exit suffices.
-  const bool may_join = is_capture_role(info.role) || info.has(Slot::Event);
-  if ((active || is_capture_role(info.role)) && may_join &&
+  const bool may_join = is_capture_control(info.kind) || info.has(Slot::Event);
+  if ((active || is_capture_control(info.kind)) && may_join &&
       decode_stream(info, data.functionParams, stream)) {
     CaptureStatus status = CaptureStatus::None;
     uint64_t id = 0;
@@ -178,7 +190,7 @@ void Recorder::on_enter(const ApiInfo& info, const CUpti_CallbackData& data) {
   // The stream's flags, asked before its capture begins: cuStreamGetFlags on a capturing
   // stream invalidates the capture (seen on CUDA 13.0, driver 580). With another capture open
   // it is not asked at all; the analyzer then knows the flags from the stream's creation.
-  if (info.role == Role::BeginCapture && !active && config_.driver.stream_get_flags != nullptr) {
+  if (info.kind == ApiKind::BeginCapture && !active && config_.driver.stream_get_flags != nullptr) {
     const uint64_t queried = queryable_stream(info, stream);
     unsigned int flags = 0;
     InToolScope guard;
@@ -188,10 +200,10 @@ void Recorder::on_enter(const ApiInfo& info, const CUpti_CallbackData& data) {
     }
   }
   uint32_t mode = 0;
-  if (info.role == Role::ExchangeMode && decode_mode_pointer(info, data.functionParams, mode)) {
+  if (info.kind == ApiKind::ExchangeMode && decode_mode_pointer(info, data.functionParams, mode)) {
     stash |= corr::kModeKnown | (static_cast<uint64_t>(mode & 3) << corr::kModeShift);
   }
-  if (info.role == Role::BeginCapture && config_.gate != nullptr) {
+  if (info.kind == ApiKind::BeginCapture && config_.gate != nullptr) {
     // Everything on before the capture begins, for this thread and all others.
     begins_in_flight_.fetch_add(1);
     stash |= corr::kBeginCounted;
@@ -210,7 +222,7 @@ void Recorder::reduce_callbacks_if_idle() {
       this);
 }
 
-void Recorder::on_exit(ApiDomain domain, const ApiInfo& info, const CUpti_CallbackData& data) {
+void Recorder::on_exit(ApiDomain domain, const CallbackInfo& info, const CUpti_CallbackData& data) {
   // An EXIT whose ENTER was not delivered (its callback was enabled during the call) has no
   // stash of its own.
   const uint64_t stash =
@@ -227,9 +239,9 @@ void Recorder::on_exit(ApiDomain domain, const ApiInfo& info, const CUpti_Callba
   uint64_t stream = 0;
   const uint64_t queried =
       decode_stream(info, data.functionParams, stream) ? queryable_stream(info, stream) : 0;
-  if (info.role == Role::BeginCapture && event.result == 0) captures_.add(queried);
+  if (info.kind == ApiKind::BeginCapture && event.result == 0) captures_.add(queried);
   if (stash & corr::kBeginCounted) begins_in_flight_.fetch_sub(1);
-  if (info.role == Role::StreamDestroy) captures_.remove(queried);
+  if (info.kind == ApiKind::StreamDestroy) captures_.remove(queried);
   const bool active = (stash & corr::kActiveAtEnter) || captures_.any();
   // Most calls that reach here are not written (outside captures while the callbacks linger
   // on, a capture's body, getters): decide before decoding anything else.
@@ -257,7 +269,8 @@ void Recorder::on_exit(ApiDomain domain, const ApiInfo& info, const CUpti_Callba
   }
 
   // Status after: never for a destroyed stream (its handle is gone).
-  if ((active || is_capture_role(info.role)) && queried != 0 && info.role != Role::StreamDestroy) {
+  if ((active || is_capture_control(info.kind)) && queried != 0 &&
+      info.kind != ApiKind::StreamDestroy) {
     CaptureStatus status = CaptureStatus::None;
     uint64_t id = 0;
     if (query_status(queried, status, id)) {
@@ -268,20 +281,20 @@ void Recorder::on_exit(ApiDomain domain, const ApiInfo& info, const CUpti_Callba
         event.set(Field::CaptureId);
       }
     }
-    if (info.role == Role::EndCapture &&
+    if (info.kind == ApiKind::EndCapture &&
         (event.has(Field::StatusAfter) ? status == CaptureStatus::None : event.result == 0)) {
       captures_.remove(queried);
     }
   }
-  if (info.role == Role::BeginCapture || info.role == Role::EndCapture ||
-      info.role == Role::StreamDestroy) {
+  if (info.kind == ApiKind::BeginCapture || info.kind == ApiKind::EndCapture ||
+      info.kind == ApiKind::StreamDestroy) {
     reduce_callbacks_if_idle();
   }
   if (stash & corr::kFlagsKnown) {
     event.stream_flags = static_cast<uint32_t>((stash >> corr::kFlagsShift) & 3);
     event.set(Field::StreamFlags);
   }
-  if (info.role == Role::EndCapture && event.result == 0 && event.has(Field::Graph) &&
+  if (info.kind == ApiKind::EndCapture && event.result == 0 && event.has(Field::Graph) &&
       event.graph != 0 && config_.driver.graph_get_nodes) {
     InToolScope guard;
     size_t nodes = 0;

@@ -55,8 +55,8 @@ class Recorder {
   const CaptureSet& captures() const { return captures_; }
 
  private:
-  void on_enter(const ApiInfo& info, const CUpti_CallbackData& data);
-  void on_exit(trace::ApiDomain domain, const ApiInfo& info, const CUpti_CallbackData& data);
+  void on_enter(const CallbackInfo& info, const CUpti_CallbackData& data);
+  void on_exit(trace::ApiDomain domain, const CallbackInfo& info, const CUpti_CallbackData& data);
   bool query_status(uint64_t stream, trace::CaptureStatus& status, uint64_t& id);
   void record(trace::ApiEvent& event);
   void reduce_callbacks_if_idle();

@@ -21,7 +21,8 @@ bool check(const Call& call, const CaptureModel&, Draft& draft) {
   if (call.event && call.event->record.known)
     draft.related.push_back(
         {"event-record",
-         fmt::format("event {} was last recorded here, outside any capture", hex(call.ev->event)),
+         fmt::format("event {} was last recorded here, in a capture that has ended",
+                     hex(call.ev->event)),
          call.event->record});
   return true;
 }

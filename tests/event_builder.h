@@ -5,13 +5,16 @@
 //   CHECK(rules_of(sim.finish()) == Rules{"escaped-sync-copy"});
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "analyzer/replay.h"
 #include "analyzer/report.h"
+#include "interposer/api_table.h"
 #include "trace/event.h"
 
 namespace capguard::testing {
@@ -124,18 +127,54 @@ inline Ev exchange_mode(CaptureMode m) {
   return call("cudaThreadExchangeStreamCaptureMode").mode(m);
 }
 
-// One replayed process.
+// The interposer's table entry for a function name as a trace spells it ("cudaMemcpyAsync",
+// "cuMemcpyHtoD_v2", "cudaLaunchKernel_ptsz").
+inline const interposer::CallbackInfo& callback_info(std::string_view api) {
+  static const std::map<std::string, const interposer::CallbackInfo*, std::less<>> by_name = [] {
+    std::map<std::string, const interposer::CallbackInfo*, std::less<>> names;
+    for (auto domain : {trace::ApiDomain::Runtime, trace::ApiDomain::Driver}) {
+      for (uint32_t cbid = 1; cbid < interposer::api_table_size(domain); ++cbid) {
+        const interposer::CallbackInfo& info = interposer::api_info(domain, cbid);
+        if (info.name == nullptr) continue;
+        std::string name(info.name);
+        // CUPTI's runtime enum names carry the version (cudaMemcpy_v3020); traces do not.
+        if (domain == trace::ApiDomain::Runtime)
+          name = std::string(api_base_name(name)) + (info.per_thread ? "_ptsz" : "");
+        names.emplace(name, &info);
+      }
+    }
+    return names;
+  }();
+  static const interposer::CallbackInfo unknown{};
+  const auto it = by_name.find(api);
+  return it != by_name.end() ? *it->second : unknown;
+}
+
+// One replayed process. Each event goes through the interposer's record policy first, so a
+// test cannot lean on an event that the interposer never writes.
 struct Sim {
   Report report;
   Replay replay{report, 4242};
   uint64_t next_seq = 1;
   uint32_t current_thread = 1;
+  std::vector<uint64_t> open_origins;  // the interposer's CaptureSet
+  int unrecorded = 0;                  // events the interposer would not have written
+  bool every_event = false;
+
+  struct EveryEvent {};
+  Sim() = default;
+  // Model tests only: feed what the interposer would filter out too.
+  explicit Sim(EveryEvent) : every_event(true) {}
 
   Sim& on_thread(uint32_t tid) {
     current_thread = tid;
     return *this;
   }
   Sim& operator()(Ev ev) {
+    if (!every_event && !recorded_by_interposer(ev.e)) {
+      ++unrecorded;
+      return *this;
+    }
     if (!ev.thread_set) ev.e.tid = current_thread;
     ev.e.seq = next_seq++;
     replay.feed(ev.e);
@@ -144,6 +183,20 @@ struct Sim {
   Sim& exit_thread(uint32_t tid) {
     replay.thread_exit(tid);
     return *this;
+  }
+  bool recorded_by_interposer(const trace::ApiEvent& e) {
+    const interposer::CallbackInfo& info = callback_info(e.api);
+    const bool active = !open_origins.empty();
+    const auto origin = std::find(open_origins.begin(), open_origins.end(), e.stream);
+    const bool on_origin = origin != open_origins.end();
+    if ((info.kind == ApiKind::EndCapture || info.kind == ApiKind::StreamDestroy) && on_origin) {
+      open_origins.erase(origin);
+    }
+    if (info.kind == ApiKind::BeginCapture && e.result == 0) open_origins.push_back(e.stream);
+    if (!interposer::should_record(info, active || info.kind == ApiKind::EndCapture, e.result)) {
+      return false;
+    }
+    return !(active && interposer::is_capture_body(info, e.result) && on_origin);
   }
   const Report& finish() {
     replay.finish();

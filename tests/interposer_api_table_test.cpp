@@ -15,8 +15,8 @@ using trace::ApiDomain;
 using trace::ApiEvent;
 using trace::Field;
 
-const ApiInfo& runtime(uint32_t cbid) { return api_info(ApiDomain::Runtime, cbid); }
-const ApiInfo& driver(uint32_t cbid) { return api_info(ApiDomain::Driver, cbid); }
+const CallbackInfo& runtime(uint32_t cbid) { return api_info(ApiDomain::Runtime, cbid); }
+const CallbackInfo& driver(uint32_t cbid) { return api_info(ApiDomain::Driver, cbid); }
 
 template <typename T>
 void* handle(T value) {
@@ -33,34 +33,37 @@ TEST_CASE("every callback id of the CUPTI headers has its entry, named as CUPTI 
 }
 
 TEST_CASE("a callback id newer than the headers gets an empty entry, not a crash") {
-  const ApiInfo& unknown = runtime(CUPTI_RUNTIME_TRACE_CBID_SIZE + 100);
+  const CallbackInfo& unknown = runtime(CUPTI_RUNTIME_TRACE_CBID_SIZE + 100);
   CHECK(unknown.name == nullptr);
-  CHECK(unknown.role == Role::None);
+  CHECK(unknown.kind == ApiKind::Other);
   CHECK_FALSE(unknown.has(Slot::Stream));
 }
 
-TEST_CASE("capture roles come from the API name, for every variant of the call") {
-  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000).role == Role::BeginCapture);
-  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000).role ==
-        Role::BeginCapture);
-  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030).role ==
-        Role::BeginCapture);
-  CHECK(driver(CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz).role == Role::BeginCapture);
-  CHECK(driver(CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture).role == Role::EndCapture);
-  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaThreadExchangeStreamCaptureMode_v10010).role ==
-        Role::ExchangeMode);
-  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithPriority_v5050).role ==
-        Role::StreamCreate);
-  CHECK(driver(CUPTI_DRIVER_TRACE_CBID_cuEventDestroy_v2).role == Role::EventDestroy);
-  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithFlags_v11040).role ==
-        Role::GraphInstantiate);
-  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000).role == Role::GraphLaunch);
-  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000).role == Role::None);
-  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000).role == Role::None);
+TEST_CASE("kinds come from the one catalog, for every variant of the call") {
+  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000).kind ==
+        ApiKind::BeginCapture);
+  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000).kind ==
+        ApiKind::BeginCapture);
+  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030).kind ==
+        ApiKind::BeginCapture);
+  CHECK(driver(CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz).kind == ApiKind::BeginCapture);
+  CHECK(driver(CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture).kind == ApiKind::EndCapture);
+  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaThreadExchangeStreamCaptureMode_v10010).kind ==
+        ApiKind::ExchangeMode);
+  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithPriority_v5050).kind ==
+        ApiKind::StreamCreate);
+  CHECK(driver(CUPTI_DRIVER_TRACE_CBID_cuEventDestroy_v2).kind == ApiKind::EventDestroy);
+  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithFlags_v11040).kind ==
+        ApiKind::GraphInstantiate);
+  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000).kind == ApiKind::GraphLaunch);
+  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000).kind == ApiKind::Enqueue);
+  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000).kind ==
+        ApiKind::CaptureQuery);
+  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020).kind == ApiKind::Other);
 }
 
 TEST_CASE("cudaMemcpyAsync: the stream and the copy kind are read from its params") {
-  const ApiInfo& info = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020);
+  const CallbackInfo& info = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020);
   cudaMemcpyAsync_v3020_params params{};
   params.stream = static_cast<cudaStream_t>(handle(0x5000));
   params.kind = cudaMemcpyDeviceToHost;
@@ -75,7 +78,7 @@ TEST_CASE("cudaMemcpyAsync: the stream and the copy kind are read from its param
 }
 
 TEST_CASE("synchronous cudaMemcpy has a copy kind and no stream") {
-  const ApiInfo& info = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020);
+  const CallbackInfo& info = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020);
   cudaMemcpy_v3020_params params{};
   params.kind = cudaMemcpyHostToDevice;
   ApiEvent event;
@@ -85,8 +88,8 @@ TEST_CASE("synchronous cudaMemcpy has a copy kind and no stream") {
 }
 
 TEST_CASE("the legacy stream is never queried; NULL in a _ptsz call is the per-thread stream") {
-  const ApiInfo& plain = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
-  const ApiInfo& ptsz = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000);
+  const CallbackInfo& plain = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+  const CallbackInfo& ptsz = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000);
   CHECK(ptsz.per_thread);
   CHECK(queryable_stream(plain, 0) == 0);
   CHECK(queryable_stream(plain, trace::kStreamLegacy) == 0);
@@ -98,7 +101,7 @@ TEST_CASE("the legacy stream is never queried; NULL in a _ptsz call is the per-t
 }
 
 TEST_CASE("cuStreamBeginCapture_v2: driver stream and mode") {
-  const ApiInfo& info = driver(CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2);
+  const CallbackInfo& info = driver(CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2);
   cuStreamBeginCapture_v2_params params{};
   params.hStream = static_cast<CUstream>(handle(0x6000));
   params.mode = CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
@@ -113,7 +116,7 @@ TEST_CASE("cuStreamBeginCapture_v2: driver stream and mode") {
 }
 
 TEST_CASE("created handles are read only when the call succeeded") {
-  const ApiInfo& info = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithFlags_v5000);
+  const CallbackInfo& info = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithFlags_v5000);
   cudaStream_t created = static_cast<cudaStream_t>(handle(0x7100));
   cudaStreamCreateWithFlags_v5000_params params{&created, cudaStreamNonBlocking};
   ApiEvent ok;
@@ -162,7 +165,7 @@ TEST_CASE("cudaStreamWaitEvent: stream, event and flags") {
 }
 
 TEST_CASE("cudaThreadExchangeStreamCaptureMode: the mode is read through its pointer") {
-  const ApiInfo& info =
+  const CallbackInfo& info =
       runtime(CUPTI_RUNTIME_TRACE_CBID_cudaThreadExchangeStreamCaptureMode_v10010);
   cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   cudaThreadExchangeStreamCaptureMode_v10010_params params{&mode};
@@ -175,7 +178,7 @@ TEST_CASE("cudaThreadExchangeStreamCaptureMode: the mode is read through its poi
 }
 
 TEST_CASE("NULL params and NULL return values decode to nothing") {
-  const ApiInfo& info = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020);
+  const CallbackInfo& info = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020);
   ApiEvent event;
   decode_params(info, nullptr, 0, event);
   CHECK(event.fields == 0);
@@ -185,7 +188,7 @@ TEST_CASE("NULL params and NULL return values decode to nothing") {
 }
 
 TEST_CASE("internal __cuda entry points that return no error code give result 0") {
-  const ApiInfo& reg = runtime(CUPTI_RUNTIME_TRACE_CBID___cudaRegisterFatBinary_v13000);
+  const CallbackInfo& reg = runtime(CUPTI_RUNTIME_TRACE_CBID___cudaRegisterFatBinary_v13000);
   CHECK_FALSE(reg.returns_error);
   CHECK_FALSE(reg.has_params);
   const int32_t garbage = 12345;
@@ -194,11 +197,11 @@ TEST_CASE("internal __cuda entry points that return no error code give result 0"
 }
 
 TEST_CASE("record policy: everything during a capture, outside only roles and capture errors") {
-  const ApiInfo& launch = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
-  const ApiInfo& malloc_ = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020);
-  const ApiInfo& begin = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000);
-  const ApiInfo& end = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000);
-  const ApiInfo& create = driver(CUPTI_DRIVER_TRACE_CBID_cuStreamCreate);
+  const CallbackInfo& launch = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+  const CallbackInfo& malloc_ = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020);
+  const CallbackInfo& begin = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000);
+  const CallbackInfo& end = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000);
+  const CallbackInfo& create = driver(CUPTI_DRIVER_TRACE_CBID_cuStreamCreate);
   CHECK_FALSE(should_record(launch, false, 0));
   CHECK(should_record(launch, true, 0));
   CHECK(should_record(begin, false, 0));
@@ -213,20 +216,22 @@ TEST_CASE("record policy: everything during a capture, outside only roles and ca
 
 }  // namespace
 TEST_CASE("getters and the runtime's own entry points are recorded only when they fail") {
-  const ApiInfo& name = api_info(trace::ApiDomain::Driver, CUPTI_DRIVER_TRACE_CBID_cuKernelGetName);
+  const CallbackInfo& name =
+      api_info(trace::ApiDomain::Driver, CUPTI_DRIVER_TRACE_CBID_cuKernelGetName);
   CHECK(name.getter);
   CHECK_FALSE(should_record(name, /*capture_active=*/true, 0));
   CHECK(should_record(name, true, 900));
-  const ApiInfo& push = api_info(trace::ApiDomain::Runtime,
-                                 CUPTI_RUNTIME_TRACE_CBID___cudaPushCallConfiguration_v13000);
+  const CallbackInfo& push = api_info(trace::ApiDomain::Runtime,
+                                      CUPTI_RUNTIME_TRACE_CBID___cudaPushCallConfiguration_v13000);
   CHECK(push.internal);
   CHECK_FALSE(should_record(push, true, 0));
-  const ApiInfo& launch =
+  const CallbackInfo& launch =
       api_info(trace::ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
   CHECK_FALSE(launch.getter);
   CHECK_FALSE(launch.internal);
   CHECK(should_record(launch, true, 0));
-  const ApiInfo& alloc = api_info(trace::ApiDomain::Driver, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2);
+  const CallbackInfo& alloc =
+      api_info(trace::ApiDomain::Driver, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2);
   CHECK(should_record(alloc, true, 0));  // a Relaxed-mode allocation matters when it succeeds
 }
 

@@ -11,8 +11,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -455,6 +457,137 @@ TEST_CASE("a fork child writes its own trace, never into the parent's") {
   CHECK(forked.ends.size() == 1);
   REQUIRE(forked.attaches.size() == 1);
   CHECK(forked.attaches[0].first);
+}
+
+// CUPTI behind the callback gate: a callback reaches the switchboard only while it is enabled,
+// as CUPTI does, so a call whose callback goes off while a thread is inside it loses its EXIT.
+struct GatedCupti {
+  std::mutex mutex;
+  std::map<std::pair<int, uint32_t>, bool> on;
+};
+GatedCupti g_gated;
+
+CUptiResult gated_enable_domain(uint32_t enable, CUpti_SubscriberHandle,
+                                CUpti_CallbackDomain domain) {
+  const std::lock_guard lock(g_gated.mutex);
+  const uint32_t size = api_table_size(domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::Runtime
+                                                                             : ApiDomain::Driver);
+  for (uint32_t cbid = 1; cbid < size; ++cbid) g_gated.on[{domain, cbid}] = enable != 0;
+  return CUPTI_SUCCESS;
+}
+CUptiResult gated_enable_callback(uint32_t enable, CUpti_SubscriberHandle,
+                                  CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  const std::lock_guard lock(g_gated.mutex);
+  g_gated.on[{domain, cbid}] = enable != 0;
+  return CUPTI_SUCCESS;
+}
+
+// One runtime call through the gated CUPTI, ENTER and EXIT separately.
+struct GatedCall {
+  Recorder& recorder;
+  uint32_t cbid;
+  uint64_t correlation = 0;
+  int32_t result = 0;
+  CUpti_CallbackData data{};
+  GatedCall(Recorder& r, uint32_t id, const char* name, const void* params)
+      : recorder(r), cbid(id) {
+    data.functionName = name;
+    data.functionParams = params;
+    data.correlationData = &correlation;
+  }
+  void deliver(CUpti_ApiCallbackSite site) {
+    {
+      const std::lock_guard lock(g_gated.mutex);
+      if (!g_gated.on[{CUPTI_CB_DOMAIN_RUNTIME_API, cbid}]) return;
+    }
+    data.callbackSite = site;
+    Recorder::switchboard(&recorder, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &data);
+  }
+  void enter() { deliver(CUPTI_API_ENTER); }
+  void exit(int32_t value = 0) {
+    result = value;
+    data.functionReturnValue = &result;
+    deliver(CUPTI_API_EXIT);
+  }
+  void whole(int32_t value = 0) {
+    enter();
+    exit(value);
+  }
+};
+
+TEST_CASE("a thread whose EXIT the gate swallowed still records its next capture") {
+  TempDir dir;
+  g_fake = FakeCuda{};
+  g_gated.on.clear();
+  CallbackGate gate;
+  CuptiSwitches switches;
+  switches.enable_domain = &gated_enable_domain;
+  switches.enable_callback = &gated_enable_callback;
+  gate.init(switches, /*always_full=*/false, /*linger_ns=*/0);
+  REQUIRE(gate.enable_reduced_set());
+  RecorderConfig config;
+  config.trace_dir = dir.path().c_str();
+  config.driver.stream_get_capture_info = &fake_capture_info;
+  config.capture_stack = &fake_stack;
+  config.gate = &gate;
+  Recorder r(config);
+  REQUIRE(r.start());
+
+  // A capture opens and ends on the main thread: everything on, then the reduction is due.
+  cudaStreamBeginCapture_v10000_params begin_main{as<cudaStream_t>(kStream),
+                                                  cudaStreamCaptureModeGlobal};
+  GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000, "cudaStreamBeginCapture",
+            &begin_main)
+      .whole();
+  g_fake.status[kStream] = 1;
+  cudaGraph_t graph = nullptr;
+  cudaStreamEndCapture_v10000_params end_main{as<cudaStream_t>(kStream), &graph};
+  g_fake.status[kStream] = 0;
+  GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000, "cudaStreamEndCapture",
+            &end_main)
+      .whole();
+  CHECK_FALSE(gate.full());
+
+  constexpr uint64_t kWorkerStream = 0x6000;
+  cudaLaunchKernel_v7000_params launch_params{};
+  launch_params.stream = as<cudaStream_t>(kWorkerStream);
+  std::promise<void> worker_inside, launch_switched_off;
+  std::thread worker([&] {
+    GatedCall launch_call(r, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel",
+                          &launch_params);
+    launch_call.enter();  // inside cudaLaunchKernel when the main thread switches it off
+    worker_inside.set_value();
+    launch_switched_off.get_future().wait();
+    launch_call.exit();  // never delivered: its callback is off now
+
+    // The worker's own capture, and a synchronize inside it that CUDA rejects.
+    cudaStreamBeginCapture_v10000_params begin{as<cudaStream_t>(kWorkerStream),
+                                               cudaStreamCaptureModeGlobal};
+    GatedCall begin_call(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
+                         "cudaStreamBeginCapture", &begin);
+    begin_call.enter();
+    g_fake.status[kWorkerStream] = 1;
+    g_fake.id[kWorkerStream] = 9;
+    begin_call.exit();
+    cudaStreamSynchronize_v3020_params sync{as<cudaStream_t>(kWorkerStream)};
+    GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, "cudaStreamSynchronize",
+              &sync)
+        .whole(900);
+  });
+  worker_inside.get_future().wait();
+  GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel", &launch_params)
+      .whole();  // its EXIT switches cudaLaunchKernel off for every thread
+  CHECK(gate.switched_off() == 1);
+  launch_switched_off.set_value();
+  worker.join();
+
+  const RecordingSink sink = read_back(r);
+  std::vector<std::string> worker_calls;
+  for (const auto& e : sink.events) {
+    if (e.stream == kWorkerStream) worker_calls.emplace_back(e.api);
+  }
+  CHECK(worker_calls ==
+        std::vector<std::string>{"cudaStreamBeginCapture", "cudaStreamSynchronize"});
 }
 
 }  // namespace
