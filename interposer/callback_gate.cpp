@@ -34,6 +34,12 @@ void CallbackGate::init(const CuptiSwitches& switches, bool always_full, uint64_
 bool CallbackGate::enable_reduced_set() {
   if (always_full_) return enable_everything();
   pthread_mutex_lock(&mutex_);
+  const bool ok = enable_reduced_set_locked();
+  pthread_mutex_unlock(&mutex_);
+  return ok;
+}
+
+bool CallbackGate::enable_reduced_set_locked() {
   bool ok = true;
   for (trace::ApiDomain domain : {trace::ApiDomain::Runtime, trace::ApiDomain::Driver}) {
     for (uint32_t cbid = 1; cbid < api_table_size(domain); ++cbid) {
@@ -43,7 +49,6 @@ bool CallbackGate::enable_reduced_set() {
     }
   }
   if (ok) full_.store(false, std::memory_order_release);
-  pthread_mutex_unlock(&mutex_);
   return ok;
 }
 
@@ -76,60 +81,54 @@ void CallbackGate::want_full() {
   pthread_mutex_unlock(&mutex_);
 }
 
-void CallbackGate::allow_reduced(bool (*still_needed)(const void*), const void* context) {
+void CallbackGate::allow_reduced(bool (*still_needed)(const void*), const void* context,
+                                 uint32_t tid) {
   if (always_full_ || !full()) return;
   pthread_mutex_lock(&mutex_);
   still_needed_ = still_needed;
   still_needed_context_ = context;
+  idle_thread_.store(tid, std::memory_order_relaxed);
+  other_threads_busy_.store(false, std::memory_order_relaxed);
   idle_since_ns_.store(clock_(), std::memory_order_relaxed);
   if (linger_ns_ == 0) reduce_if_unneeded();
   pthread_mutex_unlock(&mutex_);
 }
 
 bool CallbackGate::reduce_if_unneeded() {
-  if (idle_since_ns_.load(std::memory_order_relaxed) == 0 || still_needed_(still_needed_context_))
+  if (!full() || idle_since_ns_.load(std::memory_order_relaxed) == 0 ||
+      other_threads_busy_.load(std::memory_order_relaxed) || still_needed_(still_needed_context_)) {
     return false;
+  }
   idle_since_ns_.store(0, std::memory_order_relaxed);
-  full_.store(false, std::memory_order_release);
+  // Stamped before and after the switch: a thread whose ENTER read the generation before the
+  // second stamp knows that its call's EXIT may never come.
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  for (trace::ApiDomain domain : {trace::ApiDomain::Runtime, trace::ApiDomain::Driver}) {
+    switches_.enable_domain(0, switches_.subscriber, cupti_domain(domain));
+  }
+  const bool reduced = enable_reduced_set_locked();
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  if (!reduced) {  // CUPTI refused part of the reduced set: everything back on, never blind
+    enable_everything_locked();
+    return false;
+  }
+  reductions_.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 
-void CallbackGate::on_unneeded_exit(trace::ApiDomain domain, uint32_t cbid) {
-  if (full()) {
-    const uint64_t idle_since = idle_since_ns_.load(std::memory_order_relaxed);
-    if (always_full_ || idle_since == 0 || clock_() - idle_since < linger_ns_) return;
-    if (pthread_mutex_trylock(&mutex_) != 0) return;
-    const bool reduced = reduce_if_unneeded();
-    pthread_mutex_unlock(&mutex_);
-    if (!reduced) return;
+void CallbackGate::on_exit_while_full(uint32_t tid) {
+  const uint64_t idle_since = idle_since_ns_.load(std::memory_order_relaxed);
+  if (always_full_ || idle_since == 0) return;
+  if (tid != idle_thread_.load(std::memory_order_relaxed)) {
+    other_threads_busy_.store(true, std::memory_order_relaxed);
+    return;
   }
-  // Another thread is switching: skip, this call's callback goes off at a later EXIT.
+  if (other_threads_busy_.load(std::memory_order_relaxed) || clock_() - idle_since < linger_ns_)
+    return;
+  // Another thread is switching: a later EXIT tries again.
   if (pthread_mutex_trylock(&mutex_) != 0) return;
-  if (!full()) {
-    // Stamped before and after the switch: a thread whose ENTER read the generation before the
-    // second stamp sees its call's stamp grow past it and knows its EXIT may never come.
-    stamp_switch_off(domain, cbid);
-    if (switches_.enable_callback(0, switches_.subscriber, cupti_domain(domain), cbid) ==
-        CUPTI_SUCCESS) {
-      switched_off_.fetch_add(1, std::memory_order_relaxed);
-    }
-    stamp_switch_off(domain, cbid);
-  }
+  reduce_if_unneeded();
   pthread_mutex_unlock(&mutex_);
-}
-
-void CallbackGate::stamp_switch_off(trace::ApiDomain domain, uint32_t cbid) {
-  const uint32_t generation = off_generation_.load(std::memory_order_relaxed) + 1;
-  if (std::atomic<uint32_t>* slot = off_slot(domain, cbid)) {
-    slot->store(generation, std::memory_order_release);
-  }
-  off_generation_.store(generation, std::memory_order_release);
-}
-
-bool CallbackGate::switched_off_since(trace::ApiDomain domain, uint32_t cbid,
-                                      uint32_t generation) const {
-  const std::atomic<uint32_t>* slot = off_slot(domain, cbid);
-  return slot != nullptr && slot->load(std::memory_order_acquire) > generation;
 }
 
 }  // namespace capguard::interposer

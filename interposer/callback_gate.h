@@ -1,13 +1,19 @@
 // Which CUPTI callbacks are enabled. Outside captures only the calls the record policy keeps
 // anyway (api_table.h: the kinds recorded outside captures) are enabled, so the program's other
 // calls (kernel launches, copies) do not reach the interposer at all. The first capture turns
-// everything on (cuptiEnableDomain) from inside its BeginCapture ENTER callback; when the last
-// capture ends the gate only notes it, and each call outside the reduced set switches its own
-// callback off at its next EXIT. Switching off lazily, at an EXIT, leaves no window in which a
-// BeginCapture of another thread could be missed. It cannot keep every ENTER/EXIT pair whole:
-// another thread may be inside the same call when its callback goes off, and that thread never gets
-// its EXIT. The gate therefore stamps each switch-off with a generation (switched_off_since), from
-// which the recorder tells a call whose EXIT was lost from one still in progress.
+// everything on (cuptiEnableDomain) from inside its BeginCapture ENTER callback. Once the last
+// capture has ended and a linger has passed, an EXIT of the thread that ended it reduces again,
+// all at once: both domains off, the reduced set back on.
+//
+// Only while that thread is the only one calling CUDA. Measured on CUDA 13.0, driver 580
+// (docs/measured.md, the gate_race testcase): when callbacks are switched off while other threads
+// keep calling, those threads can stop getting ENTER callbacks for good, even of calls that are
+// switched on again (BeginCapture included), while their EXITs still come. A program in which
+// other threads call CUDA after a capture therefore keeps every callback on.
+//
+// A reduction can swallow the EXIT of a call another thread is inside of. Each reduction is
+// stamped with a generation (before and after the switch), from which the recorder tells a call
+// whose EXIT will never come from one still in progress.
 #pragma once
 
 #include <cupti.h>
@@ -32,8 +38,7 @@ class CallbackGate {
  public:
   // Once the last capture ends, everything stays on for this long before the gate reduces:
   // programs capture back to back (a capture per step, per batch size), and switching whole
-  // domains on at every BeginCapture and each call off again after it cost more than the
-  // callbacks themselves.
+  // domains on at every BeginCapture and off again after it costs more than the callbacks.
   static constexpr uint64_t kDefaultLingerNs = 20'000'000;
 
   // always_full: never reduce (CAPGUARD_CALLBACKS=all, or no switches: the unit tests).
@@ -45,50 +50,43 @@ class CallbackGate {
   bool enable_reduced_set();
   bool enable_everything();
 
-  // A generation that grows with every callback switched off; 0 before the first. A thread
-  // reads it at the ENTER of a top-level call.
-  uint32_t switch_off_generation() const { return off_generation_.load(std::memory_order_acquire); }
-  // Whether the callback of (domain, cbid) was switched off after `generation` was read: a call
-  // whose ENTER was seen then may never get its EXIT.
-  bool switched_off_since(trace::ApiDomain domain, uint32_t cbid, uint32_t generation) const;
-
   bool full() const { return full_.load(std::memory_order_acquire); }
   void want_full();  // a capture begins: everything on before the call proceeds
-  // A capture ended or failed to begin: reduce after the linger, unless still_needed then
-  // (checked under the gate's lock, so that it cannot miss a want_full of another thread).
-  void allow_reduced(bool (*still_needed)(const void*), const void* context);
-  // An EXIT of a call outside the reduced set, seen while no capture is active: reduces once
-  // the linger has passed, then switches this call's callback off.
-  void on_unneeded_exit(trace::ApiDomain domain, uint32_t cbid);
+  // A capture ended or failed to begin on thread `tid`: reduce after the linger, unless
+  // still_needed then (checked under the gate's lock, so that it cannot miss a want_full of
+  // another thread).
+  void allow_reduced(bool (*still_needed)(const void*), const void* context, uint32_t tid);
+  // An EXIT on thread `tid` while everything is on: reduces once the linger has passed, if no
+  // other thread has called CUDA since the capture ended.
+  void on_exit_while_full(uint32_t tid);
+
+  // Grows by two with every reduction; a thread reads it at the ENTER of a top-level call.
+  uint32_t reduction_generation() const { return generation_.load(std::memory_order_acquire); }
+  // Whether a reduction happened after `generation` was read: a call outside the reduced set
+  // whose ENTER was seen then may never get its EXIT.
+  bool reduced_since(uint32_t generation) const { return reduction_generation() > generation; }
 
   uint64_t switched_on() const { return switched_on_.load(std::memory_order_relaxed); }
-  uint64_t switched_off() const { return switched_off_.load(std::memory_order_relaxed); }
+  uint64_t reductions() const { return reductions_.load(std::memory_order_relaxed); }
 
  private:
   bool reduce_if_unneeded();  // under mutex_
+  bool enable_reduced_set_locked();
   bool enable_everything_locked();
-  void stamp_switch_off(trace::ApiDomain domain, uint32_t cbid);  // under mutex_
-  std::atomic<uint32_t>* off_slot(trace::ApiDomain domain, uint32_t cbid) const {
-    if (domain == trace::ApiDomain::Runtime)
-      return cbid < kRuntimeIds ? &runtime_off_at_[cbid] : nullptr;
-    return cbid < kDriverIds ? &driver_off_at_[cbid] : nullptr;
-  }
-  static constexpr uint32_t kRuntimeIds = CUPTI_RUNTIME_TRACE_CBID_SIZE;
-  static constexpr uint32_t kDriverIds = CUPTI_DRIVER_TRACE_CBID_SIZE;
+
   CuptiSwitches switches_;
   bool always_full_ = true;
   uint64_t linger_ns_ = kDefaultLingerNs;
   uint64_t (*clock_)() = nullptr;
   // Set by allow_reduced, cleared by want_full and by the reduction (under mutex_).
   std::atomic<uint64_t> idle_since_ns_{0};
+  std::atomic<uint32_t> idle_thread_{0};         // the thread that ended the last capture
+  std::atomic<bool> other_threads_busy_{false};  // another thread called CUDA since then
   bool (*still_needed_)(const void*) = nullptr;
   const void* still_needed_context_ = nullptr;
   std::atomic<bool> full_{true};
-  std::atomic<uint64_t> switched_on_{0}, switched_off_{0};
-  std::atomic<uint32_t> off_generation_{0};
-  // Per callback id: the generation at which it was last switched off (0: never).
-  mutable std::atomic<uint32_t> runtime_off_at_[kRuntimeIds] = {};
-  mutable std::atomic<uint32_t> driver_off_at_[kDriverIds] = {};
+  std::atomic<uint32_t> generation_{0};
+  std::atomic<uint64_t> switched_on_{0}, reductions_{0};
   pthread_mutex_t mutex_ = PTHREAD_MUTEX_INITIALIZER;  // CUPTI's enable calls are not reentrant
 };
 

@@ -27,7 +27,7 @@ std::atomic<uint64_t> g_generations{0};
 struct ThreadState {
   int runtime_depth = 0;          // runtime API calls in progress: their driver calls are internal
   uint32_t outer_cbid = 0;        // the top-level runtime call in progress (depth > 0)
-  uint32_t outer_generation = 0;  // the gate's switch-off generation at its ENTER
+  uint32_t outer_generation = 0;  // the gate's reduction generation at its ENTER
   bool in_tool = false;           // the interposer's own driver calls are not recorded
   bool recorded = false;
   uint32_t tid = 0;
@@ -124,8 +124,8 @@ void Recorder::on_api(ApiDomain domain, uint32_t cbid, const CUpti_CallbackData&
   trace::ErrnoGuard keep_errno;  // the program must not see errno changed by a CUDA call it made
   const bool enter = data.callbackSite == CUPTI_API_ENTER;
   const CallbackInfo& info = api_info(domain, cbid);
-  if (!enter && config_.gate != nullptr && !callback_needed_outside_capture(info)) {
-    config_.gate->on_unneeded_exit(domain, cbid);  // no-op while a capture is open
+  if (!enter && config_.gate != nullptr && config_.gate->full()) {
+    config_.gate->on_exit_while_full(current_tid());  // reduces once the linger has passed
   }
   // Only top-level calls count: a runtime call's own driver calls (and nested runtime calls)
   // would report the same thing twice. An EXIT whose ENTER was never seen (the subscription
@@ -133,14 +133,15 @@ void Recorder::on_api(ApiDomain domain, uint32_t cbid, const CUpti_CallbackData&
   // (the gate switched the call's callback off while this thread was inside it) must not leave
   // every later call of this thread looking nested: the next ENTER notices and starts afresh.
   if (t.runtime_depth > 0 && enter && config_.gate != nullptr &&
-      config_.gate->switched_off_since(ApiDomain::Runtime, t.outer_cbid, t.outer_generation)) {
+      config_.gate->reduced_since(t.outer_generation) &&
+      !callback_needed_outside_capture(api_info(ApiDomain::Runtime, t.outer_cbid))) {
     t.runtime_depth = 0;
   }
   if (domain == ApiDomain::Runtime) {
     if (enter) {
       if (t.runtime_depth++ > 0) return;
       t.outer_cbid = cbid;
-      if (config_.gate != nullptr) t.outer_generation = config_.gate->switch_off_generation();
+      if (config_.gate != nullptr) t.outer_generation = config_.gate->reduction_generation();
     } else {
       if (t.runtime_depth == 0 || --t.runtime_depth > 0) return;
     }
@@ -219,7 +220,7 @@ void Recorder::reduce_callbacks_if_idle() {
         const auto* r = static_cast<const Recorder*>(self);
         return r->captures_.any() || r->begins_in_flight_.load() != 0;
       },
-      this);
+      this, current_tid());
 }
 
 void Recorder::on_exit(ApiDomain domain, const CallbackInfo& info, const CUpti_CallbackData& data) {

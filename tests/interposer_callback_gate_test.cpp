@@ -1,6 +1,6 @@
 // The callback gate against a fake CUPTI that keeps the enabled state per (domain, cbid): what
 // is on outside captures, that a BeginCapture turns everything on before its call proceeds,
-// and that after the last capture each other call switches itself off at its EXIT.
+// and that after the last capture and its linger the next EXIT reduces everything at once.
 #include <cupti.h>
 #include <doctest/doctest.h>
 
@@ -56,6 +56,7 @@ bool never_needed(const void*) { return false; }
 bool still_needed(const void*) { return true; }
 
 constexpr auto kRuntime = CUPTI_CB_DOMAIN_RUNTIME_API;
+constexpr uint32_t kThread = 7, kOtherThread = 8;
 constexpr auto kDriver = CUPTI_CB_DOMAIN_DRIVER_API;
 
 TEST_CASE("outside captures only the calls recorded there reach the interposer") {
@@ -79,7 +80,7 @@ TEST_CASE("outside captures only the calls recorded there reach the interposer")
   }
 }
 
-TEST_CASE("a capture beginning turns every callback on; its end lets them go one by one") {
+TEST_CASE("a capture beginning turns every callback on; after its end they go all at once") {
   CallbackGate gate;
   start(gate);
   gate.want_full();
@@ -87,25 +88,26 @@ TEST_CASE("a capture beginning turns every callback on; its end lets them go one
   CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
   CHECK(on(kDriver, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
   // While a capture is open, EXITs switch nothing off.
-  gate.on_unneeded_exit(trace::ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+  gate.on_exit_while_full(kThread);
   CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
 
-  gate.allow_reduced(&still_needed, nullptr);  // another thread's capture is still open
+  gate.allow_reduced(&still_needed, nullptr, kThread);  // another thread's capture is still open
   CHECK(gate.full());
-  gate.allow_reduced(&never_needed, nullptr);
+  const uint32_t generation = gate.reduction_generation();
+  gate.allow_reduced(&never_needed, nullptr, kThread);  // linger 0: reduced at once
   CHECK_FALSE(gate.full());
-  // Not switched off at once (a call in flight would lose its EXIT), but at the next EXIT.
-  CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
-  gate.on_unneeded_exit(trace::ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+  CHECK(gate.reduced_since(generation));
   CHECK_FALSE(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
-  CHECK(on(kDriver, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+  CHECK_FALSE(on(kDriver, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+  CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000));  // the reduced set
   CHECK(gate.switched_on() == 1);
-  CHECK(gate.switched_off() == 1);
+  CHECK(gate.reductions() == 1);
 
   const int enables = g_cupti.domain_enables;
   gate.want_full();  // the next capture: everything back on
   CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
   CHECK(g_cupti.domain_enables == enables + 2);
+  CHECK_FALSE(gate.reduced_since(gate.reduction_generation()));
 }
 
 TEST_CASE("CAPGUARD_CALLBACKS=all keeps every callback on, captures or not") {
@@ -113,8 +115,8 @@ TEST_CASE("CAPGUARD_CALLBACKS=all keeps every callback on, captures or not") {
   start(gate, /*always_full=*/true);
   CHECK(gate.full());
   CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
-  gate.allow_reduced(&never_needed, nullptr);
-  gate.on_unneeded_exit(trace::ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+  gate.allow_reduced(&never_needed, nullptr, kThread);
+  gate.on_exit_while_full(kThread);
   CHECK(gate.full());
   CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
 }
@@ -125,27 +127,45 @@ TEST_CASE("back-to-back captures keep everything on; the gate reduces only after
   start(gate, false, /*linger_ns=*/1000);
   constexpr uint32_t kLaunch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
   gate.want_full();
-  gate.allow_reduced(&never_needed, nullptr);  // the capture ended
+  gate.allow_reduced(&never_needed, nullptr, kThread);  // the capture ended
   g_now_ns += 999;
-  gate.on_unneeded_exit(trace::ApiDomain::Runtime, kLaunch);
+  gate.on_exit_while_full(kThread);
   CHECK(gate.full());  // still lingering
   CHECK(on(kRuntime, kLaunch));
 
   const int enables = g_cupti.domain_enables;
   gate.want_full();  // the next capture within the linger: nothing to switch
   CHECK(g_cupti.domain_enables == enables);
-  gate.allow_reduced(&never_needed, nullptr);
+  gate.allow_reduced(&never_needed, nullptr, kThread);
   g_now_ns += 1000;
-  gate.on_unneeded_exit(trace::ApiDomain::Runtime, kLaunch);
+  gate.on_exit_while_full(kThread);
   CHECK_FALSE(gate.full());
   CHECK_FALSE(on(kRuntime, kLaunch));
 
   // A capture open in another thread when the linger ends: nothing is reduced.
   gate.want_full();
-  gate.allow_reduced(&still_needed, nullptr);
+  gate.allow_reduced(&still_needed, nullptr, kThread);
   g_now_ns += 5000;
-  gate.on_unneeded_exit(trace::ApiDomain::Runtime, kLaunch);
+  gate.on_exit_while_full(kThread);
   CHECK(gate.full());
+}
+
+TEST_CASE("another thread calling CUDA after the capture keeps every callback on") {
+  CallbackGate gate;
+  start(gate, false, /*linger_ns=*/1000);
+  gate.want_full();
+  gate.allow_reduced(&never_needed, nullptr, kThread);  // the capture ended on kThread
+  gate.on_exit_while_full(kOtherThread);                // a worker is busy with CUDA
+  g_now_ns += 5000;
+  gate.on_exit_while_full(kThread);
+  CHECK(gate.full());  // switching off under a busy thread can blind it for good
+  CHECK(gate.reductions() == 0);
+
+  gate.want_full();  // the next capture starts afresh
+  gate.allow_reduced(&never_needed, nullptr, kThread);
+  g_now_ns += 5000;
+  gate.on_exit_while_full(kThread);
+  CHECK_FALSE(gate.full());
 }
 
 }  // namespace capguard::interposer
