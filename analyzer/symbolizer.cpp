@@ -161,7 +161,7 @@ class Symbolizer {
     const uint64_t pc = frame.address == 0 ? 0 : frame.address - 1;
     const ProcessModules* process = find_process(pid);
     if (process == nullptr) return;
-    const Module* module = find_module(*process, pc);
+    const Module* module = process->find(pc);
     if (module == nullptr) return;
     frame.module = module->path;
     frame.offset = frame.address - module->base;
@@ -173,12 +173,6 @@ class Symbolizer {
   const ProcessModules* find_process(uint32_t pid) const {
     for (const auto& process : modules_)
       if (process.pid == pid) return &process;
-    return nullptr;
-  }
-
-  static const Module* find_module(const ProcessModules& process, uint64_t pc) {
-    for (const auto& module : process.modules)
-      if (pc >= module.start && pc < module.end) return &module;
     return nullptr;
   }
 
