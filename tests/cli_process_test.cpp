@@ -28,7 +28,8 @@ class MarkedSignals {
       struct sigaction now {};
       sigaction(signal_number, nullptr, &now);
       CAPTURE(signal_number);
-      CHECK(now.sa_handler == &marker_handler);
+      const bool untouched = now.sa_handler == &marker_handler;
+      CHECK(untouched);
     }
   }
 
