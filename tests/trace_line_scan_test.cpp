@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tests/trace_recording_sink.h"
+#include "trace/event_fields.h"
 #include "trace/line_scan.h"
 #include "trace/record_parser.h"
 
@@ -148,6 +149,19 @@ TEST_SUITE("trace_line_scan_test") {
           CAPTURE(kFieldKeys[f]);
           CHECK(testing::field_value(e, f) == (f == index ? 1u : 0u));
         }
+      }
+    }
+  }
+
+  TEST_CASE("assigning to an index that is no field changes nothing (it once went to domain)") {
+    for (const int index : {-1, static_cast<int>(kFieldCount), 31}) {
+      CAPTURE(index);
+      ApiEvent e;
+      event_fields::assign(e, index, 1);
+      CHECK(e.fields == 0u);
+      for (int f = 0; f < kFieldCount; ++f) {
+        CAPTURE(kFieldKeys[f]);
+        CHECK(testing::field_value(e, f) == 0u);
       }
     }
   }
