@@ -1,9 +1,6 @@
 #include "trace/event_fast_path.h"
 
-#include <array>
 #include <cstdint>
-#include <iterator>
-#include <limits>
 
 #include "trace/event_fields.h"
 #include "trace/line_scan.h"

@@ -1,6 +1,5 @@
 #include "trace/record_parser.h"
 
-#include <array>
 #include <limits>
 
 #include "trace/event_fast_path.h"
