@@ -18,6 +18,7 @@
 #include "analyzer/api_catalog.h"
 #include "analyzer/flat_map.h"
 #include "analyzer/report.h"
+#include "trace/cuda_results.h"
 #include "trace/event.h"
 
 namespace capguard {
@@ -117,16 +118,17 @@ struct Call {
   bool stream_is_legacy() const { return has_stream && stream.is_legacy(); }
 };
 
-inline constexpr int kErrIllegalState = 401;
-inline constexpr int kErrCaptureUnsupported = 900;
-inline constexpr int kErrCaptureInvalidated = 901;
-inline constexpr int kErrCaptureMerge = 902;
-inline constexpr int kErrCaptureUnmatched = 903;
-inline constexpr int kErrCaptureUnjoined = 904;
-inline constexpr int kErrCaptureIsolation = 905;
-inline constexpr int kErrCaptureImplicit = 906;
-inline constexpr int kErrCapturedEvent = 907;
-inline constexpr int kErrCaptureWrongThread = 908;
+// CUDA's capture result codes (trace/cuda_results.h, shared with the interposer).
+using trace::kErrCapturedEvent;
+using trace::kErrCaptureImplicit;
+using trace::kErrCaptureInvalidated;
+using trace::kErrCaptureIsolation;
+using trace::kErrCaptureMerge;
+using trace::kErrCaptureUnjoined;
+using trace::kErrCaptureUnmatched;
+using trace::kErrCaptureUnsupported;
+using trace::kErrCaptureWrongThread;
+using trace::kErrIllegalState;
 
 // The kinds whose successful calls change the model while no capture is open. The interposer
 // must record each of them outside captures too (trace/api_kinds.def `outside`), or real

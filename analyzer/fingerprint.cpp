@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "analyzer/base_name.h"
+
 namespace capguard {
 namespace {
 
@@ -24,11 +26,6 @@ class Fnv1a {
 };
 
 }  // namespace
-
-std::string_view base_name(std::string_view path) {
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
 
 const Frame* anchor_frame(const Location& location) {
   const auto& frames = location.frames;

@@ -22,6 +22,4 @@ const Frame* anchor_frame(const Location& location);
 // and line. Deliberately not the message, which may contain handles and addresses.
 std::string fingerprint(const Finding& finding);
 
-std::string_view base_name(std::string_view path);
-
 }  // namespace capguard

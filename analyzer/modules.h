@@ -34,7 +34,9 @@ struct ProcessModules {
   uint32_t pid = 0;
   std::vector<Module> modules;
   std::unordered_map<uint32_t, PythonFrame> python_frames;  // by 'y' record id
-  const Module* find(uint64_t address) const;  // nullptr when no module maps it
+  // The module that maps the address, nullptr when none does. Where two records overlap (a
+  // range reused after dlclose), the later record wins: it is the newer mapping.
+  const Module* find(uint64_t address) const;
 };
 
 }  // namespace capguard

@@ -1,5 +1,5 @@
 // Renderers: each turns a Report into one output format. The JSON form is the stable machine
-// interface (design.md); the others are views of the same Report.
+// interface (README.md, "Output formats"); the others are views of the same Report.
 #pragma once
 
 #include <string>
@@ -9,8 +9,8 @@
 namespace capguard {
 
 struct RenderOptions {
-  bool color = false;        // text only: ANSI colors (when writing to a terminal)
-  std::string source_root;   // sarif: make paths relative to this directory when under it
+  bool color = false;       // text only: ANSI colors (when writing to a terminal)
+  std::string source_root;  // sarif: make paths relative to this directory when under it
 };
 
 std::string render_text(const Report& report, const RenderOptions& options);

@@ -1,4 +1,4 @@
-// The JSON report: design.md's stable machine interface. Deterministic (fields and elements in
+// The JSON report: the stable machine interface (README.md). Deterministic (fields and elements in
 // a fixed order, so golden files can diff it), always valid UTF-8 (analyzer/json_writer.h).
 #include <fmt/format.h>
 

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analyzer/base_name.h"
 #include "analyzer/fingerprint.h"
 #include "analyzer/render.h"
 #include "analyzer/utf8.h"

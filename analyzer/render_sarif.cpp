@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "analyzer/base_name.h"
 #include "analyzer/fingerprint.h"
 #include "analyzer/json_writer.h"
 #include "analyzer/render.h"

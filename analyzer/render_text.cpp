@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "analyzer/base_name.h"
 #include "analyzer/render.h"
 #include "analyzer/symbolizer.h"
 #include "rules/rule_table.h"
@@ -34,11 +35,6 @@ struct Style {
   }
 };
 
-std::string_view basename_of(std::string_view path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 const char* heading_word(Severity s) {
   switch (s) {
     case Severity::Error:
@@ -63,7 +59,7 @@ void append_frame(std::string& out, size_t index, const Frame& frame, const Styl
   if (!frame.function.empty()) fmt::format_to(it, " in {}", frame.function);
   if (!frame.file.empty()) {
     fmt::format_to(it, " {}:{}", frame.file, frame.line);
-    if (!frame.module.empty()) fmt::format_to(it, " ({})", basename_of(frame.module));
+    if (!frame.module.empty()) fmt::format_to(it, " ({})", base_name(frame.module));
   } else if (!frame.module.empty()) {
     fmt::format_to(it, " ({}+0x{:x})", frame.module, frame.offset);
   } else {

@@ -1,5 +1,6 @@
 // What the analyzer concludes, before it is rendered as text, JSON, SARIF or JUnit.
-// Field meanings follow design.md's JSON contract; every renderer reads only this.
+// Field meanings follow the JSON report's contract (README.md, "Output formats"); every
+// renderer reads only this.
 #pragma once
 
 #include <cstdint>

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "analyzer/base_name.h"
 #include "analyzer/finding_filter.h"
 #include "analyzer/fingerprint.h"
 #include "rules/rule_table.h"

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <utility>
 
+#include "analyzer/base_name.h"
+
 namespace capguard {
 namespace {
 
@@ -159,7 +161,7 @@ class Symbolizer {
     const uint64_t pc = frame.address == 0 ? 0 : frame.address - 1;
     const ProcessModules* process = find_process(pid);
     if (process == nullptr) return;
-    const Module* module = find_module(*process, pc);
+    const Module* module = process->find(pc);
     if (module == nullptr) return;
     frame.module = module->path;
     frame.offset = frame.address - module->base;
@@ -174,22 +176,11 @@ class Symbolizer {
     return nullptr;
   }
 
-  static const Module* find_module(const ProcessModules& process, uint64_t pc) {
-    for (const auto& module : process.modules)
-      if (pc >= module.start && pc < module.end) return &module;
-    return nullptr;
-  }
-
   const std::vector<ProcessModules>& modules_;
   const SymbolCache* cache_;
   std::map<std::pair<uint32_t, const Module*>, std::unique_ptr<OpenModule>> open_;
   std::map<std::pair<uint32_t, uint64_t>, Frame> frames_;
 };
-
-std::string_view basename_of(std::string_view path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
 
 bool starts_with_any(std::string_view text, std::span<const std::string_view> prefixes) {
   for (std::string_view prefix : prefixes)
@@ -218,12 +209,12 @@ bool is_driver_entry_point(std::string_view function) {
 // Packages whose Python frames are the framework's, not the program's: what follows
 // site-packages/ or dist-packages/ in a frame's file.
 constexpr std::array<std::string_view, 11> kPythonFrameworks = {
-    "torch/",  "torchgen/", "functorch/", "cupy/",  "cupyx/", "cupy_backends/",
-    "jax/",    "jaxlib/",   "numpy/",     "triton/", "_pytest/"};
+    "torch/", "torchgen/", "functorch/", "cupy/",   "cupyx/",  "cupy_backends/",
+    "jax/",   "jaxlib/",   "numpy/",     "triton/", "_pytest/"};
 
 // The interpreter's own native frames: the python3.X executable or libpython3.X.
 bool is_interpreter(const Frame& frame) {
-  const std::string_view module = basename_of(frame.module);
+  const std::string_view module = base_name(frame.module);
   return !is_python_frame(frame) &&
          (module.starts_with("python3") || module.starts_with("libpython3"));
 }
@@ -231,7 +222,7 @@ bool is_interpreter(const Frame& frame) {
 }  // namespace
 
 FrameOwner owner_of(const Frame& frame) {
-  const std::string_view module = basename_of(frame.module);
+  const std::string_view module = base_name(frame.module);
   if (starts_with_any(module, kInterposerLibraries)) return FrameOwner::Interposer;
   if (starts_with_any(module, kCudaLibraries)) return FrameOwner::Cuda;
   if (starts_with_any(module, kRuntimeLibraries)) return FrameOwner::Runtime;

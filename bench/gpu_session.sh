@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One batched GPU session for the overhead work: the 102 testcases under capguard, a check
+# One batched GPU session for the overhead work: every testcase under capguard, a check
 # that every call of a capture reaches the trace although callbacks are switched on only when
 # the capture begins (one thread and eight), then bench/run.py.
 #   BUNDLE=.gpu-bundle-perf OUT=/tmp/out bench/gpu_session.sh [rounds]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Runs capguard's benchmarks in one go on the GPU machine, alternating native runs and runs
-under `capguard run`, and prints medians and ratios against design.md's targets.
+under `capguard run`, and prints medians and ratios against the targets (docs/performance.md).
 
     bench/run.py --build build [--rounds 7] [--json OUT.json]
 

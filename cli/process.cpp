@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -16,11 +17,34 @@ extern char** environ;
 namespace capguard::cli {
 namespace {
 
-pid_t g_child = 0;
+// Read by the signal handler: an atomic that is lock-free, so async-signal-safe.
+std::atomic<pid_t> g_child{0};
+static_assert(std::atomic<pid_t>::is_always_lock_free);
 
 void forward_signal(int signal_number) {
-  if (g_child > 0) kill(g_child, signal_number);
+  const pid_t child = g_child.load(std::memory_order_relaxed);
+  if (child > 0) kill(child, signal_number);
 }
+
+// Sets a signal's handler for as long as it lives and puts the previous one back on every
+// path out, early returns included.
+class ScopedSignal {
+ public:
+  ScopedSignal(int signal_number, void (*handler)(int)) : signal_(signal_number) {
+    struct sigaction action {};
+    action.sa_handler = handler;
+    sigaction(signal_, &action, &old_);
+  }
+  ~ScopedSignal() { sigaction(signal_, &old_, nullptr); }
+  ScopedSignal(const ScopedSignal&) = delete;
+  ScopedSignal& operator=(const ScopedSignal&) = delete;
+
+  const struct sigaction* old() const { return &old_; }
+
+ private:
+  int signal_;
+  struct sigaction old_ {};
+};
 
 std::optional<std::string> check_executable(const std::string& path) {
   struct stat info {};
@@ -84,12 +108,8 @@ ChildResult run_child(const std::string& path, const std::vector<std::string>& a
 
   // Ctrl-C goes to the whole foreground process group: the program gets it itself, and
   // capguard stays alive to report. The program starts with the dispositions capguard had.
-  struct sigaction ignore {
-  }, forward{}, old_int{}, old_quit{}, old_term{}, old_hup{};
-  ignore.sa_handler = SIG_IGN;
-  forward.sa_handler = forward_signal;
-  sigaction(SIGINT, &ignore, &old_int);
-  sigaction(SIGQUIT, &ignore, &old_quit);
+  const ScopedSignal ignore_int(SIGINT, SIG_IGN);
+  const ScopedSignal ignore_quit(SIGQUIT, SIG_IGN);
 
   int report_pipe[2];
   ChildResult result;
@@ -99,8 +119,8 @@ ChildResult run_child(const std::string& path, const std::vector<std::string>& a
   }
   const pid_t child = fork();
   if (child == 0) {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGQUIT, &old_quit, nullptr);
+    sigaction(SIGINT, ignore_int.old(), nullptr);
+    sigaction(SIGQUIT, ignore_quit.old(), nullptr);
     close(report_pipe[0]);
     execve(path.c_str(), argv.data(), envp.data());
     const int error = errno;  // exec failed: tell the parent why, through the pipe
@@ -114,24 +134,20 @@ ChildResult run_child(const std::string& path, const std::vector<std::string>& a
     close(report_pipe[0]);
     return result;
   }
-  g_child = child;
-  sigaction(SIGTERM, &forward, &old_term);
-  sigaction(SIGHUP, &forward, &old_hup);
-
   int exec_errno = 0;
   ssize_t n;
-  do n = read(report_pipe[0], &exec_errno, sizeof exec_errno);
-  while (n < 0 && errno == EINTR);
-  close(report_pipe[0]);
-
   int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  g_child = 0;
-  sigaction(SIGTERM, &old_term, nullptr);
-  sigaction(SIGHUP, &old_hup, nullptr);
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGQUIT, &old_quit, nullptr);
+  {
+    g_child.store(child);
+    const ScopedSignal forward_term(SIGTERM, forward_signal);
+    const ScopedSignal forward_hup(SIGHUP, forward_signal);
+    do n = read(report_pipe[0], &exec_errno, sizeof exec_errno);
+    while (n < 0 && errno == EINTR);
+    close(report_pipe[0]);
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    g_child.store(0);
+  }  // SIGTERM and SIGHUP restored here; SIGINT and SIGQUIT on return
 
   if (n == static_cast<ssize_t>(sizeof exec_errno))
     result.exec_error = std::strerror(exec_errno);

@@ -47,14 +47,12 @@ struct EventSink : capguard::trace::TraceSink {
 };
 
 bool same(const capguard::trace::ApiEvent& a, const capguard::trace::ApiEvent& b) {
+  bool same_fields = true;  // every optional field of trace/event_fields.def
+#define CAPGUARD_EVENT_FIELD(Name, key, member, ...) \
+  same_fields = same_fields && a.member == b.member;
+#include "trace/event_fields.def"
   return a.seq == b.seq && a.time_ns == b.time_ns && a.tid == b.tid && a.api == b.api &&
-         a.result == b.result && a.stack == b.stack && a.fields == b.fields &&
-         a.stream == b.stream && a.stream_flags == b.stream_flags &&
-         a.status_before == b.status_before && a.status_after == b.status_after &&
-         a.capture_id == b.capture_id && a.event == b.event && a.flags == b.flags &&
-         a.mode == b.mode && a.prev_mode == b.prev_mode && a.copy_kind == b.copy_kind &&
-         a.graph == b.graph && a.graph_exec == b.graph_exec && a.nodes == b.nodes &&
-         a.domain == b.domain;
+         a.result == b.result && a.stack == b.stack && a.fields == b.fields && same_fields;
 }
 
 // The event fast path must accept exactly what the careful parser accepts, with the same

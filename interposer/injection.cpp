@@ -2,7 +2,6 @@
 // CUDA_INJECTION64_PATH entry point, fork, thread exit and process exit. Inactive unless
 // CAPGUARD_TRACE_DIR is set.
 #include <dlfcn.h>
-#include <execinfo.h>
 #include <link.h>
 #include <pthread.h>
 #include <sys/stat.h>
@@ -94,8 +93,6 @@ Recorder* make_recorder() {
 int initialize() {
   static std::atomic<bool> done{false};
   if (!g_enabled || done.exchange(true)) return 1;
-  void* warm[4];
-  backtrace(warm, 4);  // glibc loads its unwinder on first use: do it now, not in a callback
   Recorder* recorder = make_recorder();
   if (!recorder->start()) return 1;  // the trace cannot be written: stay passive
   g_recorder.store(recorder, std::memory_order_release);  // from here on: 'x' and 'z'

@@ -28,7 +28,8 @@ import subprocess
 import sys
 import tempfile
 
-# Rule ids and severities of design.md; capture-invalidated is the analyzer's fallback.
+# Rule ids and severities of rules/rule_table.cpp (`capguard rules`); capture-invalidated is the
+# analyzer's fallback. scripts/add_rule.py adds new rules here.
 SEVERITY = {
     "sync-during-capture": "error",
     "captured-event-query": "error",

@@ -7,7 +7,7 @@
 
 namespace capguard {
 
-TEST_CASE("the JSON report follows design.md's contract, field by field") {
+TEST_CASE("the JSON report follows README.md's contract, field by field") {
   const std::string json = render_json(testing::sample_report());
   CHECK(json.starts_with("{\n  \"tool\": \"capguard\",\n  \"version\": \""));
   CHECK(json.find("  \"processes\": [\n"

@@ -139,6 +139,20 @@ TEST_CASE("a module rebuilt since the trace (build-id differs) is not trusted fo
   CHECK(frame.line == 0);
 }
 
+TEST_CASE("overlapping module records: the later one maps the address, in find() and symbolize") {
+  ProcessModules process;
+  process.pid = static_cast<uint32_t>(getpid());
+  process.modules.push_back({0x10000, 0x10000, 0x30000, "/nonexistent/closed.so", ""});
+  process.modules.push_back({0x20000, 0x20000, 0x40000, "/nonexistent/reloaded.so", ""});
+  CHECK(process.find(0x18000)->path == "/nonexistent/closed.so");
+  CHECK(process.find(0x28000)->path == "/nonexistent/reloaded.so");  // both map it
+  CHECK(process.find(0x40000) == nullptr);
+
+  Report report = report_with_one_finding(0x28001);  // a return address: looked up at 0x28000
+  symbolize(report, {process});
+  CHECK(report.findings[0].location.frames.at(0).module == "/nonexistent/reloaded.so");
+}
+
 TEST_CASE("an address outside every module and a process without a module map do not crash") {
   Report report = report_with_one_finding(0x10);
   report.findings[0].related.push_back({"capture-begin", "", {}});

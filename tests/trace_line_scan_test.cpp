@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tests/trace_recording_sink.h"
+#include "trace/event_fields.h"
 #include "trace/line_scan.h"
 #include "trace/record_parser.h"
 
@@ -44,6 +45,18 @@ std::string random_field(std::mt19937& random) {
     c = random() % 3 == 0 ? static_cast<char>(random()) : kEdges[random() % kEdges.size()];
   }
   return s;
+}
+
+// Parses the header, the process record and one event line; the event must be accepted.
+ApiEvent parse_one(const std::string& line, bool fast) {
+  const std::string buffer = padded("v 0.1.0 2\np 1 1 0\n" + line);
+  testing::RecordingSink sink;
+  RecordParser parser(sink, fast);
+  REQUIRE(parser.parse(std::string_view(buffer.data(), 9)));
+  REQUIRE(parser.parse(std::string_view(buffer.data() + 10, 7)));
+  REQUIRE_MESSAGE(parser.parse(std::string_view(buffer.data() + 18, line.size())), parser.error());
+  REQUIRE(sink.events.size() == 1);
+  return sink.events[0];
 }
 
 TEST_SUITE("trace_line_scan_test") {
@@ -117,12 +130,68 @@ TEST_SUITE("trace_line_scan_test") {
       REQUIRE(a.result == b.result);
       REQUIRE(a.stack == b.stack);
       REQUIRE(a.fields == b.fields);
-      REQUIRE(a.stream == b.stream);
-      REQUIRE(a.status_before == b.status_before);
-      REQUIRE(a.status_after == b.status_after);
-      REQUIRE(a.capture_id == b.capture_id);
-      REQUIRE(a.mode == b.mode);
-      REQUIRE(a.domain == b.domain);
+      for (int f = 0; f < kFieldCount; ++f) {
+        CAPTURE(kFieldKeys[f]);
+        REQUIRE(testing::field_value(a, f) == testing::field_value(b, f));
+      }
+    }
+  }
+
+  TEST_CASE("each key fills its own member and no other, in both parsers") {
+    for (int index = 0; index < kFieldCount; ++index) {
+      CAPTURE(kFieldKeys[index]);
+      const std::string line = std::string("e 1 2 3 cudaFree 0 0 ") + kFieldKeys[index] + "=1";
+      for (const bool fast : {true, false}) {
+        CAPTURE(fast);
+        const ApiEvent e = parse_one(line, fast);
+        CHECK(e.fields == 1u << index);
+        for (int f = 0; f < kFieldCount; ++f) {
+          CAPTURE(kFieldKeys[f]);
+          CHECK(testing::field_value(e, f) == (f == index ? 1u : 0u));
+        }
+      }
+    }
+  }
+
+  TEST_CASE("assigning to an index that is no field changes nothing (it once went to domain)") {
+    for (const int index : {-1, static_cast<int>(kFieldCount), 31}) {
+      CAPTURE(index);
+      ApiEvent e;
+      event_fields::assign(e, index, 1);
+      CHECK(e.fields == 0u);
+      for (int f = 0; f < kFieldCount; ++f) {
+        CAPTURE(kFieldKeys[f]);
+        CHECK(testing::field_value(e, f) == 0u);
+      }
+    }
+  }
+
+  TEST_CASE("unknown keys are ignored by both parsers and never land in a member") {
+    // Keys a newer writer might use: two letters nobody defined, other lengths, other bytes,
+    // values that would be out of range or not hex for any defined field.
+    const char* const unknown[] = {"zz=5",       "ab=ffffffffffffffffff",
+                                   "xx=not-hex", "qq=",
+                                   "s=1",        "stt=3",
+                                   "dmx=1",      "Zz=1",
+                                   "s1=2",       "d_=1",
+                                   "zy=1",       "aa=0"};
+    const std::string known = "e 1 2 3 cudaFree 0 0 st=9 dm=1";
+    for (const char* key : unknown) {
+      CAPTURE(key);
+      for (const std::string& line :
+           {known + " " + key, std::string("e 1 2 3 cudaFree 0 0 ") + key + " st=9 dm=1"}) {
+        for (const bool fast : {true, false}) {
+          CAPTURE(fast);
+          const ApiEvent e = parse_one(line, fast);
+          CHECK(e.fields ==
+                (static_cast<uint32_t>(Field::Stream) | static_cast<uint32_t>(Field::Domain)));
+          for (int f = 0; f < kFieldCount; ++f) {
+            CAPTURE(kFieldKeys[f]);
+            const uint64_t want = f == kFieldStream ? 9 : f == kFieldDomain ? 1 : 0;
+            CHECK(testing::field_value(e, f) == want);
+          }
+        }
+      }
     }
   }
 }

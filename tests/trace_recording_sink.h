@@ -14,6 +14,18 @@
 
 namespace capguard::trace::testing {
 
+// The value of optional field `index` (a FieldIndex) as it would be written, whether set or not.
+inline uint64_t field_value(const ApiEvent& e, int index) {
+  switch (index) {
+#define CAPGUARD_EVENT_FIELD(Name, key, member, ...) \
+  case kField##Name:                                 \
+    return static_cast<uint64_t>(e.member);
+#include "trace/event_fields.def"
+    default:
+      return 0;
+  }
+}
+
 struct RecordedModule {
   uint64_t base = 0, start = 0, end = 0;
   std::string path, build_id;

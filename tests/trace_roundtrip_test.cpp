@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <thread>
 
@@ -65,20 +66,10 @@ void check_same_event(const ApiEvent& got, const ApiEvent& want) {
   CHECK(got.result == want.result);
   CHECK(got.stack == want.stack);
   CHECK(got.fields == want.fields);
-  CHECK(got.stream == want.stream);
-  CHECK(got.stream_flags == want.stream_flags);
-  CHECK(got.status_before == want.status_before);
-  CHECK(got.status_after == want.status_after);
-  CHECK(got.capture_id == want.capture_id);
-  CHECK(got.event == want.event);
-  CHECK(got.flags == want.flags);
-  CHECK(got.mode == want.mode);
-  CHECK(got.prev_mode == want.prev_mode);
-  CHECK(got.copy_kind == want.copy_kind);
-  CHECK(got.graph == want.graph);
-  CHECK(got.graph_exec == want.graph_exec);
-  CHECK(got.nodes == want.nodes);
-  CHECK(got.domain == want.domain);
+  for (int f = 0; f < kFieldCount; ++f) {
+    CAPTURE(kFieldKeys[f]);
+    CHECK(testing::field_value(got, f) == testing::field_value(want, f));
+  }
 }
 
 TEST_SUITE("trace_roundtrip_test") {
@@ -125,6 +116,25 @@ TEST_SUITE("trace_roundtrip_test") {
     REQUIRE(sink.events.size() == 1);
     check_same_event(sink.events[0], want);
     CHECK(sink.stacks[7] == std::vector<uint64_t>(std::begin(frames), std::end(frames)));
+  }
+
+  TEST_CASE(
+      "the bytes of an event line: fields in key order st sf sb sa ci ev fl md pm ck gr gx nd dm") {
+    TempDir dir;
+    TraceWriter writer;
+    REQUIRE(writer.open(dir.path().c_str(), kPid, 1, 0x1234));
+    ApiEvent e = event_with_every_field();
+    e.stack = 0;
+    writer.write_event(e);
+    const std::string path = writer.path();
+    writer.abandon();
+    std::ifstream in(path);
+    std::string line, last;
+    while (std::getline(in, line)) last = line;
+    CHECK(last ==
+          "e ffffffffffffffff 17f0e1d2c3b4a596 ffffffff cudaStreamBeginCapture_v10000 ffffffff 0 "
+          "st=ffffffffffffffff sf=ffffffff sb=1 sa=2 ci=8000000000000001 ev=7ffd0000beef "
+          "fl=deadbeef md=2 pm=1 ck=4 gr=5555aaaa0000 gx=6666bbbb0000 nd=f4240 dm=1");
   }
 
   TEST_CASE("an event with no field set reads back with none set") {

@@ -1,10 +1,8 @@
 #include "trace/event_fast_path.h"
 
-#include <array>
 #include <cstdint>
-#include <iterator>
-#include <limits>
 
+#include "trace/event_fields.h"
 #include "trace/line_scan.h"
 
 namespace capguard::trace {
@@ -46,70 +44,7 @@ inline uint64_t space_bytes(uint64_t w) {
   return true;
 }
 
-// Must agree with kFieldMax in record_parser.cpp.
-constexpr uint64_t kU32 = std::numeric_limits<uint32_t>::max();
-constexpr uint64_t kU64 = std::numeric_limits<uint64_t>::max();
-constexpr uint64_t kMax[] = {kU64, kU32, 2, 2, kU64, kU64, kU32, 2, 2, kU32, kU64, kU64, kU64, 1};
-static_assert(std::size(kMax) == kFieldCount);
-
-// Field index by two lower-case letters, -1 for keys nobody defined.
-constexpr auto kIndex = [] {
-  std::array<int8_t, 26 * 26> index{};
-  for (auto& i : index) i = -1;
-  for (int i = 0; i < kFieldCount; ++i) {
-    index[(kFieldKeys[i][0] - 'a') * 26 + (kFieldKeys[i][1] - 'a')] = static_cast<int8_t>(i);
-  }
-  return index;
-}();
-
 inline bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
-
-void assign(ApiEvent& e, int index, uint64_t v) {
-  switch (index) {
-    case 0:
-      e.stream = v;
-      break;
-    case 1:
-      e.stream_flags = static_cast<uint32_t>(v);
-      break;
-    case 2:
-      e.status_before = static_cast<CaptureStatus>(v);
-      break;
-    case 3:
-      e.status_after = static_cast<CaptureStatus>(v);
-      break;
-    case 4:
-      e.capture_id = v;
-      break;
-    case 5:
-      e.event = v;
-      break;
-    case 6:
-      e.flags = static_cast<uint32_t>(v);
-      break;
-    case 7:
-      e.mode = static_cast<CaptureMode>(v);
-      break;
-    case 8:
-      e.prev_mode = static_cast<CaptureMode>(v);
-      break;
-    case 9:
-      e.copy_kind = static_cast<uint32_t>(v);
-      break;
-    case 10:
-      e.graph = v;
-      break;
-    case 11:
-      e.graph_exec = v;
-      break;
-    case 12:
-      e.nodes = v;
-      break;
-    default:
-      e.domain = static_cast<ApiDomain>(v);
-      break;
-  }
-}
 
 }  // namespace
 
@@ -152,14 +87,15 @@ bool parse_event_fast(std::string_view line, ApiEvent& e, std::string_view& api)
     const char* s = start(i);
     const size_t n = size(i);
     if (n < 4 || s[2] != '=' || !is_lower(s[0]) || !is_lower(s[1])) return false;
-    const int index = kIndex[(s[0] - 'a') * 26 + (s[1] - 'a')];
+    const int index = event_fields::index_of(s[0], s[1]);
     if (index < 0) continue;  // a newer writer's field: ignored
     uint64_t value = 0;
     const uint32_t bit = 1u << index;
-    if ((e.fields & bit) != 0 || !hex_field(s + 3, n - 3, value) || value > kMax[index]) {
+    if ((e.fields & bit) != 0 || !hex_field(s + 3, n - 3, value) ||
+        value > event_fields::kMax[index]) {
       return false;
     }
-    assign(e, index, value);
+    event_fields::assign(e, index, value);
     e.fields |= bit;
   }
   return true;

@@ -23,8 +23,9 @@
 //                                                            the calling thread's Python
 //                                                            frames (v2); at least one entry
 //   event    := 'e' seq time-ns tid api result stack field*  one API call, written at its exit
-//   field    := key '=' hex                                  keys below; unknown keys are
-//                                                            ignored (same major version)
+//   field    := key '=' hex                                  keys: trace/event_fields.def;
+//                                                            unknown keys are ignored
+//                                                            (same major version)
 //   thread-exit := 'x' tid time-ns
 //   end      := 'z' time-ns exit-status                      clean process exit
 //
@@ -59,28 +60,26 @@ inline constexpr char kToolVersion[] = "0.1.0";
 inline constexpr unsigned kMaxApiNameLength = 256;     // bytes of an event's `api`
 inline constexpr unsigned kMaxLineLength = 64 * 1024;  // bytes of one record, '\n' excluded
 
-// Optional event fields: the key written in the trace and the bit in ApiEvent::fields.
-enum class Field : uint32_t {
-  Stream = 1u << 0,         // st: stream handle as passed (0 = NULL stream)
-  StreamFlags = 1u << 1,    // sf: creation flags of that stream (1 = cudaStreamNonBlocking)
-  StatusBefore = 1u << 2,   // sb: the stream's cudaStreamCaptureStatus at entry
-  StatusAfter = 1u << 3,    // sa: the stream's cudaStreamCaptureStatus at exit
-  CaptureId = 1u << 4,      // ci: CUDA's process-unique id of the stream's capture
-  Event = 1u << 5,          // ev: event handle (recorded, waited on, queried, created)
-  Flags = 1u << 6,          // fl: the call's flags (wait, event, stream-create flags)
-  Mode = 1u << 7,           // md: capture mode requested (begin) or set (exchange)
-  PrevMode = 1u << 8,       // pm: mode returned by cudaThreadExchangeStreamCaptureMode
-  CopyKind = 1u << 9,       // ck: cudaMemcpyKind
-  Graph = 1u << 10,         // gr: graph handle (EndCapture output, instantiate input)
-  GraphExec = 1u << 11,     // gx: graph exec handle
-  Nodes = 1u << 12,         // nd: number of nodes in the graph produced by EndCapture
-  Domain = 1u << 13,        // dm: 0 runtime API, 1 driver API
+// Optional event fields, listed once in trace/event_fields.def: each one's position there
+// (FieldIndex), its bit in ApiEvent::fields (Field) and the key written in the trace.
+enum FieldIndex : int {
+#define CAPGUARD_EVENT_FIELD(Name, ...) kField##Name,
+#include "trace/event_fields.def"
+  kFieldIndexEnd
 };
+inline constexpr int kFieldCount = kFieldIndexEnd;
+
+enum class Field : uint32_t {
+#define CAPGUARD_EVENT_FIELD(Name, ...) Name = 1u << kField##Name,
+#include "trace/event_fields.def"
+};
+static_assert(kFieldCount <= 32, "ApiEvent::fields has 32 bits");
 
 // Keys, in the order of the bits above.
-inline constexpr const char* kFieldKeys[] = {"st", "sf", "sb", "sa", "ci", "ev", "fl",
-                                             "md", "pm", "ck", "gr", "gx", "nd", "dm"};
-inline constexpr int kFieldCount = sizeof(kFieldKeys) / sizeof(kFieldKeys[0]);
+inline constexpr const char* kFieldKeys[] = {
+#define CAPGUARD_EVENT_FIELD(Name, key, ...) #key,
+#include "trace/event_fields.def"
+};
 
 // cudaStreamCaptureStatus values as CUDA defines them.
 enum class CaptureStatus : uint8_t { None = 0, Active = 1, Invalidated = 2 };

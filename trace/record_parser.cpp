@@ -1,43 +1,17 @@
 #include "trace/record_parser.h"
 
-#include <array>
 #include <limits>
 
 #include "trace/event_fast_path.h"
+#include "trace/event_fields.h"
 
 namespace capguard::trace {
 namespace {
 
-constexpr uint64_t kU32 = std::numeric_limits<uint32_t>::max();
-constexpr uint64_t kU64 = std::numeric_limits<uint64_t>::max();
-// The largest value each event field may hold, in the order of kFieldKeys.
-constexpr uint64_t kFieldMax[] = {kU64, kU32, 2,    2,    kU64, kU64, kU32,
-                                  2,    2,    kU32, kU64, kU64, kU64, 1};
-static_assert(std::size(kFieldMax) == kFieldCount);
-
-// Field index by key, for keys of two lower-case letters; -1 for keys nobody defined.
-constexpr std::array<int8_t, 26 * 26> make_field_index() {
-  std::array<int8_t, 26 * 26> index{};
-  for (auto& i : index) i = -1;
-  for (int i = 0; i < kFieldCount; ++i) {
-    index[(kFieldKeys[i][0] - 'a') * 26 + (kFieldKeys[i][1] - 'a')] = static_cast<int8_t>(i);
-  }
-  return index;
-}
-constexpr auto kFieldIndex = make_field_index();
 int field_index(std::string_view key) {
   if (key.size() != 2 || key[0] < 'a' || key[0] > 'z' || key[1] < 'a' || key[1] > 'z') return -1;
-  return kFieldIndex[(key[0] - 'a') * 26 + (key[1] - 'a')];
+  return event_fields::index_of(key[0], key[1]);
 }
-constexpr bool all_keys_have_two_letters() {
-  for (const char* key : kFieldKeys) {
-    if (key[0] < 'a' || key[0] > 'z' || key[1] < 'a' || key[1] > 'z' || key[2] != '\0') {
-      return false;
-    }
-  }
-  return true;
-}
-static_assert(all_keys_have_two_letters(), "field_index() looks keys up as two letters");
 
 bool is_printable(char c) {
   const auto u = static_cast<unsigned char>(c);
@@ -61,53 +35,6 @@ std::string quote(std::string_view s) {
   }
   if (s.size() > kMax) out += "...";
   return out + "'";
-}
-
-void assign_field(ApiEvent& e, int index, uint64_t v) {
-  switch (static_cast<Field>(1u << index)) {
-    case Field::Stream:
-      e.stream = v;
-      break;
-    case Field::StreamFlags:
-      e.stream_flags = static_cast<uint32_t>(v);
-      break;
-    case Field::StatusBefore:
-      e.status_before = static_cast<CaptureStatus>(v);
-      break;
-    case Field::StatusAfter:
-      e.status_after = static_cast<CaptureStatus>(v);
-      break;
-    case Field::CaptureId:
-      e.capture_id = v;
-      break;
-    case Field::Event:
-      e.event = v;
-      break;
-    case Field::Flags:
-      e.flags = static_cast<uint32_t>(v);
-      break;
-    case Field::Mode:
-      e.mode = static_cast<CaptureMode>(v);
-      break;
-    case Field::PrevMode:
-      e.prev_mode = static_cast<CaptureMode>(v);
-      break;
-    case Field::CopyKind:
-      e.copy_kind = static_cast<uint32_t>(v);
-      break;
-    case Field::Graph:
-      e.graph = v;
-      break;
-    case Field::GraphExec:
-      e.graph_exec = v;
-      break;
-    case Field::Nodes:
-      e.nodes = v;
-      break;
-    case Field::Domain:
-      e.domain = static_cast<ApiDomain>(v);
-      break;
-  }
 }
 
 // Kept out of line so that the parsing fast path stays small.
@@ -414,10 +341,10 @@ bool RecordParser::parse_event_field(Cursor& in) {
   const auto bit = static_cast<Field>(1u << index);
   if (event_.has(bit)) return fail("field " + quote(key) + " appears twice");
   if (status == Hex::NotHex) return fail("field value is not lower-case hex: " + quote(field));
-  if (status == Hex::Overflow || value > kFieldMax[index]) {
+  if (status == Hex::Overflow || value > event_fields::kMax[index]) {
     return fail("field value is out of range: " + quote(field));
   }
-  assign_field(event_, index, value);
+  event_fields::assign(event_, index, value);
   event_.set(bit);
   return true;
 }

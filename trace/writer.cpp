@@ -84,7 +84,7 @@ class LineBuilder {
 
 // An 's' line at full depth plus an 'e' line with every field and the longest API name:
 // 's ' + id + 64 * (' ' + 16) + ' y' + 64 * (' ' + 8) + '\n'  and
-// 'e' + 6 numbers + name + 14 * (' kk=' + 16) + '\n'.
+// 'e' + 6 numbers + name + kFieldCount * (' kk=' + 16) + '\n'.
 constexpr size_t kStackLineMax =
     2 + 8 + TraceWriter::kMaxStackDepth * 17 + 2 + TraceWriter::kMaxPythonDepth * 9 + 1;
 constexpr size_t kEventLineMax = 1 + 6 * 17 + 1 + kMaxApiNameLength + kFieldCount * 20 + 1;
@@ -94,40 +94,6 @@ static_assert(kStackLineMax + kEventLineMax <= kEventBufferSize);
 constexpr size_t kTextBufferSize = 8192;
 constexpr size_t kSmallBufferSize = 64;
 constexpr size_t kBuildIdMax = 128;
-
-uint64_t field_value(const ApiEvent& e, int index) {
-  switch (static_cast<Field>(1u << index)) {
-    case Field::Stream:
-      return e.stream;
-    case Field::StreamFlags:
-      return e.stream_flags;
-    case Field::StatusBefore:
-      return static_cast<uint64_t>(e.status_before);
-    case Field::StatusAfter:
-      return static_cast<uint64_t>(e.status_after);
-    case Field::CaptureId:
-      return e.capture_id;
-    case Field::Event:
-      return e.event;
-    case Field::Flags:
-      return e.flags;
-    case Field::Mode:
-      return static_cast<uint64_t>(e.mode);
-    case Field::PrevMode:
-      return static_cast<uint64_t>(e.prev_mode);
-    case Field::CopyKind:
-      return e.copy_kind;
-    case Field::Graph:
-      return e.graph;
-    case Field::GraphExec:
-      return e.graph_exec;
-    case Field::Nodes:
-      return e.nodes;
-    case Field::Domain:
-      return static_cast<uint64_t>(e.domain);
-  }
-  return 0;
-}
 
 // Copies the API name so that it can never break a line: bytes outside 0x21..0x7e become '?'.
 void put_api_name(LineBuilder& out, std::string_view api) {
@@ -287,13 +253,13 @@ void TraceWriter::write_event(const ApiEvent& event, const uint64_t* stack_addre
   out.put_hex(static_cast<uint32_t>(event.result));
   out.put(' ');
   out.put_hex(has_stack ? event.stack : 0);
-  for (int i = 0; i < kFieldCount; ++i) {
-    if ((event.fields & (1u << i)) == 0) continue;
-    out.put(' ');
-    out.put(kFieldKeys[i]);
-    out.put('=');
-    out.put_hex(field_value(event, i));
+  // The set fields in the order of trace/event_fields.def: " key=hex" each.
+#define CAPGUARD_EVENT_FIELD(Name, key, member, ...)  \
+  if (event.has(Field::Name)) {                       \
+    out.put(" " #key "=");                            \
+    out.put_hex(static_cast<uint64_t>(event.member)); \
   }
+#include "trace/event_fields.def"
   out.put('\n');
   write_all(out.data(), out.size());
 }

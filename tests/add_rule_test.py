@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""scripts/add_rule.py on a scratch copy of the tree: the new rule, the table and the test
+skeleton compile against the tree, the rule is defined where the table looks for it, every
+table gets its row, and a second run with the same id refuses and changes nothing.
+
+    add_rule_test.py SOURCE_DIR CXX [INCLUDE_DIR:INCLUDE_DIR...]
+"""
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+RULE_ID = "scratch-rule-for-test"
+SNAKE = RULE_ID.replace("-", "_")
+
+
+def fail(message):
+    print(f"FAIL: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def copy_tree(source, scratch):
+    """Only what add_rule.py edits and the headers the generated files include."""
+    for name in ("README.md", ".clang-format"):
+        shutil.copy(os.path.join(source, name), scratch)
+    shutil.copytree(os.path.join(source, "rules"), os.path.join(scratch, "rules"))
+    for folder, suffixes in (("analyzer", (".h",)), ("trace", (".h", ".def")), ("tests", (".h",)),
+                             ("testcases", (".cu", ".h", ".py"))):
+        os.makedirs(os.path.join(scratch, folder))
+        for entry in os.listdir(os.path.join(source, folder)):
+            if entry.endswith(suffixes):
+                shutil.copy(os.path.join(source, folder, entry), os.path.join(scratch, folder))
+
+
+def digest(root):
+    h = hashlib.sha256()
+    for folder, _, files in sorted(os.walk(root)):
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            h.update(path.encode())
+            with open(path, "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()
+
+
+def add_rule(source, scratch, *extra):
+    return subprocess.run(
+        [sys.executable, os.path.join(source, "scripts", "add_rule.py"), RULE_ID, "--severity",
+         "warning", "--summary", "a rule made by the test of add_rule.py", "--root", scratch,
+         *extra], capture_output=True, text=True)
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    source, cxx = sys.argv[1], sys.argv[2]
+    # The compiler's own directories stay out: -isystem /usr/include breaks #include_next.
+    includes = [d for d in (sys.argv[3] if len(sys.argv) > 3 else "").split(":")
+                if d and d not in ("/usr/include", "/usr/local/include")]
+    with tempfile.TemporaryDirectory(prefix="add_rule_test.") as scratch:
+        copy_tree(source, scratch)
+        first = add_rule(source, scratch)
+        if first.returncode != 0:
+            fail(f"first run: exit {first.returncode}: {first.stderr}")
+
+        for path in (f"rules/{SNAKE}.cpp", f"tests/rule_{SNAKE}_test.cpp",
+                     f"testcases/{SNAKE}.cu", f"testcases/{SNAKE}_ok.cu"):
+            if not os.path.isfile(os.path.join(scratch, path)):
+                fail(f"{path} was not created")
+        with open(os.path.join(scratch, "README.md"), encoding="utf-8") as f:
+            if f"| `{RULE_ID}` | warning |" not in f.read():
+                fail("README.md has no row for the rule")
+
+        # The testcase checker knows the rule and finds the one expectation.
+        sys.path.insert(0, os.path.join(scratch, "testcases"))
+        import check_expectations
+        expected = check_expectations.parse_expectations(
+            os.path.join(scratch, "testcases", f"{SNAKE}.cu"))
+        if [rule for rule, _, _ in expected] != [RULE_ID]:
+            fail(f"testcase expectations: {dict(expected)}")
+        if check_expectations.parse_expectations(
+                os.path.join(scratch, "testcases", f"{SNAKE}_ok.cu")):
+            fail("the twin expects findings")
+
+        # Twice with the same id: refused, nothing touched.
+        before = digest(scratch)
+        second = add_rule(source, scratch)
+        if second.returncode != 1 or "already exists" not in second.stderr:
+            fail(f"second run: exit {second.returncode}: {second.stderr}")
+        if digest(scratch) != before:
+            fail("the refused second run changed files")
+
+        # The generated sources compile against the tree; the table's reference is defined.
+        flags = ["-std=c++20", "-O0", "-c", "-DFMT_HEADER_ONLY=1", "-I", scratch]
+        for directory in includes:
+            flags += ["-isystem", directory]
+        objects = {}
+        for path in (f"rules/{SNAKE}.cpp", "rules/rule_table.cpp", f"tests/rule_{SNAKE}_test.cpp"):
+            out = os.path.join(scratch, os.path.basename(path) + ".o")
+            built = subprocess.run([cxx, *flags, os.path.join(scratch, path), "-o", out],
+                                   capture_output=True, text=True)
+            if built.returncode != 0:
+                fail(f"{path} does not compile:\n{built.stderr}")
+            objects[path] = out
+        symbol = "capguard::rules::k" + "".join(p.capitalize() for p in RULE_ID.split("-"))
+
+        def nm(path):
+            return subprocess.run(["nm", "-C", objects[path]], capture_output=True,
+                                  text=True).stdout
+
+        if f" U {symbol}" not in nm("rules/rule_table.cpp"):
+            fail(f"rules/rule_table.cpp does not refer to {symbol}")
+        defined = [line for line in nm(f"rules/{SNAKE}.cpp").splitlines()
+                   if line.endswith(f" {symbol}") and line.split()[-2] in ("D", "R")]
+        if not defined:
+            fail(f"rules/{SNAKE}.cpp does not define {symbol}")
+    print("add_rule.py: generated rule, table row, test and testcases check out; a second run "
+          "refuses")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+// The CUDA result codes that stream capture produces, shared by the interposer (which failures
+// to record) and the analyzer (what they mean). cudaError_t and CUresult give them the same
+// numbers (CUDA 13.0's driver_types.h and cuda.h); their names are in analyzer/cuda_errors.cpp.
+#pragma once
+
+#include <cstdint>
+
+namespace capguard::trace {
+
+inline constexpr int kErrIllegalState = 401;  // e.g. EndCapture on a stream that is not capturing
+inline constexpr int kErrCaptureUnsupported = 900;
+inline constexpr int kErrCaptureInvalidated = 901;
+inline constexpr int kErrCaptureMerge = 902;
+inline constexpr int kErrCaptureUnmatched = 903;
+inline constexpr int kErrCaptureUnjoined = 904;
+inline constexpr int kErrCaptureIsolation = 905;
+inline constexpr int kErrCaptureImplicit = 906;
+inline constexpr int kErrCapturedEvent = 907;
+inline constexpr int kErrCaptureWrongThread = 908;
+
+// 900..908: the call failed because of, or killed, a stream capture.
+constexpr bool is_capture_error(int32_t result) {
+  return result >= kErrCaptureUnsupported && result <= kErrCaptureWrongThread;
+}
+
+}  // namespace capguard::trace
