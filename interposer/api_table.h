@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "trace/api_kind.h"
+#include "trace/cuda_results.h"
 #include "trace/event.h"
 #include "trace/format.h"
 
@@ -63,9 +64,8 @@ inline bool callback_needed_outside_capture(const CallbackInfo& info) {
   return recorded_outside_capture(info.kind);
 }
 inline bool is_capture_error(ApiKind kind, int32_t result) {
-  constexpr int32_t kIllegalState = 401;  // EndCapture on a stream that is not capturing
-  return (result >= 900 && result <= 908) ||
-         (kind == ApiKind::EndCapture && result == kIllegalState);
+  return trace::is_capture_error(result) ||
+         (kind == ApiKind::EndCapture && result == trace::kErrIllegalState);
 }
 // The body of a capture: a call that succeeded and only adds work to a stream (a kind the model
 // does not track, no event). When that stream is the origin of an open capture, success means

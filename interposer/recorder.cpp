@@ -48,7 +48,7 @@ class InToolScope {
 // What an ENTER callback leaves for its EXIT in CUPTI's correlationData.
 namespace corr {
 constexpr uint64_t kActiveAtEnter = 1u << 0;
-constexpr uint64_t kStatusKnown = 1u << 1;    // status in bits 2-3, capture id from bit 10
+constexpr uint64_t kStatusKnown = 1u << 1;    // status in bits 2-3, capture id from bit 11
 constexpr uint64_t kModeKnown = 1u << 4;      // mode set, in bits 5-6
 constexpr uint64_t kFlagsKnown = 1u << 7;     // stream flags, in bits 8-9
 constexpr uint64_t kBeginCounted = 1u << 10;  // in begins_in_flight_ until the EXIT
