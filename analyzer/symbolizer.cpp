@@ -218,8 +218,8 @@ bool is_driver_entry_point(std::string_view function) {
 // Packages whose Python frames are the framework's, not the program's: what follows
 // site-packages/ or dist-packages/ in a frame's file.
 constexpr std::array<std::string_view, 11> kPythonFrameworks = {
-    "torch/",  "torchgen/", "functorch/", "cupy/",  "cupyx/", "cupy_backends/",
-    "jax/",    "jaxlib/",   "numpy/",     "triton/", "_pytest/"};
+    "torch/", "torchgen/", "functorch/", "cupy/",   "cupyx/",  "cupy_backends/",
+    "jax/",   "jaxlib/",   "numpy/",     "triton/", "_pytest/"};
 
 // The interpreter's own native frames: the python3.X executable or libpython3.X.
 bool is_interpreter(const Frame& frame) {
@@ -309,8 +309,7 @@ void symbolize(Report& report, const std::vector<ProcessModules>& modules,
     for (auto& related : finding.related) symbolizer.symbolize(related.location, finding.pid);
   }
   for (auto& capture : report.captures) {
-    symbolizer.symbolize(capture.begin, capture.pid);
-    if (capture.end) symbolizer.symbolize(*capture.end, capture.pid);
+    for_each_location(capture, [&](Location& l) { symbolizer.symbolize(l, capture.pid); });
   }
 }
 
