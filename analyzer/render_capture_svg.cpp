@@ -118,7 +118,7 @@ class SvgWriter {
 
   void draw_point(const PicturePoint& point, int lanes_bottom) {
     const int x = x_of(point.column);
-    const int y = point.lane ? y_of(*point.lane) : lanes_bottom + kOutsideHeight / 2 + 12;
+    const int y = point.lane ? y_of(*point.lane) : lanes_bottom + 48;
     const std::string site = point.location ? site_label(*point.location) : std::string();
     const std::string tip = xml_escape(point.label + (site.empty() ? "" : " at " + site));
     const char* kind = "";
