@@ -239,8 +239,11 @@ std::vector<const Member*> CaptureModel::unjoined_members(const Capture& capture
 std::vector<Member> CaptureModel::lanes_of(const Capture& capture) {
   if (capture.members.empty()) return capture.lanes;
   std::vector<Member> lanes = capture.members;
+  // Once a capture is invalidated the model stops following it: a join that came later is
+  // unknown, so no lane of an invalidated capture is called unjoined.
+  const bool judged = capture.status != CaptureState::Invalidated;
   const std::vector<uint32_t>& origin_clock = capture.members[0].clock;
-  for (size_t i = 1; i < lanes.size(); ++i) {
+  for (size_t i = 1; i < lanes.size() && judged; ++i) {
     const uint32_t waited_for = i < origin_clock.size() ? origin_clock[i] : 0;
     lanes[i].joined = lanes[i].work <= waited_for;
   }

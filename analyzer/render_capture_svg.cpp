@@ -106,7 +106,7 @@ class SvgWriter {
     put("<rect class=\"outside-box\" x=\"4\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"8\" "
         "fill=\"#fff8e1\" stroke=\"#b8860b\" stroke-dasharray=\"3 3\"/>\n",
         lanes_bottom + 8, width - 8, kOutsideHeight - 8);
-    put("<text x=\"12\" y=\"{}\" class=\"box-title\">outside the capture (ran once, not in the "
+    put("<text x=\"12\" y=\"{}\" class=\"box-title\">outside the capture (not part of its "
         "graph)</text>\n",
         lanes_bottom + 24);
   }

@@ -91,3 +91,15 @@ TEST_CASE("capture_picture: a synchronous copy by the capturing thread is drawn 
   CHECK(count_points(picture, PointKind::Outside) == 1);
   CHECK(count_points(picture, PointKind::Culprit) == 0);
 }
+
+TEST_CASE("capture_picture: no lane of an invalidated capture is called unjoined") {
+  Sim sim;
+  sim(create_stream(kS, kNonBlocking))(begin(kS))(launch(kS))(record(kE, kS))(wait(kS2, kE));
+  sim(launch(kS2))(stream_sync(kS).fails(900));  // the capture dies here; its joins are unknown
+  sim(end(kS).fails(901));
+  const Report& r = sim.finish();
+  REQUIRE(r.captures.size() == 1);
+  CHECK(r.captures[0].status == CaptureState::Invalidated);
+  REQUIRE(r.captures[0].lanes.size() == 2);
+  CHECK(r.captures[0].lanes[1].joined);
+}
