@@ -18,17 +18,9 @@ constexpr int kLaneHeight = 76;
 constexpr int kTop = 34;
 constexpr int kOutsideHeight = 96;
 
-const char* severity_color(Severity s) {
-  switch (s) {
-    case Severity::Error:
-      return "#c62828";
-    case Severity::Warning:
-      return "#b8860b";
-    case Severity::Note:
-      return "#00838f";
-  }
-  return "#c62828";
-}
+// Indexed by Severity (Note, Warning, Error), the colors of the HTML page's severities.
+constexpr const char* kSeverityColors[] = {"#00838f", "#b8860b", "#c62828"};
+const char* severity_color(Severity s) { return kSeverityColors[static_cast<int>(s)]; }
 
 int x_of(size_t column) {
   return kLabelWidth + kColumnWidth / 2 + static_cast<int>(column) * kColumnWidth;
