@@ -3,12 +3,13 @@
 documents against the JSON report of the same trace: the HTML page is self-contained (no
 scripts, nothing fetched), has one finding article per finding (same rule, same capture) and one
 picture per capture (lanes, begin mark, the culprit marked), and the DOT output has one digraph
-per finding that concerns a capture.
+per finding that concerns a capture (which Graphviz's dot accepts, where it is installed).
 
     validate_html_report.py CAPGUARD RECORDED_TRACES_DIR
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -81,6 +82,11 @@ def check(capguard, traces):
     graphs = sum(1 for f in data["findings"] if f["capture"] is not None)
     if dot.count("digraph ") != graphs:
         problems.append(f"{dot.count('digraph ')} DOT graphs, expected {graphs}")
+    if graphs and shutil.which("dot"):  # Graphviz, where installed, must accept it
+        proc = subprocess.run(["dot", "-Tsvg", "-o", os.devnull], input=dot, capture_output=True,
+                              text=True)
+        if proc.returncode != 0:
+            problems.append(f"dot -Tsvg: {proc.stderr.strip()}")
     return problems
 
 
