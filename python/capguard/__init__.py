@@ -3,6 +3,7 @@ and libcapguard.so in its lib/ (where `capguard run` looks for it). This package
 them, for `python -m capguard`."""
 
 import os
+import site
 import sys
 import sysconfig
 
@@ -15,7 +16,7 @@ def _candidate_roots():
     here = os.path.dirname(os.path.abspath(__file__))
     yield os.path.dirname(sysconfig.get_path("scripts"))
     yield sys.prefix
-    yield sysconfig.get_config_var("userbase") or ""
+    yield getattr(site, "USER_BASE", None) or ""
     # <root>/lib/pythonX.Y/site-packages/capguard -> <root>
     yield os.path.normpath(os.path.join(here, "..", "..", "..", ".."))
 
