@@ -230,6 +230,24 @@ std::vector<const Member*> CaptureModel::unjoined_members(const Capture& capture
   return out;
 }
 
+std::vector<Member> CaptureModel::lanes_of(const Capture& capture) {
+  if (capture.members.empty()) return capture.lanes;
+  std::vector<Member> lanes = capture.members;
+  // Once a capture is invalidated the model stops following it: a join that came later is
+  // unknown, so no lane of an invalidated capture is called unjoined.
+  const bool judged = capture.status != CaptureState::Invalidated;
+  const std::vector<uint32_t>& origin_clock = capture.members[0].clock;
+  for (size_t i = 1; i < lanes.size() && judged; ++i) {
+    const uint32_t waited_for = i < origin_clock.size() ? origin_clock[i] : 0;
+    lanes[i].joined = lanes[i].work <= waited_for;
+  }
+  for (Member& lane : lanes) {
+    lane.clock.clear();
+    lane.clock.shrink_to_fit();
+  }
+  return lanes;
+}
+
 void CaptureModel::apply(const Call& call, std::optional<size_t> finding) {
   const ApiEvent& ev = *call.ev;
   for (Capture* v : call.victims) {
@@ -342,6 +360,7 @@ void CaptureModel::end_capture(Capture& c, const ApiEvent& ev) {
   }
   erase_value(open_, &c);
   if (ThreadState* thread = threads_.find(c.tid)) erase_value(thread->captures, &c);
+  c.lanes = lanes_of(c);
   c.members.clear();
   c.members.shrink_to_fit();
 }
@@ -354,6 +373,7 @@ void CaptureModel::join(Capture& c, StreamKey stream, const EventState* from, co
     m.clock = from->clock;
     m.fork_event = ev.event;
     m.fork_record = from->record;
+    m.forked_from = from->member;
   }
   m.clock.resize(index + 1, 0);
   m.fork_wait = Site::of(ev);
@@ -388,6 +408,11 @@ void CaptureModel::wait_event(const Call& call) {
       join(*c, call.stream, es, ev);  // a fork: this stream now belongs to the capture
     } else if (call.stream_capture == c && call.stream_member < c->members.size()) {
       merge_clock(c->members[call.stream_member].clock, es->clock);  // a join
+      if (es->member != call.stream_member && es->member < c->members.size()) {
+        Member& source = c->members[es->member];
+        source.joined_into = call.stream_member;
+        source.join_wait = Site::of(ev);
+      }
     }
     return;
   }

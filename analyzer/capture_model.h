@@ -56,7 +56,11 @@ struct Member {
   Site fork_record;  // where the event this stream waited on was recorded
   Site fork_wait;    // the cudaStreamWaitEvent that brought it in
   Site last_work;
-  bool present = true;  // false once the stream was destroyed
+  bool present = true;       // false once the stream was destroyed
+  uint32_t forked_from = 0;  // the member whose recorded event this stream waited on to join
+  uint32_t joined_into = 0;  // the member that last waited on an event recorded here
+  Site join_wait;            // that wait: a join edge in the picture of the capture
+  bool joined = true;        // set when the capture ends: the origin waited for all its work
 };
 
 struct Capture {
@@ -73,6 +77,7 @@ struct Capture {
   std::optional<size_t> root_cause;          // the finding that killed it
   std::optional<uint64_t> nodes;
   std::vector<Member> members;  // [0] is the origin; emptied when the capture ends
+  std::vector<Member> lanes;    // the members as the capture ended (no clocks), for reports
   bool valid() const { return !ended && status == CaptureState::Open; }
   bool open() const { return !ended; }
 };
@@ -155,6 +160,9 @@ class CaptureModel {
   bool other_thread_has_global_capture(uint32_t tid) const;
   // Forked members of `capture` whose last work its origin never waited for.
   std::vector<const Member*> unjoined_members(const Capture& capture) const;
+  // The members of `capture` for a report: kept from when it ended, or as they are now while
+  // it is still open; `joined` filled in, clocks dropped.
+  static std::vector<Member> lanes_of(const Capture& capture);
 
   std::span<Capture* const> open_captures() const { return open_; }
   const std::deque<Capture>& captures() const { return captures_; }

@@ -2,6 +2,8 @@
 // interface (README.md, "Output formats"); the others are views of the same Report.
 #pragma once
 
+#include <cstddef>
+#include <map>
 #include <string>
 
 #include "analyzer/report.h"
@@ -10,12 +12,31 @@ namespace capguard {
 
 struct RenderOptions {
   bool color = false;       // text only: ANSI colors (when writing to a terminal)
-  std::string source_root;  // sarif: make paths relative to this directory when under it
+  std::string source_root;  // sarif: make paths relative to this directory when under it;
+                            // text, html: where else to look for source files
+  bool source = true;       // text, html: show the source lines around each user frame
+  std::map<std::string, std::string> fixes;  // html: rule id -> its fix (from the rule table)
 };
+
+// Shared by the text and HTML views. The frames of a stack worth showing: from the user frame
+// outward, without the C runtime's frames below main; [first, last) into location.frames.
+struct ShownFrames {
+  size_t first = 0, last = 0;
+  size_t hidden_inner() const { return first; }
+  size_t hidden_outer(const Location& location) const { return location.frames.size() - last; }
+};
+ShownFrames frames_to_show(const Location& location);
+std::string related_heading(const Related& related);  // "stream forked into the capture here"
+std::string summary_line(const Report& report);       // "SUMMARY: capguard: ...\n"
 
 std::string render_text(const Report& report, const RenderOptions& options);
 std::string render_json(const Report& report);
 std::string render_sarif(const Report& report, const RenderOptions& options);
 std::string render_junit(const Report& report);
+// One self-contained HTML page (no scripts, nothing fetched): summary, findings with stacks and
+// source lines, and a picture of every capture.
+std::string render_html(const Report& report, const RenderOptions& options);
+// Graphviz: one digraph per finding that concerns a capture, the capture drawn as lanes.
+std::string render_dot(const Report& report);
 
 }  // namespace capguard

@@ -9,6 +9,7 @@
 
 #include "analyzer/base_name.h"
 #include "analyzer/render.h"
+#include "analyzer/source_lines.h"
 #include "analyzer/symbolizer.h"
 #include "rules/rule_table.h"
 
@@ -74,21 +75,35 @@ bool is_outer_runtime_frame(const Frame& frame) {
   return owner == FrameOwner::Runtime || owner == FrameOwner::Unknown || frame.function == "_start";
 }
 
+//       11 |   cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+//    >  12 |   cudaStreamSynchronize(s);
+void append_source(std::string& out, SourceReader& sources, const Frame& frame,
+                   const Style& style) {
+  for (const SourceLine& line : sources.around(frame.file, frame.line, 1)) {
+    const bool culprit = line.number == frame.line;
+    fmt::format_to(std::back_inserter(out), "      {}{} {:>5} |{}{}{}\n",
+                   culprit ? style.bold() : "", culprit ? '>' : ' ', line.number,
+                   line.text.empty() ? "" : " ", line.text, culprit ? style.reset() : "");
+  }
+}
+
 // Shows the stack from the user frame outward: the frames inside CUDA and capguard above it
-// and the C runtime's frames below main are counted, not listed.
-void append_stack(std::string& out, const Location& location, const Style& style) {
+// and the C runtime's frames below main are counted, not listed. With a SourceReader, the user
+// frame's line follows it with one line of context, as compilers print it.
+void append_stack(std::string& out, const Location& location, const Style& style,
+                  SourceReader* sources) {
   const auto& frames = location.frames;
   if (frames.empty()) {
     out += location.addresses.empty() ? "    (no stack recorded)\n" : "    (not symbolized)\n";
     return;
   }
-  const size_t first = location.user_frame >= 0 ? static_cast<size_t>(location.user_frame) : 0;
-  size_t last = frames.size();  // one past the last frame shown
-  while (last > first + 1 && is_outer_runtime_frame(frames[last - 1])) --last;
-  if (last - first > kMaxFramesShown) last = first + kMaxFramesShown;
-  for (size_t i = first; i < last; ++i)
-    append_frame(out, i, frames[i], style, static_cast<int>(i) == location.user_frame);
-  const size_t inner = first, outer = frames.size() - last;
+  const ShownFrames shown = frames_to_show(location);
+  for (size_t i = shown.first; i < shown.last; ++i) {
+    const bool user = static_cast<int>(i) == location.user_frame;
+    append_frame(out, i, frames[i], style, user);
+    if (user && sources) append_source(out, *sources, frames[i], style);
+  }
+  const size_t inner = shown.hidden_inner(), outer = shown.hidden_outer(location);
   if (inner > 0 && outer > 0)
     fmt::format_to(std::back_inserter(out), "    ({} inside CUDA/capguard and {} not shown)\n",
                    plural(static_cast<int>(inner), "frame", "frames"),
@@ -100,6 +115,8 @@ void append_stack(std::string& out, const Location& location, const Style& style
     fmt::format_to(std::back_inserter(out), "    ({} not shown)\n",
                    plural(static_cast<int>(outer), "outer frame", "outer frames"));
 }
+
+}  // namespace
 
 std::string related_heading(const Related& related) {
   std::string heading;
@@ -119,15 +136,10 @@ std::string related_heading(const Related& related) {
   return heading;
 }
 
-const CaptureInfo* find_capture(const Report& report, std::optional<uint32_t> id) {
-  if (!id) return nullptr;
-  for (const auto& capture : report.captures)
-    if (capture.id == *id) return &capture;
-  return nullptr;
-}
+namespace {
 
 void append_finding(std::string& out, const Report& report, const Finding& finding,
-                    const Style& style) {
+                    const Style& style, SourceReader* sources) {
   auto it = std::back_inserter(out);
   fmt::format_to(it, "=={}=={}{}: capguard: {}{}\n", finding.pid, style.severity(finding.severity),
                  heading_word(finding.severity), finding.rule, style.reset());
@@ -144,21 +156,21 @@ void append_finding(std::string& out, const Report& report, const Finding& findi
     out += finding.capturing_thread ? " (the capturing thread)" : " (not the capturing thread)";
   out += '\n';
   if (!finding.message.empty()) fmt::format_to(it, "  {}\n", finding.message);
-  append_stack(out, finding.location, style);
+  append_stack(out, finding.location, style, sources);
 
-  const CaptureInfo* capture = find_capture(report, finding.capture);
+  const CaptureInfo* capture = report.find_capture(finding.capture);
   if (capture != nullptr) {
     fmt::format_to(it, "  capture #{} (stream 0x{:x}, {} mode, thread {}, {}) began here:\n",
                    capture->id, capture->stream, capture->mode, capture->thread,
                    to_string(capture->status));
-    append_stack(out, capture->begin, style);
+    append_stack(out, capture->begin, style, sources);
   }
   for (const auto& related : finding.related) {
     const bool repeats_capture_begin = capture != nullptr && related.role == "capture-begin" &&
                                        related.location.seq == capture->begin.seq;
     if (repeats_capture_begin) continue;
     fmt::format_to(it, "  {}:\n", related_heading(related));
-    append_stack(out, related.location, style);
+    append_stack(out, related.location, style, sources);
   }
   if (finding.consequences > 0)
     fmt::format_to(it, "  {} failed only because of this one (folded into this finding)\n",
@@ -166,6 +178,20 @@ void append_finding(std::string& out, const Report& report, const Finding& findi
   if (const RuleInfo* rule = find_rule(finding.rule); rule != nullptr && !rule->fix.empty())
     fmt::format_to(it, "  fix: {}\n", rule->fix);
   fmt::format_to(it, "  [{}] see `capguard explain {}`\n\n", finding.rule, finding.rule);
+}
+
+}  // namespace
+
+ShownFrames frames_to_show(const Location& location) {
+  const auto& frames = location.frames;
+  ShownFrames shown;
+  if (frames.empty()) return shown;
+  shown.first = location.user_frame >= 0 ? static_cast<size_t>(location.user_frame) : 0;
+  shown.last = frames.size();
+  while (shown.last > shown.first + 1 && is_outer_runtime_frame(frames[shown.last - 1]))
+    --shown.last;
+  if (shown.last - shown.first > kMaxFramesShown) shown.last = shown.first + kMaxFramesShown;
+  return shown;
 }
 
 std::string summary_line(const Report& report) {
@@ -188,10 +214,10 @@ std::string summary_line(const Report& report) {
                      captures);
 }
 
-}  // namespace
-
 std::string render_text(const Report& report, const RenderOptions& options) {
   const Style style{options.color};
+  SourceReader reader(options.source_root);
+  SourceReader* sources = options.source ? &reader : nullptr;
   std::string out;
   const bool several = report.processes.size() > 1;
   for (const auto& process : report.processes) {
@@ -201,12 +227,12 @@ std::string render_text(const Report& report, const RenderOptions& options) {
       fmt::format_to(std::back_inserter(out), "=={}==capguard: not attached: {}\n", process.pid,
                      process.attach_message);
     for (const auto& finding : report.findings)
-      if (finding.pid == process.pid) append_finding(out, report, finding, style);
+      if (finding.pid == process.pid) append_finding(out, report, finding, style, sources);
   }
   for (const auto& finding : report.findings) {  // findings of processes without a record
     bool known = false;
     for (const auto& process : report.processes) known = known || process.pid == finding.pid;
-    if (!known) append_finding(out, report, finding, style);
+    if (!known) append_finding(out, report, finding, style, sources);
   }
   out += summary_line(report);
   return out;

@@ -109,10 +109,29 @@ size_t Replay::emit(const rules::Rule& rule, rules::Draft& draft, const ApiEvent
       rules::add_capture_begin(draft, *draft.capture);
   }
   f.location = location(where);
+  if (ev && call_.has_stream) f.stream = call_.stream.handle;
   for (rules::RelatedSite& r : draft.related)
     f.related.push_back({std::move(r.role), std::move(r.detail), location(r.site)});
   report_.findings.push_back(std::move(f));
   return report_.findings.size() - 1;
+}
+
+CaptureLane Replay::lane(const Member& member, bool origin) const {
+  CaptureLane lane;
+  lane.stream = member.stream.handle;
+  lane.work = member.work;
+  lane.joined = member.joined;
+  if (!origin) lane.forked_from = member.forked_from;
+  if (!origin && member.fork_wait.known) lane.fork = location(member.fork_wait);
+  if (member.join_wait.known) {
+    lane.joined_into = member.joined_into;
+    lane.join = location(member.join_wait);
+  }
+  if (member.last_work.known) {
+    lane.last_work = location(member.last_work);
+    lane.last_work_api = std::string(member.last_work.api);
+  }
+  return lane;
 }
 
 Location Replay::location(const Site& site) const {
@@ -163,6 +182,8 @@ void Replay::finish() {
     info.begin = location(c.begin);
     if (c.end.known) info.end = location(c.end);
     info.root_cause = c.root_cause;
+    for (const Member& m : CaptureModel::lanes_of(c))
+      info.lanes.push_back(lane(m, info.lanes.empty()));
     report_.captures.push_back(std::move(info));
   }
 }

@@ -43,6 +43,7 @@ class Replay {
               const ApiInfo* api, const Site& where);
   void report_open(Capture& capture, bool thread_exited);
   Location location(const Site& site) const;
+  CaptureLane lane(const Member& member, bool origin) const;
 
   struct StackSpan {
     uint32_t offset = 0, size = 0;

@@ -39,6 +39,7 @@ struct Related {
 
 struct Finding {
   std::string rule;
+  std::optional<uint64_t> stream;  // the culprit call's stream, when it had one (not in JSON)
   Severity severity = Severity::Error;
   std::string message;
   std::string api;
@@ -55,6 +56,20 @@ struct Finding {
 
 enum class CaptureState { Ok, Invalidated, Failed, Open };
 
+// One stream of a capture, as the pictures of it (HTML, DOT) draw it: the origin stream is
+// lanes[0], then each stream forked in, in the order they joined. Not part of the JSON.
+struct CaptureLane {
+  uint64_t stream = 0;
+  uint32_t work = 0;                    // calls that enqueued work on it during the capture
+  std::optional<uint32_t> forked_from;  // lane whose recorded event it waited on (none: origin)
+  std::optional<Location> fork;         // that wait
+  std::optional<uint32_t> joined_into;  // lane that last waited on an event recorded on it
+  std::optional<Location> join;         // that wait
+  bool joined = true;                   // the origin waited for all of its work before the end
+  std::optional<Location> last_work;
+  std::string last_work_api;
+};
+
 struct CaptureInfo {
   uint32_t id = 0;  // 1-based, unique within the report
   uint32_t pid = 0;
@@ -66,6 +81,7 @@ struct CaptureInfo {
   Location begin;
   std::optional<Location> end;
   std::optional<size_t> root_cause;  // index into Report::findings
+  std::vector<CaptureLane> lanes;    // empty when the trace says nothing about its streams
 };
 
 struct ProcessInfo {
@@ -81,12 +97,31 @@ struct Report {
   std::vector<CaptureInfo> captures;
   std::vector<Finding> findings;
 
+  // The capture with this id (CaptureInfo::id), or null.
+  const CaptureInfo* find_capture(std::optional<uint32_t> id) const {
+    if (!id) return nullptr;
+    for (const auto& capture : captures)
+      if (capture.id == *id) return &capture;
+    return nullptr;
+  }
+
   int count(Severity s) const {
     int n = 0;
     for (const auto& f : findings) n += f.severity == s;
     return n;
   }
 };
+
+// Calls f(location) on every location of a capture (CaptureInfo, const or not): where it
+// began and ended, then its lanes' forks, joins and last work.
+template <class Capture, class F>
+void for_each_location(Capture& capture, F&& f) {
+  f(capture.begin);
+  if (capture.end) f(*capture.end);
+  for (auto& lane : capture.lanes)
+    for (auto* site : {&lane.fork, &lane.join, &lane.last_work})
+      if (*site) f(**site);
+}
 
 const char* to_string(Severity s);
 const char* to_string(CaptureState s);

@@ -77,8 +77,7 @@ std::optional<std::string> SymbolCache::save_beside(const std::string& trace_pat
   }
   for (const CaptureInfo& capture : report.captures) {
     if (capture.pid != pid) continue;
-    collect(capture.begin, frames);
-    if (capture.end) collect(*capture.end, frames);
+    for_each_location(capture, [&](const Location& l) { collect(l, frames); });
   }
   const std::string path = path_for(trace_path);
   std::ofstream out(path, std::ios::trunc);

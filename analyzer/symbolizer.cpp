@@ -300,8 +300,7 @@ void symbolize(Report& report, const std::vector<ProcessModules>& modules,
     for (auto& related : finding.related) symbolizer.symbolize(related.location, finding.pid);
   }
   for (auto& capture : report.captures) {
-    symbolizer.symbolize(capture.begin, capture.pid);
-    if (capture.end) symbolizer.symbolize(*capture.end, capture.pid);
+    for_each_location(capture, [&](Location& l) { symbolizer.symbolize(l, capture.pid); });
   }
 }
 

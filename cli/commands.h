@@ -25,7 +25,8 @@ struct ReportOptions {
   std::string baseline;  // an earlier JSON or SARIF report: only new findings count
   bool quiet = false;
   bool no_default_suppressions = false;
-  std::string source_root;  // SARIF; empty: the current directory
+  std::string source_root;  // SARIF paths; source files; empty: the current directory
+  bool no_source = false;   // text, html: no source lines around the user frames
 };
 
 struct RunOptions {

@@ -12,7 +12,7 @@ namespace capguard::cli {
 
 void add_report_options(CLI::App& command, ReportOptions& options) {
   command.add_option("--format", options.format, "report format for stderr or -o FILE")
-      ->check(CLI::IsMember({"text", "json", "sarif", "junit"}))
+      ->check(CLI::IsMember({"text", "json", "sarif", "junit", "html", "dot"}))
       ->capture_default_str();
   command
       .add_option("-o,--output", options.outputs,
@@ -32,8 +32,10 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
   command.add_flag("--no-default-suppressions", options.no_default_suppressions,
                    "also report what the built-in suppressions hide (see capguard suppressions)");
   command.add_option("--source-root", options.source_root,
-                     "SARIF: paths under DIR are written relative to it (default: the current "
-                     "directory)");
+                     "SARIF: paths under DIR are written relative to it; text, html: source files "
+                     "are also looked for under DIR (default: the current directory)");
+  command.add_flag("--no-source", options.no_source,
+                   "text, html: do not show the source lines around each user frame");
 }
 
 namespace {

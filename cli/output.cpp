@@ -15,29 +15,38 @@
 #include "analyzer/symbol_cache.h"
 #include "analyzer/symbolizer.h"
 #include "cli/suppress.h"
+#include "rules/rule_table.h"
 
 namespace capguard::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::string_view kFormats[] = {"text", "json", "sarif", "junit"};
+constexpr std::string_view kFormats[] = {"text", "json", "sarif", "junit", "html", "dot"};
 
 bool is_format(std::string_view name) {
   return std::find(std::begin(kFormats), std::end(kFormats), name) != std::end(kFormats);
 }
 
 std::string render(const Report& report, const std::string& format, bool color,
-                   const std::string& source_root) {
+                   const ReportOptions& report_options) {
   RenderOptions options;
   options.color = color;
+  options.source = !report_options.no_source;
   std::error_code error;
   // SARIF: paths relative to the source root, by default where capguard was started.
-  options.source_root = source_root.empty() ? fs::current_path(error).string()
-                                            : fs::absolute(source_root, error).string();
+  const std::string& root = report_options.source_root;
+  options.source_root =
+      root.empty() ? fs::current_path(error).string() : fs::absolute(root, error).string();
   if (format == "json") return render_json(report);
   if (format == "sarif") return render_sarif(report, options);
   if (format == "junit") return render_junit(report);
+  if (format == "dot") return render_dot(report);
+  if (format == "html") {
+    for (const RuleInfo& rule : all_rules())
+      options.fixes[std::string(rule.id)] = std::string(rule.fix);
+    return render_html(report, options);
+  }
   return render_text(report, options);
 }
 
@@ -134,19 +143,18 @@ std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
 }
 
 bool write_outputs(const Report& report, const std::vector<OutputTarget>& targets,
-                   const std::string& source_root) {
+                   const ReportOptions& options) {
   bool ok = true;
   for (const auto& target : targets) {
     if (target.path.empty()) {
       const bool color = isatty(STDERR_FILENO) && std::getenv("NO_COLOR") == nullptr;
-      std::fputs(
-          render(report, target.format, color && target.format == "text", source_root).c_str(),
-          stderr);
+      std::fputs(render(report, target.format, color && target.format == "text", options).c_str(),
+                 stderr);
     } else if (target.path == "-") {
-      std::fputs(render(report, target.format, false, source_root).c_str(), stdout);
+      std::fputs(render(report, target.format, false, options).c_str(), stdout);
       std::fflush(stdout);
     } else {
-      ok = write_atomically(target.path, render(report, target.format, false, source_root)) && ok;
+      ok = write_atomically(target.path, render(report, target.format, false, options)) && ok;
     }
   }
   return ok;

@@ -11,7 +11,7 @@
 namespace capguard::cli {
 
 struct OutputTarget {
-  std::string format;  // text | json | sarif | junit
+  std::string format;  // text | json | sarif | junit | html | dot
   std::string path;    // empty: stderr; "-": stdout
 };
 
@@ -29,7 +29,7 @@ std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
 // Writes every target (files atomically: temp file + rename). False after printing a line for
 // a target that could not be written.
 bool write_outputs(const Report& report, const std::vector<OutputTarget>& targets,
-                   const std::string& source_root);
+                   const ReportOptions& options);
 
 bool has_findings_at(const Report& report, const std::string& fail_on);
 

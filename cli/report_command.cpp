@@ -25,7 +25,7 @@ int report_command(const std::vector<std::string>& paths, const ReportOptions& o
   const std::vector<std::string> problems = analyze_traces(paths, options, analysis);
   // What could be read is still reported; the bad traces are named after it.
   const bool nothing_read = analysis.report.processes.empty() && !problems.empty();
-  const bool written = nothing_read || write_outputs(analysis.report, targets, options.source_root);
+  const bool written = nothing_read || write_outputs(analysis.report, targets, options);
   for (const auto& problem : problems) std::fprintf(stderr, "capguard: %s\n", problem.c_str());
   if (!problems.empty()) return kExitCannotRead;
   if (!written) return kExitUsage;

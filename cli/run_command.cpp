@@ -147,8 +147,7 @@ int run_command(const RunOptions& options) {
       std::fprintf(stderr, "capguard: warning: %s (--no-require-attach)\n", why.c_str());
   }
 
-  const bool written =
-      traces.empty() || write_outputs(analysis.report, targets, options.report.source_root);
+  const bool written = traces.empty() || write_outputs(analysis.report, targets, options.report);
   // A temporary directory is kept only when there is something in it worth a second look.
   const bool clean = problems.empty() && analysis.report.findings.empty();
   if (temporary && (clean || traces.empty()))

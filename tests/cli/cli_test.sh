@@ -77,6 +77,11 @@ expect 1 '^SUMMARY: capguard: 1 error' -- "$capguard" report -o "json:$t/r.json"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["tool"] == "capguard" and d["summary"]["errors"] == 1 and d["findings"][0]["rule"] == "sync-during-capture" and d["findings"][0]["result"] == "cudaErrorStreamCaptureUnsupported", d' "$t/r.json" || fail "JSON report"
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))["runs"]' "$t/r.sarif" || fail "SARIF report is not JSON"
 python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$t/r.xml" || fail "JUnit report is not XML"
+expect 1 '^SUMMARY: capguard: 1 error' -- "$capguard" report -o "html:$t/r.html" -o "dot:$t/r.dot" "$t/sync.trace"
+grep -q '^<!DOCTYPE html>' "$t/r.html" && grep -q 'id="capture-1"' "$t/r.html" || fail "HTML report"
+grep -q '^digraph "finding 1: sync-during-capture"' "$t/r.dot" || fail "DOT report"
+"$capguard" report --format html --no-source -o - "$t/sync.trace" >"$work/stdout.html" 2>/dev/null
+grep -q '<svg class="capture-graph"' "$work/stdout.html" || fail "--format html -o - has no capture picture"
 ls "$t"/*.tmp.* 2>/dev/null && fail "temporary output files left behind"
 "$capguard" report --format json -o - "$t/sync.trace" >"$work/stdout.json" 2>/dev/null
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/stdout.json" || fail "-o - did not write JSON to stdout"

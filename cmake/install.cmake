@@ -1,0 +1,56 @@
+# Install rules, the man page and the Debian package. `capguard run` finds libcapguard.so in
+# ../lib/ beside its bin/, so the library goes to lib/ under every prefix (never a multiarch
+# libdir such as lib/x86_64-linux-gnu, where it would not be found).
+
+# `cmake --install` and cpack install what is already built instead of building everything
+# first (the CUDA testcases are slow to build and are never installed).
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY TRUE)
+
+if(SKBUILD)
+  # A Python wheel: bin/ and lib/ go to the environment's root (the wheel's data scheme), so
+  # a venv gets venv/bin/capguard and venv/lib/libcapguard.so; docs are not repeated there.
+  set(CAPGUARD_INSTALL_ROOT ${SKBUILD_DATA_DIR}/)
+else()
+  set(CAPGUARD_INSTALL_ROOT "")
+endif()
+
+install(TARGETS capguard RUNTIME DESTINATION ${CAPGUARD_INSTALL_ROOT}bin)
+if(TARGET capguard_interposer)
+  install(TARGETS capguard_interposer LIBRARY DESTINATION ${CAPGUARD_INSTALL_ROOT}lib)
+endif()
+if(NOT SKBUILD)
+  install(FILES README.md ARCHITECTURE.md DESTINATION share/doc/capguard)
+  install(DIRECTORY docs/ DESTINATION share/doc/capguard/docs)
+endif()
+
+# capguard.1, generated from the built executable's own --help, subcommand help and rule table
+# so that it cannot drift from them.
+find_program(HELP2MAN help2man)
+if(HELP2MAN AND NOT SKBUILD)  # the wheel carries the binaries only
+  set(CAPGUARD_MAN ${CMAKE_BINARY_DIR}/capguard.1)
+  add_custom_command(
+    OUTPUT ${CAPGUARD_MAN}
+    COMMAND ${CMAKE_COMMAND} -DCAPGUARD=$<TARGET_FILE:capguard> -DHELP2MAN=${HELP2MAN}
+            -DOUTPUT=${CAPGUARD_MAN} -P ${CMAKE_SOURCE_DIR}/cmake/make_man_page.cmake
+    DEPENDS capguard ${CMAKE_SOURCE_DIR}/cmake/make_man_page.cmake
+    COMMENT "Generating capguard.1 from capguard --help")
+  add_custom_target(capguard_man ALL DEPENDS ${CAPGUARD_MAN})
+  install(FILES ${CAPGUARD_MAN} DESTINATION ${CAPGUARD_INSTALL_ROOT}share/man/man1)
+else()
+  message(STATUS "help2man not found: no man page (scripts/setup.sh installs it)")
+endif()
+
+# cpack -G DEB: a package installing under /usr. Both binaries link libstdc++, libgcc and
+# elfutils statically; dpkg-shlibdeps works out what is left (libc6).
+set(CPACK_PACKAGE_NAME capguard)
+set(CPACK_PACKAGE_VENDOR capguard)
+set(CPACK_PACKAGE_CONTACT "capguard maintainers <capguard@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "finds the mistakes that break CUDA stream capture")
+set(CPACK_PACKAGE_INSTALL_DIRECTORY capguard)
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/capguard/capguard")
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_STRIP_FILES FALSE)  # keep the symbols: capguard's own stacks stay readable
+include(CPack)

@@ -1,0 +1,48 @@
+# Writes capguard.1 with help2man from the real `capguard --help`, each subcommand's --help
+# and `capguard rules`. Usage: cmake -DCAPGUARD=... -DHELP2MAN=... -DOUTPUT=... -P this file
+cmake_minimum_required(VERSION 3.25)
+
+# Text for a help2man include section, shown verbatim: roff escapes doubled, lines that roff
+# would read as requests protected.
+function(verbatim text out)
+  string(REPLACE "\\" "\\e" text "${text}")
+  string(REGEX REPLACE "(^|\n)([.'])" "\\1\\\\&\\2" text "${text}")
+  set(${out} ".nf\n${text}\n.fi\n" PARENT_SCOPE)
+endfunction()
+
+set(include_text "")
+foreach(command run report rules explain suppressions)
+  execute_process(COMMAND ${CAPGUARD} ${command} --help OUTPUT_VARIABLE help
+                  RESULT_VARIABLE status)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "capguard ${command} --help failed")
+  endif()
+  verbatim("${help}" body)
+  string(APPEND include_text ".SS \"capguard ${command}\"\n${body}")
+endforeach()
+set(include_text "[COMMANDS]\n${include_text}")
+
+execute_process(COMMAND ${CAPGUARD} rules OUTPUT_VARIABLE rules RESULT_VARIABLE status)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "capguard rules failed")
+endif()
+verbatim("${rules}" body)
+string(APPEND include_text "[RULES]\n`capguard explain RULE` prints what a rule means and its fix.\n"
+       ".PP\n${body}")
+string(APPEND include_text
+       "[EXIT STATUS]\n0: nothing at or above --fail-on (run: the program's own status);\n"
+       "1: findings at or above --fail-on; 2: usage error; 3: capguard could not attach (run) "
+       "or a trace could not be read (report).\n"
+       "[SEE ALSO]\nThe README in /usr/share/doc/capguard (or the repository) has the full "
+       "documentation.\n")
+
+get_filename_component(dir ${OUTPUT} DIRECTORY)
+file(WRITE ${dir}/capguard.h2m "${include_text}")
+execute_process(
+  COMMAND ${HELP2MAN} --no-info --no-discard-stderr --section=1
+          "--name=finds the mistakes that break CUDA stream capture"
+          --include=${dir}/capguard.h2m --output=${OUTPUT} ${CAPGUARD}
+  RESULT_VARIABLE status)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "help2man failed")
+endif()

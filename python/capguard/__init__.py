@@ -1,0 +1,30 @@
+"""capguard for Python users: the wheel puts the `capguard` executable in the environment's bin/
+and libcapguard.so in its lib/ (where `capguard run` looks for it). This package only finds
+them, for `python -m capguard`."""
+
+import os
+import site
+import sys
+import sysconfig
+
+__all__ = ["executable"]
+
+
+def _candidate_roots():
+    # The wheel's data files land in the installation scheme's root: sys.prefix for a venv or
+    # a system install, the user base for `pip install --user`.
+    here = os.path.dirname(os.path.abspath(__file__))
+    yield os.path.dirname(sysconfig.get_path("scripts"))
+    yield sys.prefix
+    yield getattr(site, "USER_BASE", None) or ""
+    # <root>/lib/pythonX.Y/site-packages/capguard -> <root>
+    yield os.path.normpath(os.path.join(here, "..", "..", "..", ".."))
+
+
+def executable():
+    """Path of the installed capguard executable."""
+    for root in _candidate_roots():
+        path = os.path.join(root, "bin", "capguard")
+        if root and os.access(path, os.X_OK):
+            return path
+    raise FileNotFoundError("capguard executable not found beside this Python installation")
