@@ -14,7 +14,8 @@
 namespace capguard {
 namespace {
 
-constexpr int kMaxFramesShown = 12;
+constexpr size_t kMaxFramesShown = 12;         // from the user frame outward
+constexpr size_t kMaxLibraryFramesShown = 10;  // between CUDA and the user frame
 
 struct Style {
   bool color = false;
@@ -78,30 +79,46 @@ bool is_outer_runtime_frame(const Frame& frame) {
   return owner == FrameOwner::Runtime || owner == FrameOwner::Unknown || frame.function == "_start";
 }
 
-// Shows the stack from the user frame outward: the frames inside CUDA and capguard above it
-// and the C runtime's frames below main are counted, not listed.
+// Shows the stack from the first frame outside CUDA and capguard: the library frames that led
+// from the user's call to CUDA (the middle of a long run elided), then the user frame and its
+// callers. The frames inside CUDA and capguard and the C runtime's frames below main are
+// counted, not listed.
 void append_stack(std::string& out, const Location& location, const Style& style) {
   const auto& frames = location.frames;
   if (frames.empty()) {
     out += location.addresses.empty() ? "    (no stack recorded)\n" : "    (not symbolized)\n";
     return;
   }
-  const size_t first = location.user_frame >= 0 ? static_cast<size_t>(location.user_frame) : 0;
-  size_t last = frames.size();  // one past the last frame shown
-  while (last > first + 1 && is_outer_runtime_frame(frames[last - 1])) --last;
-  if (last - first > kMaxFramesShown) last = first + kMaxFramesShown;
-  for (size_t i = first; i < last; ++i)
+  const bool has_user = location.user_frame >= 0;
+  const size_t user = has_user ? static_cast<size_t>(location.user_frame) : 0;
+  size_t first = first_frame_outside_cuda(frames);
+  if (first >= frames.size() || (has_user && first > user)) first = user;
+  const size_t anchor = has_user ? user : first;  // the outer frames are counted from here
+  size_t last = frames.size();                    // one past the last frame shown
+  while (last > anchor + 1 && is_outer_runtime_frame(frames[last - 1])) --last;
+  if (last - anchor > kMaxFramesShown) last = anchor + kMaxFramesShown;
+  auto it = std::back_inserter(out);
+  const size_t libraries = anchor - first;
+  for (size_t i = first; i < last; ++i) {
+    if (libraries > kMaxLibraryFramesShown && i == first + kMaxLibraryFramesShown / 2) {
+      const size_t skipped = libraries - kMaxLibraryFramesShown;
+      fmt::format_to(it, "    ({} not shown)\n",
+                     plural(static_cast<int>(skipped), "library frame", "library frames"));
+      i += skipped - 1;
+      continue;
+    }
     append_frame(out, i, frames[i], style, static_cast<int>(i) == location.user_frame);
+  }
   const size_t inner = first, outer = frames.size() - last;
   if (inner > 0 && outer > 0)
-    fmt::format_to(std::back_inserter(out), "    ({} inside CUDA/capguard and {} not shown)\n",
+    fmt::format_to(it, "    ({} inside CUDA/capguard and {} not shown)\n",
                    plural(static_cast<int>(inner), "frame", "frames"),
                    plural(static_cast<int>(outer), "outer frame", "outer frames"));
   else if (inner > 0)
-    fmt::format_to(std::back_inserter(out), "    ({} inside CUDA/capguard not shown)\n",
+    fmt::format_to(it, "    ({} inside CUDA/capguard not shown)\n",
                    plural(static_cast<int>(inner), "frame", "frames"));
   else if (outer > 0)
-    fmt::format_to(std::back_inserter(out), "    ({} not shown)\n",
+    fmt::format_to(it, "    ({} not shown)\n",
                    plural(static_cast<int>(outer), "outer frame", "outer frames"));
 }
 

@@ -4,17 +4,14 @@
 #include <elfutils/libdwfl.h>
 #include <unistd.h>
 
-#include <array>
 #include <cstdlib>
 #include <map>
 #include <memory>
-#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 
 namespace capguard {
-namespace {
 
 std::string demangle(const char* name) {
   if (name == nullptr) return {};
@@ -26,6 +23,8 @@ std::string demangle(const char* name) {
   std::free(out);
   return result;
 }
+
+namespace {
 
 std::string to_hex(const unsigned char* bytes, int size) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -104,8 +103,9 @@ class OpenModule {
 
 class Symbolizer {
  public:
-  Symbolizer(const std::vector<ProcessModules>& modules, const SymbolCache* cache)
-      : modules_(modules), cache_(cache) {}
+  Symbolizer(const std::vector<ProcessModules>& modules, const SymbolCache* cache,
+             const UserCode& user)
+      : modules_(modules), cache_(cache), user_(user) {}
 
   void symbolize(Location& location, uint32_t pid) {
     if (location.pid != 0) pid = location.pid;
@@ -121,7 +121,7 @@ class Symbolizer {
       }
       if (!python.empty()) interleave_python_frames(location.frames, python);
     }
-    location.user_frame = choose_user_frame(location.frames);
+    location.user_frame = choose_user_frame(location.frames, user_);
   }
 
  private:
@@ -182,6 +182,7 @@ class Symbolizer {
 
   const std::vector<ProcessModules>& modules_;
   const SymbolCache* cache_;
+  const UserCode& user_;
   std::map<std::pair<uint32_t, const Module*>, std::unique_ptr<OpenModule>> open_;
   std::map<std::pair<uint32_t, uint64_t>, Frame> frames_;
 };
@@ -190,36 +191,6 @@ std::string_view basename_of(std::string_view path) {
   const size_t slash = path.rfind('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
-
-bool starts_with_any(std::string_view text, std::span<const std::string_view> prefixes) {
-  for (std::string_view prefix : prefixes)
-    if (text.starts_with(prefix)) return true;
-  return false;
-}
-
-constexpr std::array<std::string_view, 17> kCudaLibraries = {
-    "libcuda.so", "libcudart",     "libcupti",    "libnvidia-", "libcublas",    "libcufft",
-    "libcurand",  "libcusparse",   "libcusolver", "libnvrtc",   "libnvJitLink", "libcudnn",
-    "libnccl",    "libnvToolsExt", "libnvperf",   "libcufile",  "libnvjpeg"};
-constexpr std::array<std::string_view, 1> kInterposerLibraries = {"libcapguard"};
-constexpr std::array<std::string_view, 10> kRuntimeLibraries = {
-    "libc.so", "libc-",      "libstdc++", "libgcc_s", "ld-linux",
-    "ld-",     "libpthread", "libdl",     "libm.so",  "librt"};
-// Functions of a statically linked cudart (inside the executable) and driver entry points.
-constexpr std::array<std::string_view, 5> kCudaFunctionPrefixes = {
-    "cuda", "__cuda", "cudart::", "__cudart", "libcudart"};
-
-bool is_driver_entry_point(std::string_view function) {
-  // cuInit, cuMemAlloc_v2, cuStreamBeginCapture_v2: "cu" then an upper-case letter.
-  return function.size() > 2 && function[0] == 'c' && function[1] == 'u' && function[2] >= 'A' &&
-         function[2] <= 'Z';
-}
-
-// Packages whose Python frames are the framework's, not the program's: what follows
-// site-packages/ or dist-packages/ in a frame's file.
-constexpr std::array<std::string_view, 11> kPythonFrameworks = {
-    "torch/",  "torchgen/", "functorch/", "cupy/",  "cupyx/", "cupy_backends/",
-    "jax/",    "jaxlib/",   "numpy/",     "triton/", "_pytest/"};
 
 // The interpreter's own native frames: the python3.X executable or libpython3.X.
 bool is_interpreter(const Frame& frame) {
@@ -230,80 +201,15 @@ bool is_interpreter(const Frame& frame) {
 
 }  // namespace
 
-FrameOwner owner_of(const Frame& frame) {
-  const std::string_view module = basename_of(frame.module);
-  if (starts_with_any(module, kInterposerLibraries)) return FrameOwner::Interposer;
-  if (starts_with_any(module, kCudaLibraries)) return FrameOwner::Cuda;
-  if (starts_with_any(module, kRuntimeLibraries)) return FrameOwner::Runtime;
-  if (starts_with_any(frame.function, kCudaFunctionPrefixes) ||
-      is_driver_entry_point(frame.function))
-    return FrameOwner::Cuda;
-  if (module.empty() && frame.function.empty()) return FrameOwner::Unknown;
-  return FrameOwner::Program;
-}
-
-namespace {
-
-// nvcc turns `kernel<<<...>>>(args)` into a call to a host wrapper named like the kernel, which
-// calls a generated __device_stub__<mangled kernel>, which calls cudaLaunchKernel. Neither is
-// the user's line: the launch is one frame further out.
-constexpr std::string_view kStubPrefix = "__device_stub__";
-
-bool is_launch_stub(const Frame& frame) {
-  return frame.function.starts_with(kStubPrefix) || frame.file.ends_with(".cudafe1.stub.c");
-}
-
-// The kernel's host wrapper sits right outside its stub: "__device_stub__Z6kernelPf(...)"
-// belongs to the wrapper "_Z6kernelPf", demangled "kernel(float*)".
-bool is_wrapper_of(const Frame& stub, const Frame& outer) {
-  if (!stub.function.starts_with(kStubPrefix)) return false;
-  std::string_view mangled = std::string_view(stub.function).substr(kStubPrefix.size());
-  mangled = mangled.substr(0, mangled.find('('));
-  return !mangled.empty() && demangle(("_" + std::string(mangled)).c_str()) == outer.function;
-}
-
-}  // namespace
-
-bool is_python_frame(const Frame& frame) { return frame.module == kPythonModule; }
-
-bool is_python_user_frame(const Frame& frame) {
-  if (!is_python_frame(frame) || frame.file.empty()) return false;
-  const std::string_view file = frame.file;
-  if (file.starts_with("<frozen")) return false;
-  for (std::string_view packages : {"/site-packages/", "/dist-packages/"}) {
-    const size_t at = file.rfind(packages);
-    if (at == std::string_view::npos) continue;
-    const std::string_view package = file.substr(at + packages.size());
-    return !starts_with_any(package, kPythonFrameworks);
-  }
-  return file.find("/lib/python3.") == std::string_view::npos &&
-         file.find("/lib64/python3.") == std::string_view::npos;
-}
-
 void interleave_python_frames(std::vector<Frame>& native, const std::vector<Frame>& python) {
   auto at = native.begin();
   while (at != native.end() && !is_interpreter(*at)) ++at;
   native.insert(at, python.begin(), python.end());
 }
 
-int choose_user_frame(const std::vector<Frame>& frames) {
-  for (size_t i = 0; i < frames.size(); ++i)
-    if (is_python_user_frame(frames[i])) return static_cast<int>(i);
-  for (size_t i = 0; i < frames.size(); ++i) {
-    if (is_launch_stub(frames[i])) {
-      if (i + 1 < frames.size() && is_wrapper_of(frames[i], frames[i + 1])) ++i;
-      continue;
-    }
-    if (owner_of(frames[i]) == FrameOwner::Program && !is_python_frame(frames[i])) {
-      return static_cast<int>(i);
-    }
-  }
-  return -1;
-}
-
-void symbolize(Report& report, const std::vector<ProcessModules>& modules,
-               const SymbolCache* cache) {
-  Symbolizer symbolizer(modules, cache);
+void symbolize(Report& report, const std::vector<ProcessModules>& modules, const SymbolCache* cache,
+               const UserCode& user) {
+  Symbolizer symbolizer(modules, cache, user);
   for (auto& finding : report.findings) {
     symbolizer.symbolize(finding.location, finding.pid);
     for (auto& related : finding.related) symbolizer.symbolize(related.location, finding.pid);

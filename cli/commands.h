@@ -25,7 +25,8 @@ struct ReportOptions {
   std::string baseline;  // an earlier JSON or SARIF report: only new findings count
   bool quiet = false;
   bool no_default_suppressions = false;
-  std::string source_root;  // SARIF; empty: the current directory
+  std::string source_root;             // SARIF, relative --user-code; empty: the current directory
+  std::vector<std::string> user_code;  // --user-code globs: what the user's own code is
 };
 
 struct RunOptions {

@@ -27,14 +27,18 @@ bool is_format(std::string_view name) {
   return std::find(std::begin(kFormats), std::end(kFormats), name) != std::end(kFormats);
 }
 
+// The source root as an absolute path: by default where capguard was started.
+std::string absolute_source_root(const std::string& source_root) {
+  std::error_code error;
+  return source_root.empty() ? fs::current_path(error).string()
+                             : fs::absolute(source_root, error).string();
+}
+
 std::string render(const Report& report, const std::string& format, bool color,
                    const std::string& source_root) {
   RenderOptions options;
   options.color = color;
-  std::error_code error;
-  // SARIF: paths relative to the source root, by default where capguard was started.
-  options.source_root = source_root.empty() ? fs::current_path(error).string()
-                                            : fs::absolute(source_root, error).string();
+  options.source_root = absolute_source_root(source_root);  // SARIF: paths relative to it
   if (format == "json") return render_json(report);
   if (format == "sarif") return render_sarif(report, options);
   if (format == "junit") return render_junit(report);
@@ -120,7 +124,8 @@ std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
   for (const auto& trace : traces)
     if (auto damaged = cache.load_beside(trace))
       std::fprintf(stderr, "capguard: warning: ignoring %s\n", damaged->c_str());
-  symbolize(analysis.report, analysis.modules, &cache);
+  symbolize(analysis.report, analysis.modules, &cache,
+            UserCode(options.user_code, absolute_source_root(options.source_root)));
   // Saved before anything is filtered: suppressions match on these frames when the traces are
   // re-analyzed where the binaries are not.
   if (save_symbol_caches)

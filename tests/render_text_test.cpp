@@ -38,6 +38,31 @@ TEST_CASE("a finding reads like a sanitizer report, culprit frame first") {
   CHECK(text.starts_with(expected_first_finding));
 }
 
+TEST_CASE("library frames between CUDA and the user frame are shown, a long run elided") {
+  Report report = testing::sample_report();
+  Location& location = report.findings[0].location;
+  const char* thrust = "/usr/local/cuda/include/cccl/thrust/system/cuda/detail/malloc_and_free.h";
+  location.frames.insert(
+      location.frames.begin() + 3,
+      testing::frame(0x555500002000, "thrust::cuda_cub::malloc", thrust, 82, "/src/app"));
+  location.user_frame = 4;
+  std::string text = render_text(report, {});
+  CHECK(text.find("    #3 0x555500002000 in thrust::cuda_cub::malloc " + std::string(thrust) +
+                  ":82 (app)\n    #4 0x555500002345 in train_step") != std::string::npos);
+  CHECK(text.find("(3 frames inside CUDA/capguard and 2 outer frames not shown)") !=
+        std::string::npos);
+
+  for (int i = 0; i < 14; ++i)
+    location.frames.insert(
+        location.frames.begin() + 3,
+        testing::frame(0x7f0000009000 + i, "", "", 0, "/usr/lib/libtorch_cuda.so"));
+  location.user_frame = 18;
+  text = render_text(report, {});
+  CHECK(text.find("    #7 0x7f0000009") != std::string::npos);
+  CHECK(text.find("    (5 library frames not shown)\n    #13 0x7f0000009") != std::string::npos);
+  CHECK(text.find("    #18 0x555500002345 in train_step") != std::string::npos);
+}
+
 TEST_CASE("the summary line counts findings by severity and captures by outcome") {
   const std::string text = render_text(testing::sample_report(), {});
   CHECK(
