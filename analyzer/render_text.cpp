@@ -147,24 +147,41 @@ const CaptureInfo* find_capture(const Report& report, std::optional<uint32_t> id
   return nullptr;
 }
 
+// "thread 29" in the message, and not as the start of "thread 2958".
+bool mentions_thread(std::string_view message, uint32_t thread) {
+  const std::string needle = fmt::format("thread {}", thread);
+  for (size_t at = message.find(needle); at != std::string_view::npos;
+       at = message.find(needle, at + 1)) {
+    const size_t end = at + needle.size();
+    if (end == message.size() || message[end] < '0' || message[end] > '9') return true;
+  }
+  return false;
+}
+
 void append_finding(std::string& out, const Report& report, const Finding& finding,
                     const Style& style) {
   auto it = std::back_inserter(out);
   fmt::format_to(it, "=={}=={}{}: capguard: {}{}\n", finding.pid, style.severity(finding.severity),
                  heading_word(finding.severity), finding.rule, style.reset());
-  out += "  ";
-  if (!finding.api.empty()) {
-    fmt::format_to(it, "{} returned ", finding.api);
-    if (finding.result_name.empty())
-      fmt::format_to(it, "{} ", finding.result);
-    else
-      fmt::format_to(it, "{} ({}) ", finding.result_name, finding.result);
-  }
-  fmt::format_to(it, "on thread {}", finding.thread);
-  if (finding.capture)
-    out += finding.capturing_thread ? " (the capturing thread)" : " (not the capturing thread)";
-  out += '\n';
+  // The message first: what went wrong, the call and what CUDA answered, said once.
   if (!finding.message.empty()) fmt::format_to(it, "  {}\n", finding.message);
+  const bool failed = finding.result != 0;
+  if (failed && (finding.message.empty() ||
+                 (!finding.result_name.empty() &&
+                  finding.message.find(finding.result_name) == std::string::npos))) {
+    fmt::format_to(it, "  {} returned ", finding.api.empty() ? "the call" : finding.api);
+    if (finding.result_name.empty())
+      fmt::format_to(it, "{}\n", finding.result);
+    else
+      fmt::format_to(it, "{} ({})\n", finding.result_name, finding.result);
+  }
+  out += "  called here";
+  if (!mentions_thread(finding.message, finding.thread)) {
+    fmt::format_to(it, " on thread {}", finding.thread);
+    if (finding.capture)
+      out += finding.capturing_thread ? " (the capturing thread)" : " (not the capturing thread)";
+  }
+  out += ":\n";
   append_stack(out, finding.location, style);
 
   const CaptureInfo* capture = find_capture(report, finding.capture);
