@@ -40,17 +40,19 @@ constexpr std::array<std::string_view, 4> kCudartFunctionPrefixes = {
     "__cuda", "cudart::", "__cudart", "libcudart"};
 
 // Where headers and Python files of code the user did not write live: the CUDA toolkit's and
-// the system's include directories (a custom GCC's too), site-packages, Python's stdlib.
-constexpr std::array<std::string_view, 16> kLibrarySources = {
+// the system's include directories (a custom GCC's too), site-packages, Python's stdlib, and
+// the code torch.compile generates (TorchInductor's cache).
+constexpr std::array<std::string_view, 17> kLibrarySources = {
     "/usr/include/*",    "/usr/local/include/*",  "/usr/lib/*",
     "/usr/lib64/*",      "/usr/local/lib/*",      "/usr/local/cuda*",
     "/opt/nvidia/*",     "/opt/conda/*",          "/nix/store/*",
     "*/include/cccl/*",  "*/targets/*/include/*", "*/include/c++/*",
     "*/site-packages/*", "*/dist-packages/*",     "*/lib*/python3.*",
-    "<frozen*"};
+    "<frozen*",          "*/torchinductor_*"};
 
-// Where shared libraries installed outside the user's tree live.
-constexpr std::array<std::string_view, 16> kLibraryModules = {"/lib/*",
+// Where shared libraries installed outside the user's tree live, and where Triton and
+// TorchInductor put the launchers they compile.
+constexpr std::array<std::string_view, 18> kLibraryModules = {"/lib/*",
                                                               "/lib32/*",
                                                               "/lib64/*",
                                                               "/usr/lib*",
@@ -65,7 +67,9 @@ constexpr std::array<std::string_view, 16> kLibraryModules = {"/lib/*",
                                                               "*/dist-packages/*",
                                                               "*conda*/lib/*",
                                                               "*/miniforge*/lib/*",
-                                                              "*/mambaforge*/lib/*"};
+                                                              "*/mambaforge*/lib/*",
+                                                              "*/.triton/cache/*",
+                                                              "*/torchinductor_*"};
 
 bool is_static_cudart_or_driver(std::string_view function) {
   if (starts_with_any(function, kCudartFunctionPrefixes)) return true;

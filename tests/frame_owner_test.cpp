@@ -98,6 +98,18 @@ TEST_CASE("python frames of site-packages and the standard library are libraries
   CHECK(owner_of(python("", "?", 0)) == FrameOwner::Unknown);
 }
 
+TEST_CASE("code that torch.compile and Triton generate is theirs, not the user's") {
+  const std::vector<Frame> frames = {
+      at("/usr/lib/x86_64-linux-gnu/libcuda.so.1", "cuLaunchKernel"),
+      at("/root/.triton/cache/5Q2X/__triton_launcher.so", "_launch"),
+      python("/tmp/torchinductor_root/ab/cabcdef.py", "call", 40),
+      python("/x/site-packages/torch/_inductor/output_code.py", "__call__", 460),
+      python("/work/train.py", "step", 12)};
+  CHECK(owner_of(frames[1]) == FrameOwner::Library);
+  CHECK(owner_of(frames[2]) == FrameOwner::Library);
+  CHECK(choose_user_frame(frames) == 4);
+}
+
 TEST_CASE("--user-code says what the user's code is") {
   const auto frames = thrust_stack();
   // Someone debugging Thrust itself: its header is their code.
