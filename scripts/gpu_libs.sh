@@ -31,17 +31,5 @@ python3 testcases/check_expectations.py --source testcases --build "$B" --capgua
 echo "== LibTorch C++"
 BUILD_DIR=$B OUT=$OUT/libtorch scripts/gpu_libtorch.sh || status=1
 echo "== user frames of every finding (the program's own line; library frames in the text reports)"
-for report in "$OUT"/*/*.json; do
-  [ "$(basename "$report")" = results.json ] && continue
-  python3 - "$report" <<'PY'
-import json, os, sys
-report = json.load(open(sys.argv[1]))
-for f in report.get("findings", []):
-    loc = f.get("location") or {}
-    frames, i = loc.get("frames") or [], loc.get("user_frame", -1)
-    user = frames[i] if isinstance(i, int) and 0 <= i < len(frames) else {}
-    print(f"   {os.path.basename(sys.argv[1])[:-5]}: {f.get('rule')} at {user.get('file')}:{user.get('line')}"
-          f" (frame #{i} of {len(frames)})")
-PY
-done
+python3 scripts/print_user_frames.py "$OUT"/*/*.json
 exit $status

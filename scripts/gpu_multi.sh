@@ -35,17 +35,5 @@ python3 testcases/check_expectations.py --source testcases --build "$B" --capgua
   --out "$OUT" --suites multi --timeout 300
 status=$?
 echo "== findings by process"
-for report in "$OUT"/*.json; do
-  [ "$(basename "$report")" = results.json ] && continue
-  python3 - "$report" <<'PY'
-import json, os, sys
-report = json.load(open(sys.argv[1]))
-print(f"-- {os.path.basename(sys.argv[1])[:-5]}: {len(report.get('processes', []))} processes")
-for f in report.get("findings", []):
-    loc = f.get("location") or {}
-    frames, i = loc.get("frames") or [], loc.get("user_frame", -1)
-    user = frames[i] if isinstance(i, int) and 0 <= i < len(frames) else {}
-    print(f"   pid {f.get('pid')}: {f.get('rule')} at {user.get('file')}:{user.get('line')}")
-PY
-done
+python3 scripts/print_user_frames.py "$OUT"/*.json
 exit $status

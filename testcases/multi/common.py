@@ -1,10 +1,16 @@
-"""Shared by the two-rank programs (run by torchrun, one process per GPU): the process group,
-the warm-up of the NCCL communicator before any capture, and a guard that reports, rather than
-raises, the error a broken capture produces (the mistake is intentional)."""
+"""Shared by the two-rank programs (run by torchrun, one process per GPU): the process group and
+the warm-up of the NCCL communicator before any capture; `report` is python/common.py's guard."""
+import importlib.util
 import os
 
 import torch
 import torch.distributed as dist
+
+_spec = importlib.util.spec_from_file_location(
+    "python_testcase_common", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "common.py"))
+_common = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_common)
+report = _common.report
 
 
 def setup():
@@ -21,10 +27,3 @@ def setup():
     torch.cuda.synchronize()
     return rank, x
 
-
-def report(what, fn):
-    try:
-        fn()
-        print(f"{what}: ok")
-    except Exception as exc:  # the broken capture surfaces here, at the wrong line
-        print(f"{what}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
