@@ -23,7 +23,7 @@ if [ "$gpus" -lt 2 ]; then
 fi
 [ -d /opt/torch/.venv ] && export PATH=/opt/torch/.venv/bin:$PATH
 mkdir -p "$OUT" "$B/testcases"
-[ -e "$B/capguard" ] || cp "$BUNDLE/capguard" "$BUNDLE/libcapguard.so" "$B/"
+cp "$BUNDLE/capguard" "$BUNDLE/libcapguard.so" "$B/"
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader
 for source in testcases/multi/*.cu; do
   name=$(basename "$source" .cu)
