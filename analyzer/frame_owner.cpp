@@ -50,26 +50,17 @@ constexpr std::array<std::string_view, 17> kLibrarySources = {
     "*/site-packages/*", "*/dist-packages/*",     "*/lib*/python3.*",
     "<frozen*",          "*/torchinductor_*"};
 
-// Where shared libraries installed outside the user's tree live, and where Triton and
-// TorchInductor put the launchers they compile.
-constexpr std::array<std::string_view, 18> kLibraryModules = {"/lib/*",
-                                                              "/lib32/*",
-                                                              "/lib64/*",
-                                                              "/usr/lib*",
-                                                              "/usr/local/lib*",
-                                                              "/usr/local/cuda*",
-                                                              "/usr/local/nvidia/*",
-                                                              "/opt/nvidia/*",
-                                                              "/opt/conda/*",
-                                                              "/nix/store/*",
-                                                              "/snap/*",
-                                                              "*/site-packages/*",
-                                                              "*/dist-packages/*",
-                                                              "*conda*/lib/*",
-                                                              "*/miniforge*/lib/*",
-                                                              "*/mambaforge*/lib/*",
-                                                              "*/.triton/cache/*",
-                                                              "*/torchinductor_*"};
+// Where shared libraries installed outside the user's tree live: system-wide directories, ...
+// clang-format off
+constexpr std::array<std::string_view, 11> kSystemLibraryDirs = {
+    "/lib/*", "/lib32/*", "/lib64/*", "/usr/lib*", "/usr/local/lib*", "/usr/local/cuda*",
+    "/usr/local/nvidia/*", "/opt/nvidia/*", "/opt/conda/*", "/nix/store/*", "/snap/*"};
+// clang-format on
+// ... and wherever package managers put them (a Python's own extension modules too, wherever
+// pyenv or uv put it), and where Triton and TorchInductor put the launchers they compile.
+constexpr std::array<std::string_view, 8> kPackageLibraryDirs = {
+    "*/site-packages/*",  "*/dist-packages/*",   "*/lib*/python3.*",  "*conda*/lib/*",
+    "*/miniforge*/lib/*", "*/mambaforge*/lib/*", "*/.triton/cache/*", "*/torchinductor_*"};
 
 bool is_static_cudart_or_driver(std::string_view function) {
   if (starts_with_any(function, kCudartFunctionPrefixes)) return true;
@@ -163,7 +154,7 @@ bool is_library_source(std::string_view file) { return matches_any(kLibrarySourc
 
 bool is_installed_library(std::string_view module) {
   return basename_of(module).find(".so") != std::string_view::npos &&
-         matches_any(kLibraryModules, module);
+         (matches_any(kSystemLibraryDirs, module) || matches_any(kPackageLibraryDirs, module));
 }
 
 FrameOwner owner_of(const Frame& frame) {

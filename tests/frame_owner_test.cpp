@@ -71,6 +71,9 @@ TEST_CASE("shared libraries installed outside the user's tree are libraries") {
   // Even with debug information naming the library's own sources.
   CHECK(owner_of(at(torch + "libc10_cuda.so", "c10::cuda::f", "/pytorch/c10/cuda/f.cpp", 3)) ==
         FrameOwner::Library);
+  CHECK(
+      owner_of(at("/root/.pyenv/versions/3.12.1/lib/python3.12/lib-dynload/_ctypes.cpython-312.so",
+                  "")) == FrameOwner::Library);
   // A library the user built in their own tree, and the program itself, are the program's.
   CHECK(owner_of(at("/home/me/proj/build/libsolver.so", "solve")) == FrameOwner::Program);
   CHECK(owner_of(at("/usr/src/app/build/app", "main", "/usr/src/app/main.cu", 3)) ==
