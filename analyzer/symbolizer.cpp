@@ -1,6 +1,8 @@
 #include "analyzer/symbolizer.h"
 
 #include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <unistd.h>
 
@@ -53,6 +55,36 @@ const Dwfl_Callbacks kOfflineCallbacks = {
     .debuginfo_path = nullptr,
 };
 
+// The name a function was declared with: its linkage name demangled when it has one
+// (qualified, with parameters), else its plain name; followed through DW_AT_abstract_origin.
+std::string die_name(Dwarf_Die* die) {
+  Dwarf_Attribute attribute;
+  for (int name : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name})
+    if (dwarf_attr_integrate(die, name, &attribute) != nullptr)
+      if (const char* text = dwarf_formstring(&attribute)) return demangle(text);
+  if (dwarf_attr_integrate(die, DW_AT_name, &attribute) != nullptr)
+    if (const char* text = dwarf_formstring(&attribute)) return text;
+  return {};
+}
+
+// Where an inlined call was made: its DW_AT_call_file (an index into the unit's files) and
+// DW_AT_call_line.
+bool call_site(Dwarf_Die* unit, Dwarf_Die* inlined, std::string& file, int& line) {
+  Dwarf_Attribute attribute;
+  Dwarf_Word index = 0, number = 0;
+  if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attribute), &index) != 0 ||
+      dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attribute), &number) != 0)
+    return false;
+  Dwarf_Files* files = nullptr;
+  size_t count = 0;
+  if (dwarf_getsrcfiles(unit, &files, &count) != 0 || index >= count) return false;
+  const char* name = dwarf_filesrc(files, index, nullptr, nullptr);
+  if (name == nullptr || number == 0) return false;
+  file = name;
+  line = static_cast<int>(number);
+  return true;
+}
+
 // One module of one process, opened lazily with its own Dwfl session (each process may map
 // the same file at a different base).
 class OpenModule {
@@ -79,9 +111,14 @@ class OpenModule {
   OpenModule(const OpenModule&) = delete;
   OpenModule& operator=(const OpenModule&) = delete;
 
-  // Fills function, file and line for the instruction at `pc` (a runtime address).
-  void describe(uint64_t pc, Frame& frame) const {
-    if (handle_ == nullptr) return;
+  // Appends the frames of the instruction at `pc` (a runtime address) to `frames`: one for each
+  // function inlined there, innermost first (file:line from the line table, then each inlined
+  // call's site), then the function the code was compiled into (its ELF symbol).
+  void describe(uint64_t pc, Frame frame, std::vector<Frame>& frames) const {
+    if (handle_ == nullptr) {
+      frames.push_back(frame);
+      return;
+    }
     GElf_Off offset = 0;
     GElf_Sym symbol{};
     frame.function =
@@ -94,6 +131,26 @@ class OpenModule {
         frame.line = line_number;
       }
     }
+    Dwarf_Addr bias = 0;
+    Dwarf_Die* unit = dwfl_module_addrdie(handle_, pc, &bias);
+    Dwarf_Die* scopes = nullptr;
+    const int count = unit == nullptr ? 0 : dwarf_getscopes(unit, pc - bias, &scopes);
+    const std::string outer = frame.function;
+    for (int i = 0; i < count; ++i) {
+      const int tag = dwarf_tag(&scopes[i]);
+      if (tag == DW_TAG_subprogram) break;
+      if (tag != DW_TAG_inlined_subroutine) continue;  // lexical blocks
+      std::string file;
+      int line = 0;
+      if (!call_site(unit, &scopes[i], file, line)) break;
+      frame.function = die_name(&scopes[i]);
+      frames.push_back(frame);
+      frame.file = file;
+      frame.line = line;
+      frame.function = outer;
+    }
+    std::free(scopes);
+    frames.push_back(frame);
   }
 
  private:
@@ -116,7 +173,8 @@ class Symbolizer {
         if (is_python_frame_tag(address)) {
           python.push_back(python_frame(pid, static_cast<uint32_t>(address)));
         } else {
-          location.frames.push_back(frame(pid, address));
+          const std::vector<Frame>& frames = frames_at(pid, address);
+          location.frames.insert(location.frames.end(), frames.begin(), frames.end());
         }
       }
       if (!python.empty()) interleave_python_frames(location.frames, python);
@@ -125,20 +183,23 @@ class Symbolizer {
   }
 
  private:
-  Frame frame(uint32_t pid, uint64_t return_address) {
+  // The frames at a return address: several where code was inlined there.
+  const std::vector<Frame>& frames_at(uint32_t pid, uint64_t return_address) {
     auto [cached, inserted] = frames_.try_emplace({pid, return_address});
-    if (!inserted) return cached->second;
-    Frame& frame = cached->second;
+    std::vector<Frame>& frames = cached->second;
+    if (!inserted) return frames;
+    Frame frame;
     frame.address = return_address;
-    resolve(pid, frame);
-    if (frame.function.empty() && frame.file.empty() && cache_ != nullptr) {
-      if (const Frame* known = cache_->find(pid, return_address)) {
-        const uint64_t offset = frame.offset;
-        frame = *known;
-        frame.offset = offset;
+    resolve(pid, frame, frames);
+    const bool unknown = frames.size() == 1 && frames[0].function.empty() && frames[0].file.empty();
+    if (unknown && cache_ != nullptr) {
+      if (const std::vector<Frame>* known = cache_->find(pid, return_address)) {
+        const uint64_t offset = frames[0].offset;
+        frames = *known;
+        for (Frame& f : frames) f.offset = offset;
       }
     }
-    return frame;
+    return frames;
   }
 
   Frame python_frame(uint32_t pid, uint32_t id) const {
@@ -154,18 +215,20 @@ class Symbolizer {
     return frame;
   }
 
-  void resolve(uint32_t pid, Frame& frame) {
+  void resolve(uint32_t pid, Frame frame, std::vector<Frame>& frames) {
     // Every recorded address is a return address: the call itself is the instruction before.
     const uint64_t pc = frame.address == 0 ? 0 : frame.address - 1;
     const ProcessModules* process = find_process(pid);
-    if (process == nullptr) return;
-    const Module* module = find_module(*process, pc);
-    if (module == nullptr) return;
+    const Module* module = process == nullptr ? nullptr : find_module(*process, pc);
+    if (module == nullptr) {
+      frames.push_back(frame);
+      return;
+    }
     frame.module = module->path;
     frame.offset = frame.address - module->base;
     auto [open, added] = open_.try_emplace({pid, module});
     if (added) open->second = std::make_unique<OpenModule>(*module);
-    open->second->describe(pc, frame);
+    open->second->describe(pc, frame, frames);
   }
 
   const ProcessModules* find_process(uint32_t pid) const {
@@ -184,7 +247,7 @@ class Symbolizer {
   const SymbolCache* cache_;
   const UserCode& user_;
   std::map<std::pair<uint32_t, const Module*>, std::unique_ptr<OpenModule>> open_;
-  std::map<std::pair<uint32_t, uint64_t>, Frame> frames_;
+  std::map<std::pair<uint32_t, uint64_t>, std::vector<Frame>> frames_;
 };
 
 std::string_view basename_of(std::string_view path) {
