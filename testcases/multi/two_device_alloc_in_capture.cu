@@ -19,6 +19,7 @@ int main() {
   LAUNCH_BUMP(args0, origin);
   cudaGraph_t graph = nullptr;
   CHECK(cudaStreamEndCapture(origin, &graph));
+  discard(graph);
 
   CHECK(cudaFree(data0));
   CHECK(cudaSetDevice(1));

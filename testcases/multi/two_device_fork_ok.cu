@@ -9,9 +9,7 @@ int main() {
   cudaStream_t side = non_blocking_stream();  // on GPU 1
   int* data0 = warm_buffer_on(0);
   cudaStream_t origin = non_blocking_stream();  // on GPU 0
-  cudaEvent_t fork = nullptr, join = nullptr;
-  CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
-  CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+  cudaEvent_t fork = plain_event(), join = plain_event();
   BumpArgs args0(data0), args1(data1);
 
   CHECK(cudaStreamBeginCapture(origin, cudaStreamCaptureModeGlobal));
@@ -25,13 +23,7 @@ int main() {
   CHECK(cudaStreamWaitEvent(origin, join, 0));
   cudaGraph_t graph = nullptr;
   CHECK(cudaStreamEndCapture(origin, &graph));
-
-  cudaGraphExec_t exec = nullptr;
-  CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  CHECK(cudaGraphLaunch(exec, origin));
-  CHECK(cudaStreamSynchronize(origin));
-  CHECK(cudaGraphExecDestroy(exec));
-  CHECK(cudaGraphDestroy(graph));
+  replay(graph, origin);
   CHECK(cudaFree(data0));
   CHECK(cudaSetDevice(1));
   CHECK(cudaFree(data1));
