@@ -99,8 +99,9 @@ void append_stack(std::string& out, const Location& location, const Style& style
   if (last - anchor > kMaxFramesShown) last = anchor + kMaxFramesShown;
   auto it = std::back_inserter(out);
   const size_t libraries = anchor - first;
+  const bool elide = libraries > kMaxLibraryFramesShown + 1;  // a line for one frame saves none
   for (size_t i = first; i < last; ++i) {
-    if (libraries > kMaxLibraryFramesShown && i == first + kMaxLibraryFramesShown / 2) {
+    if (elide && i == first + kMaxLibraryFramesShown / 2) {
       const size_t skipped = libraries - kMaxLibraryFramesShown;
       fmt::format_to(it, "    ({} not shown)\n",
                      plural(static_cast<int>(skipped), "library frame", "library frames"));

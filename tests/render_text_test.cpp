@@ -75,6 +75,12 @@ TEST_CASE("library frames between CUDA and the user frame are shown, a long run 
   CHECK(text.find("    #7 0x7f0000009") != std::string::npos);
   CHECK(text.find("    (5 library frames not shown)\n    #13 0x7f0000009") != std::string::npos);
   CHECK(text.find("    #18 0x555500002345 in train_step") != std::string::npos);
+
+  location.frames.erase(location.frames.begin() + 3, location.frames.begin() + 7);  // 11 left
+  location.user_frame = 14;
+  text = render_text(report, {});
+  CHECK(text.find("not shown)\n    #") == std::string::npos);  // eliding one saves no line
+  CHECK(text.find("    #8 0x7f0000009") != std::string::npos);
 }
 
 TEST_CASE("the summary line counts findings by severity and captures by outcome") {
