@@ -15,6 +15,14 @@ relaxed-mode-unsafe-call:fun:*CUDACachingHostAllocatorImpl::allocate_host_memory
 # CuPy's memory pool allocates inside CuPy's own captures, which it begins in Relaxed mode for
 # exactly that reason; the pool owns the memory the graph uses.
 relaxed-mode-unsafe-call:fun:*cupy_backends*runtime*malloc*
+
+# NCCL, for a collective captured in a graph, allocates the graph's persistent work buffer with
+# the thread's capture mode exchanged to Relaxed (uploadWork in NCCL's enqueue.cc; buffers from
+# ncclCudaCalloc are made the same way): the buffer lives as long as the graph needs it.
+# NCCL from pip (torch's nvidia-nccl wheel) has no symbols: its module names it.
+relaxed-mode-unsafe-call:mod:libnccl.so*
+relaxed-mode-unsafe-call:fun:*uploadWork*
+relaxed-mode-unsafe-call:fun:*ncclCudaCalloc*
 )";
 }
 

@@ -18,10 +18,11 @@ struct RenderOptions {
   std::map<std::string, std::string> fixes;  // html: rule id -> its fix (from the rule table)
 };
 
-// Shared by the text and HTML views. The frames of a stack worth showing: from the user frame
-// outward, without the C runtime's frames below main; [first, last) into location.frames.
+// Shared by the text and HTML views. The frames of a stack worth showing: the library frames
+// between CUDA and the user frame, then the user frame outward, without the C runtime's frames
+// below main; [first, last) into location.frames, `anchor` the user frame (or first).
 struct ShownFrames {
-  size_t first = 0, last = 0;
+  size_t first = 0, anchor = 0, last = 0;
   size_t hidden_inner() const { return first; }
   size_t hidden_outer(const Location& location) const { return location.frames.size() - last; }
 };

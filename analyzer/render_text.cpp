@@ -16,7 +16,8 @@
 namespace capguard {
 namespace {
 
-constexpr int kMaxFramesShown = 12;
+constexpr size_t kMaxFramesShown = 12;         // from the user frame outward
+constexpr size_t kMaxLibraryFramesShown = 10;  // between CUDA and the user frame
 
 struct Style {
   bool color = false;
@@ -87,9 +88,11 @@ void append_source(std::string& out, SourceReader& sources, const Frame& frame,
   }
 }
 
-// Shows the stack from the user frame outward: the frames inside CUDA and capguard above it
-// and the C runtime's frames below main are counted, not listed. With a SourceReader, the user
-// frame's line follows it with one line of context, as compilers print it.
+// Shows the stack from the first frame outside CUDA and capguard: the library frames that led
+// from the user's call to CUDA (the middle of a long run elided), then the user frame and its
+// callers. The frames inside CUDA and capguard and the C runtime's frames below main are
+// counted, not listed. With a SourceReader, the user frame's line follows it with one line of
+// context, as compilers print it.
 void append_stack(std::string& out, const Location& location, const Style& style,
                   SourceReader* sources) {
   const auto& frames = location.frames;
@@ -98,21 +101,31 @@ void append_stack(std::string& out, const Location& location, const Style& style
     return;
   }
   const ShownFrames shown = frames_to_show(location);
+  auto it = std::back_inserter(out);
+  const size_t libraries = shown.anchor - shown.first;
+  const bool elide = libraries > kMaxLibraryFramesShown + 1;  // a line for one frame saves none
   for (size_t i = shown.first; i < shown.last; ++i) {
+    if (elide && i == shown.first + kMaxLibraryFramesShown / 2) {
+      const size_t skipped = libraries - kMaxLibraryFramesShown;
+      fmt::format_to(it, "    ({} not shown)\n",
+                     plural(static_cast<int>(skipped), "library frame", "library frames"));
+      i += skipped - 1;
+      continue;
+    }
     const bool user = static_cast<int>(i) == location.user_frame;
     append_frame(out, i, frames[i], style, user);
     if (user && sources) append_source(out, *sources, frames[i], style);
   }
   const size_t inner = shown.hidden_inner(), outer = shown.hidden_outer(location);
   if (inner > 0 && outer > 0)
-    fmt::format_to(std::back_inserter(out), "    ({} inside CUDA/capguard and {} not shown)\n",
+    fmt::format_to(it, "    ({} inside CUDA/capguard and {} not shown)\n",
                    plural(static_cast<int>(inner), "frame", "frames"),
                    plural(static_cast<int>(outer), "outer frame", "outer frames"));
   else if (inner > 0)
-    fmt::format_to(std::back_inserter(out), "    ({} inside CUDA/capguard not shown)\n",
+    fmt::format_to(it, "    ({} inside CUDA/capguard not shown)\n",
                    plural(static_cast<int>(inner), "frame", "frames"));
   else if (outer > 0)
-    fmt::format_to(std::back_inserter(out), "    ({} not shown)\n",
+    fmt::format_to(it, "    ({} not shown)\n",
                    plural(static_cast<int>(outer), "outer frame", "outer frames"));
 }
 
@@ -138,24 +151,41 @@ std::string related_heading(const Related& related) {
 
 namespace {
 
+// "thread 29" in the message, and not as the start of "thread 2958".
+bool mentions_thread(std::string_view message, uint32_t thread) {
+  const std::string needle = fmt::format("thread {}", thread);
+  for (size_t at = message.find(needle); at != std::string_view::npos;
+       at = message.find(needle, at + 1)) {
+    const size_t end = at + needle.size();
+    if (end == message.size() || message[end] < '0' || message[end] > '9') return true;
+  }
+  return false;
+}
+
 void append_finding(std::string& out, const Report& report, const Finding& finding,
                     const Style& style, SourceReader* sources) {
   auto it = std::back_inserter(out);
   fmt::format_to(it, "=={}=={}{}: capguard: {}{}\n", finding.pid, style.severity(finding.severity),
                  heading_word(finding.severity), finding.rule, style.reset());
-  out += "  ";
-  if (!finding.api.empty()) {
-    fmt::format_to(it, "{} returned ", finding.api);
-    if (finding.result_name.empty())
-      fmt::format_to(it, "{} ", finding.result);
-    else
-      fmt::format_to(it, "{} ({}) ", finding.result_name, finding.result);
-  }
-  fmt::format_to(it, "on thread {}", finding.thread);
-  if (finding.capture)
-    out += finding.capturing_thread ? " (the capturing thread)" : " (not the capturing thread)";
-  out += '\n';
+  // The message first: what went wrong, the call and what CUDA answered, said once.
   if (!finding.message.empty()) fmt::format_to(it, "  {}\n", finding.message);
+  const bool failed = finding.result != 0;
+  if (failed && (finding.message.empty() ||
+                 (!finding.result_name.empty() &&
+                  finding.message.find(finding.result_name) == std::string::npos))) {
+    fmt::format_to(it, "  {} returned ", finding.api.empty() ? "the call" : finding.api);
+    if (finding.result_name.empty())
+      fmt::format_to(it, "{}\n", finding.result);
+    else
+      fmt::format_to(it, "{} ({})\n", finding.result_name, finding.result);
+  }
+  out += "  called here";
+  if (!mentions_thread(finding.message, finding.thread)) {
+    fmt::format_to(it, " on thread {}", finding.thread);
+    if (finding.capture)
+      out += finding.capturing_thread ? " (the capturing thread)" : " (not the capturing thread)";
+  }
+  out += ":\n";
   append_stack(out, finding.location, style, sources);
 
   const CaptureInfo* capture = report.find_capture(finding.capture);
@@ -186,11 +216,15 @@ ShownFrames frames_to_show(const Location& location) {
   const auto& frames = location.frames;
   ShownFrames shown;
   if (frames.empty()) return shown;
-  shown.first = location.user_frame >= 0 ? static_cast<size_t>(location.user_frame) : 0;
+  const bool has_user = location.user_frame >= 0;
+  const size_t user = has_user ? static_cast<size_t>(location.user_frame) : 0;
+  shown.first = first_frame_outside_cuda(frames);
+  if (shown.first >= frames.size() || (has_user && shown.first > user)) shown.first = user;
+  shown.anchor = has_user ? user : shown.first;  // the outer frames are counted from here
   shown.last = frames.size();
-  while (shown.last > shown.first + 1 && is_outer_runtime_frame(frames[shown.last - 1]))
+  while (shown.last > shown.anchor + 1 && is_outer_runtime_frame(frames[shown.last - 1]))
     --shown.last;
-  if (shown.last - shown.first > kMaxFramesShown) shown.last = shown.first + kMaxFramesShown;
+  if (shown.last - shown.anchor > kMaxFramesShown) shown.last = shown.anchor + kMaxFramesShown;
   return shown;
 }
 

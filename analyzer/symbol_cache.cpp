@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "analyzer/frame_owner.h"
+
 namespace capguard {
 namespace {
 
@@ -38,9 +40,21 @@ bool parse(std::string_view text, T& value, int base) {
   return error == std::errc() && end == text.data() + text.size();
 }
 
-void collect(const Location& location, std::map<uint64_t, const Frame*>& frames) {
-  for (const Frame& frame : location.frames)
-    if (!frame.function.empty() || !frame.file.empty()) frames.emplace(frame.address, &frame);
+// The frames of each native address, innermost first: a run of frames with one address is the
+// code inlined there. The first location that resolved an address decides its frames.
+void collect(const Location& location, std::map<uint64_t, std::vector<const Frame*>>& frames) {
+  const auto& all = location.frames;
+  for (size_t i = 0; i < all.size();) {
+    size_t end = i + 1;
+    while (end < all.size() && all[end].address == all[i].address) ++end;
+    if (all[i].module != kPythonModule) {
+      std::vector<const Frame*> run;
+      for (size_t j = i; j < end; ++j)
+        if (!all[j].function.empty() || !all[j].file.empty()) run.push_back(&all[j]);
+      if (!run.empty()) frames.emplace(all[i].address, std::move(run));
+    }
+    i = end;
+  }
 }
 
 }  // namespace
@@ -69,7 +83,7 @@ std::optional<std::string> SymbolCache::load_beside(const std::string& trace_pat
 
 std::optional<std::string> SymbolCache::save_beside(const std::string& trace_path, uint32_t pid,
                                                     const Report& report) {
-  std::map<uint64_t, const Frame*> frames;  // ordered: the file is deterministic
+  std::map<uint64_t, std::vector<const Frame*>> frames;  // ordered: the file is deterministic
   for (const Finding& finding : report.findings) {
     if (finding.pid != pid) continue;
     collect(finding.location, frames);
@@ -82,16 +96,17 @@ std::optional<std::string> SymbolCache::save_beside(const std::string& trace_pat
   const std::string path = path_for(trace_path);
   std::ofstream out(path, std::ios::trunc);
   out << kMagic << '\n';
-  for (const auto& [address, frame] : frames)
-    out << std::hex << pid << '\t' << address << '\t' << std::dec << frame->line << '\t'
-        << field(frame->module) << '\t' << field(frame->function) << '\t' << field(frame->file)
-        << '\n';
+  for (const auto& [address, run] : frames)
+    for (const Frame* frame : run)
+      out << std::hex << pid << '\t' << address << '\t' << std::dec << frame->line << '\t'
+          << field(frame->module) << '\t' << field(frame->function) << '\t' << field(frame->file)
+          << '\n';
   out.close();
   if (!out) return "cannot write " + path + ": " + std::strerror(errno);
   return std::nullopt;
 }
 
-const Frame* SymbolCache::find(uint32_t pid, uint64_t return_address) const {
+const std::vector<Frame>* SymbolCache::find(uint32_t pid, uint64_t return_address) const {
   auto it = frames_.find({pid, return_address});
   return it == frames_.end() ? nullptr : &it->second;
 }

@@ -6,6 +6,8 @@
 //
 // Format: tab-separated text. First line "capguard-symbols<TAB>1"; then one frame a line:
 //   pid(hex) return-address(hex) line(decimal, 0 unknown) module function file
+// Code inlined at one address gives one frame per inlined call: consecutive lines with the same
+// pid and address, innermost first (a reader that keeps one frame per address keeps a valid one).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "analyzer/report.h"
 
@@ -26,12 +29,13 @@ class SymbolCache {
   static std::optional<std::string> save_beside(const std::string& trace_path, uint32_t pid,
                                                 const Report& report);
 
-  const Frame* find(uint32_t pid, uint64_t return_address) const;
-  void add(uint32_t pid, const Frame& frame) { frames_[{pid, frame.address}] = frame; }
-  size_t size() const { return frames_.size(); }
+  // The frames at that address, innermost first (several where code was inlined); null if none.
+  const std::vector<Frame>* find(uint32_t pid, uint64_t return_address) const;
+  void add(uint32_t pid, const Frame& frame) { frames_[{pid, frame.address}].push_back(frame); }
+  size_t size() const { return frames_.size(); }  // addresses known
 
  private:
-  std::map<std::pair<uint32_t, uint64_t>, Frame> frames_;
+  std::map<std::pair<uint32_t, uint64_t>, std::vector<Frame>> frames_;
 };
 
 }  // namespace capguard

@@ -1,14 +1,14 @@
 #include "analyzer/symbolizer.h"
 
 #include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <unistd.h>
 
-#include <array>
 #include <cstdlib>
 #include <map>
 #include <memory>
-#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,7 +16,6 @@
 #include "analyzer/base_name.h"
 
 namespace capguard {
-namespace {
 
 std::string demangle(const char* name) {
   if (name == nullptr) return {};
@@ -28,6 +27,8 @@ std::string demangle(const char* name) {
   std::free(out);
   return result;
 }
+
+namespace {
 
 std::string to_hex(const unsigned char* bytes, int size) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -56,6 +57,36 @@ const Dwfl_Callbacks kOfflineCallbacks = {
     .debuginfo_path = nullptr,
 };
 
+// The name a function was declared with: its linkage name demangled when it has one
+// (qualified, with parameters), else its plain name; followed through DW_AT_abstract_origin.
+std::string die_name(Dwarf_Die* die) {
+  Dwarf_Attribute attribute;
+  for (int name : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name})
+    if (dwarf_attr_integrate(die, name, &attribute) != nullptr)
+      if (const char* text = dwarf_formstring(&attribute)) return demangle(text);
+  if (dwarf_attr_integrate(die, DW_AT_name, &attribute) != nullptr)
+    if (const char* text = dwarf_formstring(&attribute)) return text;
+  return {};
+}
+
+// Where an inlined call was made: its DW_AT_call_file (an index into the unit's files) and
+// DW_AT_call_line.
+bool call_site(Dwarf_Die* unit, Dwarf_Die* inlined, std::string& file, int& line) {
+  Dwarf_Attribute attribute;
+  Dwarf_Word index = 0, number = 0;
+  if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attribute), &index) != 0 ||
+      dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attribute), &number) != 0)
+    return false;
+  Dwarf_Files* files = nullptr;
+  size_t count = 0;
+  if (dwarf_getsrcfiles(unit, &files, &count) != 0 || index >= count) return false;
+  const char* name = dwarf_filesrc(files, index, nullptr, nullptr);
+  if (name == nullptr || number == 0) return false;
+  file = name;
+  line = static_cast<int>(number);
+  return true;
+}
+
 // One module of one process, opened lazily with its own Dwfl session (each process may map
 // the same file at a different base).
 class OpenModule {
@@ -82,9 +113,14 @@ class OpenModule {
   OpenModule(const OpenModule&) = delete;
   OpenModule& operator=(const OpenModule&) = delete;
 
-  // Fills function, file and line for the instruction at `pc` (a runtime address).
-  void describe(uint64_t pc, Frame& frame) const {
-    if (handle_ == nullptr) return;
+  // Appends the frames of the instruction at `pc` (a runtime address) to `frames`: one for each
+  // function inlined there, innermost first (file:line from the line table, then each inlined
+  // call's site), then the function the code was compiled into (its ELF symbol).
+  void describe(uint64_t pc, Frame frame, std::vector<Frame>& frames) const {
+    if (handle_ == nullptr) {
+      frames.push_back(frame);
+      return;
+    }
     GElf_Off offset = 0;
     GElf_Sym symbol{};
     frame.function =
@@ -97,6 +133,26 @@ class OpenModule {
         frame.line = line_number;
       }
     }
+    Dwarf_Addr bias = 0;
+    Dwarf_Die* unit = dwfl_module_addrdie(handle_, pc, &bias);
+    Dwarf_Die* scopes = nullptr;
+    const int count = unit == nullptr ? 0 : dwarf_getscopes(unit, pc - bias, &scopes);
+    const std::string outer = frame.function;
+    for (int i = 0; i < count; ++i) {
+      const int tag = dwarf_tag(&scopes[i]);
+      if (tag == DW_TAG_subprogram) break;
+      if (tag != DW_TAG_inlined_subroutine) continue;  // lexical blocks
+      std::string file;
+      int line = 0;
+      if (!call_site(unit, &scopes[i], file, line)) break;
+      frame.function = die_name(&scopes[i]);
+      frames.push_back(frame);
+      frame.file = file;
+      frame.line = line;
+      frame.function = outer;
+    }
+    std::free(scopes);
+    frames.push_back(frame);
   }
 
  private:
@@ -106,8 +162,9 @@ class OpenModule {
 
 class Symbolizer {
  public:
-  Symbolizer(const std::vector<ProcessModules>& modules, const SymbolCache* cache)
-      : modules_(modules), cache_(cache) {}
+  Symbolizer(const std::vector<ProcessModules>& modules, const SymbolCache* cache,
+             const UserCode& user)
+      : modules_(modules), cache_(cache), user_(user) {}
 
   void symbolize(Location& location, uint32_t pid) {
     if (location.pid != 0) pid = location.pid;
@@ -118,29 +175,33 @@ class Symbolizer {
         if (is_python_frame_tag(address)) {
           python.push_back(python_frame(pid, static_cast<uint32_t>(address)));
         } else {
-          location.frames.push_back(frame(pid, address));
+          const std::vector<Frame>& frames = frames_at(pid, address);
+          location.frames.insert(location.frames.end(), frames.begin(), frames.end());
         }
       }
       if (!python.empty()) interleave_python_frames(location.frames, python);
     }
-    location.user_frame = choose_user_frame(location.frames);
+    location.user_frame = choose_user_frame(location.frames, user_);
   }
 
  private:
-  Frame frame(uint32_t pid, uint64_t return_address) {
+  // The frames at a return address: several where code was inlined there.
+  const std::vector<Frame>& frames_at(uint32_t pid, uint64_t return_address) {
     auto [cached, inserted] = frames_.try_emplace({pid, return_address});
-    if (!inserted) return cached->second;
-    Frame& frame = cached->second;
+    std::vector<Frame>& frames = cached->second;
+    if (!inserted) return frames;
+    Frame frame;
     frame.address = return_address;
-    resolve(pid, frame);
-    if (frame.function.empty() && frame.file.empty() && cache_ != nullptr) {
-      if (const Frame* known = cache_->find(pid, return_address)) {
-        const uint64_t offset = frame.offset;
-        frame = *known;
-        frame.offset = offset;
+    resolve(pid, frame, frames);
+    const bool unknown = frames.size() == 1 && frames[0].function.empty() && frames[0].file.empty();
+    if (unknown && cache_ != nullptr) {
+      if (const std::vector<Frame>* known = cache_->find(pid, return_address)) {
+        const uint64_t offset = frames[0].offset;
+        frames = *known;
+        for (Frame& f : frames) f.offset = offset;
       }
     }
-    return frame;
+    return frames;
   }
 
   Frame python_frame(uint32_t pid, uint32_t id) const {
@@ -156,18 +217,20 @@ class Symbolizer {
     return frame;
   }
 
-  void resolve(uint32_t pid, Frame& frame) {
+  void resolve(uint32_t pid, Frame frame, std::vector<Frame>& frames) {
     // Every recorded address is a return address: the call itself is the instruction before.
     const uint64_t pc = frame.address == 0 ? 0 : frame.address - 1;
     const ProcessModules* process = find_process(pid);
-    if (process == nullptr) return;
-    const Module* module = process->find(pc);
-    if (module == nullptr) return;
+    const Module* module = process == nullptr ? nullptr : process->find(pc);
+    if (module == nullptr) {
+      frames.push_back(frame);
+      return;
+    }
     frame.module = module->path;
     frame.offset = frame.address - module->base;
     auto [open, added] = open_.try_emplace({pid, module});
     if (added) open->second = std::make_unique<OpenModule>(*module);
-    open->second->describe(pc, frame);
+    open->second->describe(pc, frame, frames);
   }
 
   const ProcessModules* find_process(uint32_t pid) const {
@@ -178,39 +241,10 @@ class Symbolizer {
 
   const std::vector<ProcessModules>& modules_;
   const SymbolCache* cache_;
+  const UserCode& user_;
   std::map<std::pair<uint32_t, const Module*>, std::unique_ptr<OpenModule>> open_;
-  std::map<std::pair<uint32_t, uint64_t>, Frame> frames_;
+  std::map<std::pair<uint32_t, uint64_t>, std::vector<Frame>> frames_;
 };
-
-bool starts_with_any(std::string_view text, std::span<const std::string_view> prefixes) {
-  for (std::string_view prefix : prefixes)
-    if (text.starts_with(prefix)) return true;
-  return false;
-}
-
-constexpr std::array<std::string_view, 17> kCudaLibraries = {
-    "libcuda.so", "libcudart",     "libcupti",    "libnvidia-", "libcublas",    "libcufft",
-    "libcurand",  "libcusparse",   "libcusolver", "libnvrtc",   "libnvJitLink", "libcudnn",
-    "libnccl",    "libnvToolsExt", "libnvperf",   "libcufile",  "libnvjpeg"};
-constexpr std::array<std::string_view, 1> kInterposerLibraries = {"libcapguard"};
-constexpr std::array<std::string_view, 10> kRuntimeLibraries = {
-    "libc.so", "libc-",      "libstdc++", "libgcc_s", "ld-linux",
-    "ld-",     "libpthread", "libdl",     "libm.so",  "librt"};
-// Functions of a statically linked cudart (inside the executable) and driver entry points.
-constexpr std::array<std::string_view, 5> kCudaFunctionPrefixes = {
-    "cuda", "__cuda", "cudart::", "__cudart", "libcudart"};
-
-bool is_driver_entry_point(std::string_view function) {
-  // cuInit, cuMemAlloc_v2, cuStreamBeginCapture_v2: "cu" then an upper-case letter.
-  return function.size() > 2 && function[0] == 'c' && function[1] == 'u' && function[2] >= 'A' &&
-         function[2] <= 'Z';
-}
-
-// Packages whose Python frames are the framework's, not the program's: what follows
-// site-packages/ or dist-packages/ in a frame's file.
-constexpr std::array<std::string_view, 11> kPythonFrameworks = {
-    "torch/", "torchgen/", "functorch/", "cupy/",   "cupyx/",  "cupy_backends/",
-    "jax/",   "jaxlib/",   "numpy/",     "triton/", "_pytest/"};
 
 // The interpreter's own native frames: the python3.X executable or libpython3.X.
 bool is_interpreter(const Frame& frame) {
@@ -221,80 +255,15 @@ bool is_interpreter(const Frame& frame) {
 
 }  // namespace
 
-FrameOwner owner_of(const Frame& frame) {
-  const std::string_view module = base_name(frame.module);
-  if (starts_with_any(module, kInterposerLibraries)) return FrameOwner::Interposer;
-  if (starts_with_any(module, kCudaLibraries)) return FrameOwner::Cuda;
-  if (starts_with_any(module, kRuntimeLibraries)) return FrameOwner::Runtime;
-  if (starts_with_any(frame.function, kCudaFunctionPrefixes) ||
-      is_driver_entry_point(frame.function))
-    return FrameOwner::Cuda;
-  if (module.empty() && frame.function.empty()) return FrameOwner::Unknown;
-  return FrameOwner::Program;
-}
-
-namespace {
-
-// nvcc turns `kernel<<<...>>>(args)` into a call to a host wrapper named like the kernel, which
-// calls a generated __device_stub__<mangled kernel>, which calls cudaLaunchKernel. Neither is
-// the user's line: the launch is one frame further out.
-constexpr std::string_view kStubPrefix = "__device_stub__";
-
-bool is_launch_stub(const Frame& frame) {
-  return frame.function.starts_with(kStubPrefix) || frame.file.ends_with(".cudafe1.stub.c");
-}
-
-// The kernel's host wrapper sits right outside its stub: "__device_stub__Z6kernelPf(...)"
-// belongs to the wrapper "_Z6kernelPf", demangled "kernel(float*)".
-bool is_wrapper_of(const Frame& stub, const Frame& outer) {
-  if (!stub.function.starts_with(kStubPrefix)) return false;
-  std::string_view mangled = std::string_view(stub.function).substr(kStubPrefix.size());
-  mangled = mangled.substr(0, mangled.find('('));
-  return !mangled.empty() && demangle(("_" + std::string(mangled)).c_str()) == outer.function;
-}
-
-}  // namespace
-
-bool is_python_frame(const Frame& frame) { return frame.module == kPythonModule; }
-
-bool is_python_user_frame(const Frame& frame) {
-  if (!is_python_frame(frame) || frame.file.empty()) return false;
-  const std::string_view file = frame.file;
-  if (file.starts_with("<frozen")) return false;
-  for (std::string_view packages : {"/site-packages/", "/dist-packages/"}) {
-    const size_t at = file.rfind(packages);
-    if (at == std::string_view::npos) continue;
-    const std::string_view package = file.substr(at + packages.size());
-    return !starts_with_any(package, kPythonFrameworks);
-  }
-  return file.find("/lib/python3.") == std::string_view::npos &&
-         file.find("/lib64/python3.") == std::string_view::npos;
-}
-
 void interleave_python_frames(std::vector<Frame>& native, const std::vector<Frame>& python) {
   auto at = native.begin();
   while (at != native.end() && !is_interpreter(*at)) ++at;
   native.insert(at, python.begin(), python.end());
 }
 
-int choose_user_frame(const std::vector<Frame>& frames) {
-  for (size_t i = 0; i < frames.size(); ++i)
-    if (is_python_user_frame(frames[i])) return static_cast<int>(i);
-  for (size_t i = 0; i < frames.size(); ++i) {
-    if (is_launch_stub(frames[i])) {
-      if (i + 1 < frames.size() && is_wrapper_of(frames[i], frames[i + 1])) ++i;
-      continue;
-    }
-    if (owner_of(frames[i]) == FrameOwner::Program && !is_python_frame(frames[i])) {
-      return static_cast<int>(i);
-    }
-  }
-  return -1;
-}
-
-void symbolize(Report& report, const std::vector<ProcessModules>& modules,
-               const SymbolCache* cache) {
-  Symbolizer symbolizer(modules, cache);
+void symbolize(Report& report, const std::vector<ProcessModules>& modules, const SymbolCache* cache,
+               const UserCode& user) {
+  Symbolizer symbolizer(modules, cache, user);
   for (auto& finding : report.findings) {
     symbolizer.symbolize(finding.location, finding.pid);
     for (auto& related : finding.related) symbolizer.symbolize(related.location, finding.pid);

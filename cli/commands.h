@@ -25,8 +25,9 @@ struct ReportOptions {
   std::string baseline;  // an earlier JSON or SARIF report: only new findings count
   bool quiet = false;
   bool no_default_suppressions = false;
-  std::string source_root;  // SARIF paths; source files; empty: the current directory
+  std::string source_root;  // SARIF paths, relative --user-code, source files; empty: the cwd
   bool no_source = false;   // text, html: no source lines around the user frames
+  std::vector<std::string> user_code;  // --user-code globs: what the user's own code is
 };
 
 struct RunOptions {

@@ -32,10 +32,17 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
   command.add_flag("--no-default-suppressions", options.no_default_suppressions,
                    "also report what the built-in suppressions hide (see capguard suppressions)");
   command.add_option("--source-root", options.source_root,
-                     "SARIF: paths under DIR are written relative to it; text, html: source files "
-                     "are also looked for under DIR (default: the current directory)");
+                     "SARIF: paths under DIR are written relative to it; relative --user-code "
+                     "globs are taken relative to it; text, html: source files are also looked "
+                     "for under DIR (default: the current directory)");
   command.add_flag("--no-source", options.no_source,
                    "text, html: do not show the source lines around each user frame");
+  command
+      .add_option("--user-code", options.user_code,
+                  "GLOB: source files or modules that are your code, where capguard guesses "
+                  "wrong (default: everything but CUDA, the system, the toolkit and "
+                  "site-packages); repeatable")
+      ->allow_extra_args(false);
 }
 
 namespace {

@@ -28,16 +28,20 @@ bool is_format(std::string_view name) {
   return std::find(std::begin(kFormats), std::end(kFormats), name) != std::end(kFormats);
 }
 
+// The source root as an absolute path: by default where capguard was started.
+std::string absolute_source_root(const std::string& source_root) {
+  std::error_code error;
+  return source_root.empty() ? fs::current_path(error).string()
+                             : fs::absolute(source_root, error).string();
+}
+
 std::string render(const Report& report, const std::string& format, bool color,
                    const ReportOptions& report_options) {
   RenderOptions options;
   options.color = color;
   options.source = !report_options.no_source;
-  std::error_code error;
-  // SARIF: paths relative to the source root, by default where capguard was started.
-  const std::string& root = report_options.source_root;
-  options.source_root =
-      root.empty() ? fs::current_path(error).string() : fs::absolute(root, error).string();
+  // SARIF: paths relative to it; text, html: also where source files are looked for.
+  options.source_root = absolute_source_root(report_options.source_root);
   if (format == "json") return render_json(report);
   if (format == "sarif") return render_sarif(report, options);
   if (format == "junit") return render_junit(report);
@@ -129,7 +133,8 @@ std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
   for (const auto& trace : traces)
     if (auto damaged = cache.load_beside(trace))
       std::fprintf(stderr, "capguard: warning: ignoring %s\n", damaged->c_str());
-  symbolize(analysis.report, analysis.modules, &cache);
+  symbolize(analysis.report, analysis.modules, &cache,
+            UserCode(options.user_code, absolute_source_root(options.source_root)));
   // Saved before anything is filtered: suppressions match on these frames when the traces are
   // re-analyzed where the binaries are not.
   if (save_symbol_caches)

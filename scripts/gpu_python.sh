@@ -15,21 +15,5 @@ python3 testcases/check_expectations.py --source testcases --build "$B" --capgua
   --out "$OUT" --only '^(torch|cupy|jax)_' --timeout 300 "$@"
 status=$?
 echo "== findings and their user frames"
-for report in "$OUT"/*.json; do
-  [ "$(basename "$report")" = results.json ] && continue
-  python3 - "$report" <<'PY'
-import json, os, sys
-report = json.load(open(sys.argv[1]))
-name = os.path.basename(sys.argv[1])[:-5]
-findings = report.get("findings", [])
-print(f"-- {name}: {len(findings)} findings")
-for f in findings:
-    loc = f.get("location") or {}
-    frames, i = loc.get("frames") or [], loc.get("user_frame", -1)
-    user = frames[i] if isinstance(i, int) and 0 <= i < len(frames) else {}
-    py = sum(1 for fr in frames if fr.get("module") == "python")
-    print(f"   {f.get('severity')} {f.get('rule')} at {user.get('file')}:{user.get('line')} "
-          f"in {user.get('function')} ({len(frames)} frames, {py} Python)")
-PY
-done
+python3 scripts/print_user_frames.py "$OUT"/*.json
 exit $status

@@ -50,11 +50,15 @@ SEVERITY = {
 EXPECT = re.compile(r"(?://|#)\s*expect:\s*(.*)$")
 EXIT_FINDINGS = 1  # `run` and `report` with findings at or above --fail-on (default: error)
 EXIT_NOT_ATTACHED = 3
+# Replaying recorded traces: a program of a suite folder recorded on no GPU machine yet is
+# skipped, not failed (the top-level and python/ programs must all be recorded).
+SKIP_NOT_RECORDED = "no recorded trace yet"
 
 
 class Program:
     def __init__(self, name, cudart, source, expected):
         self.name, self.cudart, self.source, self.expected = name, cudart, source, expected
+        self.suite = "python" if cudart == "python" else "main"
 
     def expected_exit(self):
         """Every program exits 0 on its own, so capguard's status is 1 exactly when an error is
@@ -84,10 +88,23 @@ def parse_expectations(path):
     return expected
 
 
-def discover(source_dir, only):
-    """Runtime programs (*.cu) come twice, static and shared cudart; driver ones (*.cpp) once."""
+# Folders of programs beside the top-level ones: (folder, suite, how *.cu, *.cpp and *.py run).
+# Each is built and run once: libs/ with the shared cudart and the CUDA libraries (its Python
+# programs, PyTorch's NCCL and cuDNN, as python3 <name>.py from that folder), multi/ on two
+# GPUs (its Python programs under torchrun, two ranks), libtorch/ by scripts/gpu_libtorch.sh.
+SUITE_FOLDERS = [("libs", "libs", {".cu": "shared", ".py": "python"}),
+                 ("multi", "multi", {".cu": "shared", ".py": "torchrun"}),
+                 ("libtorch", "libtorch", {".cpp": "libtorch"})]
+DEFAULT_SUITES = "main,python,libs"
+ALL_SUITES = "main,python,libs,multi,libtorch"
+
+
+def discover(source_dir, only, suites=DEFAULT_SUITES):
+    """Runtime programs (*.cu) come twice, static and shared cudart; driver ones (*.cpp) once;
+    programs of the suite folders once each."""
+    suites = set(suites.split(","))
     programs = []
-    for entry in sorted(os.listdir(source_dir)):
+    for entry in sorted(os.listdir(source_dir)) if "main" in suites else []:
         stem, ext = os.path.splitext(entry)
         if ext not in (".cu", ".cpp"):
             continue
@@ -98,12 +115,24 @@ def discover(source_dir, only):
             if only is None or re.search(only, name):
                 programs.append(Program(name, cudart, path, expected))
     python_dir = os.path.join(source_dir, "python")
-    for entry in sorted(os.listdir(python_dir)) if os.path.isdir(python_dir) else []:
+    for entry in sorted(os.listdir(python_dir)) if "python" in suites and os.path.isdir(python_dir) else []:
         stem, ext = os.path.splitext(entry)
         if ext != ".py" or stem == "common" or (only is not None and not re.search(only, stem)):
             continue
         path = os.path.join(python_dir, entry)
         programs.append(Program(stem, "python", path, parse_expectations(path)))
+    for folder, suite, kinds in SUITE_FOLDERS:
+        directory = os.path.join(source_dir, folder)
+        if suite not in suites or not os.path.isdir(directory):
+            continue
+        for entry in sorted(os.listdir(directory)):
+            stem, ext = os.path.splitext(entry)
+            if ext not in kinds or stem == "common" or (only is not None and not re.search(only, stem)):
+                continue
+            path = os.path.join(directory, entry)
+            program = Program(stem, kinds[ext], path, parse_expectations(path))
+            program.suite = suite
+            programs.append(program)
     return programs
 
 
@@ -164,11 +193,16 @@ def check(program, args, out_dir):
         if not os.path.isdir(traces):
             traces = os.path.join(args.from_traces, program.name)
         if not os.path.isdir(traces):
+            if program.suite in ("libs", "multi", "libtorch"):
+                return None, None, [SKIP_NOT_RECORDED]
             return None, None, ["no recorded trace"]
         command = [args.capguard, "report", "--format", "json", "-o", report_path, traces]
     else:
         if program.cudart == "python":  # run from its folder, beside common.py
             target = [args.python, os.path.basename(program.source)]
+        elif program.cudart == "torchrun":  # two ranks, one process per GPU
+            target = [args.python, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                      os.path.basename(program.source)]
         else:
             binary = os.path.join(args.build, "testcases", program.name)
             if not os.access(binary, os.X_OK):
@@ -178,7 +212,7 @@ def check(program, args, out_dir):
         shutil.rmtree(traces, ignore_errors=True)
         os.makedirs(traces)
         command = [args.capguard, "run", "--format", "json", "-o", report_path, "--trace-dir", traces, "--"] + target
-    cwd = os.path.dirname(program.source) if program.cudart == "python" else None
+    cwd = os.path.dirname(program.source) if program.cudart in ("python", "torchrun") else None
     status, last_line = invoke(command, log_path, args.timeout, cwd)
     if status is None:
         return None, None, [f"timed out or did not start: {last_line}"]
@@ -199,6 +233,8 @@ def check(program, args, out_dir):
 
 
 def verdict(program, found, problems):
+    if problems == [SKIP_NOT_RECORDED]:
+        return "SKIP: " + SKIP_NOT_RECORDED
     if found is not None:
         missing, unexpected = program.expected - found, found - program.expected
         source_name = os.path.basename(program.source)
@@ -228,10 +264,13 @@ def main():
     parser.add_argument("--python", default="python3", help="interpreter for python/*.py (default python3)")
     parser.add_argument("--timeout", type=float, default=120, help="seconds per program (default 120)")
     parser.add_argument("--list", action="store_true", help="print the expectations parsed from the sources")
+    parser.add_argument("--suites", help=f"comma-separated: which programs (default {DEFAULT_SUITES}; "
+                        f"with --from-traces {ALL_SUITES})")
     args = parser.parse_args()
 
     try:
-        programs = discover(args.source, args.only)
+        suites = args.suites or (ALL_SUITES if args.from_traces else DEFAULT_SUITES)
+        programs = discover(args.source, args.only, suites)
     except (OSError, ValueError) as error:
         print(f"check_expectations: {error}", file=sys.stderr)
         return 2
@@ -267,10 +306,12 @@ def main():
                         "verdict": text})
     with open(os.path.join(out_dir, "results.json"), "w", encoding="utf-8") as file:
         json.dump(results, file, indent=1)
-    failures = sum(1 for row in rows if row[-1] != "PASS")
+    skipped = sum(1 for row in rows if row[-1].startswith("SKIP"))
+    failures = sum(1 for row in rows if row[-1] != "PASS" and not row[-1].startswith("SKIP"))
     print(f"reports, traces and logs: {out_dir}")
     print_table(rows)
-    print(f"{len(rows) - failures} passed, {failures} failed, {len(rows)} programs")
+    passed = len(rows) - failures - skipped
+    print(f"{passed} passed, {failures} failed, {skipped} skipped, {len(rows)} programs")
     return 1 if failures else 0
 
 

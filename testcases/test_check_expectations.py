@@ -140,6 +140,28 @@ class CheckExpectationsTest(unittest.TestCase):
         with open(self.log, encoding="utf-8") as file:
             self.assertEqual(sorted(file.read().split("\n")[:-1])[0], "report alloc")
 
+    def test_from_traces_skips_library_programs_not_recorded_yet_but_not_top_level_ones(self):
+        os.makedirs(os.path.join(self.source, "libs"))
+        with open(os.path.join(self.source, "libs", "gemm_ok.cu"), "w", encoding="utf-8") as file:
+            file.write(TWIN)
+        for name in ("alloc", "alloc_shared", "alloc_ok"):
+            os.makedirs(os.path.join(self.dir, "recorded", "traces", name))
+        result = self.check(self.correct_reports(), "--from-traces", os.path.join(self.dir, "recorded"))
+        self.assertIn("SKIP: no recorded trace yet", self.row(result.stdout, "gemm_ok"))
+        self.assertIn("FAIL: no recorded trace", self.row(result.stdout, "alloc_ok_shared"))
+        self.assertIn("3 passed, 1 failed, 1 skipped", result.stdout)
+
+    def test_suites_pick_the_folders_run(self):
+        os.makedirs(os.path.join(self.source, "multi"))
+        with open(os.path.join(self.source, "multi", "two_gpus_ok.cu"), "w", encoding="utf-8") as file:
+            file.write(TWIN)
+        listing = [sys.executable, CHECKER, "--source", self.source, "--list"]
+        default = subprocess.run(listing, capture_output=True, text=True).stdout
+        self.assertNotIn("two_gpus_ok", default)
+        multi = subprocess.run(listing + ["--suites", "multi"], capture_output=True, text=True).stdout
+        self.assertIn("two_gpus_ok", multi)
+        self.assertNotIn("alloc", multi)
+
     def test_unknown_rule_id_is_a_usage_error(self):
         self.add_program("typo.cu", "x();  // expect: unsafe-call\n")
         result = self.check(self.correct_reports())

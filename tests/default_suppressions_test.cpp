@@ -52,6 +52,20 @@ TEST_SUITE("default_suppressions") {
     CHECK(report.findings[0].location.frames[0].function == "main");
     CHECK(report.findings[1].rule == "unsafe-call-during-capture");
   }
+
+  TEST_CASE("NCCL's Relaxed-mode allocations for captured collectives are not reported") {
+    Report report;
+    report.findings = {finding_from("relaxed-mode-unsafe-call", ""),
+                       finding_from("relaxed-mode-unsafe-call", "ncclCudaCalloc<char>(...)"),
+                       finding_from("unsafe-call-during-capture", "")};
+    report.findings[0].location.frames[0].module =
+        "/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2";
+    report.findings[2].location.frames[0].module = report.findings[0].location.frames[0].module;
+    const SuppressionStats stats = apply_suppressions(report, built_in());
+    CHECK(stats.removed == 2);
+    REQUIRE(report.findings.size() == 1);
+    CHECK(report.findings[0].rule == "unsafe-call-during-capture");  // errors stay
+  }
 }
 
 }  // namespace capguard

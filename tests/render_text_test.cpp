@@ -17,13 +17,13 @@ std::string fix_line(const char* rule) {
 
 }  // namespace
 
-TEST_CASE("a finding reads like a sanitizer report, culprit frame first") {
+TEST_CASE("a finding reads like a sanitizer report: the message, then the culprit frame") {
   const std::string text = render_text(testing::sample_report(), {});
   const std::string expected_first_finding =
       "==4242==ERROR: capguard: sync-during-capture\n"
-      "  cudaStreamSynchronize returned cudaErrorStreamCaptureUnsupported (900) on thread 4243 "
-      "(the capturing thread)\n"
       "  synchronizing stream 0x5555deadbeef waits for work that only runs at replay\n"
+      "  cudaStreamSynchronize returned cudaErrorStreamCaptureUnsupported (900)\n"
+      "  called here on thread 4243 (the capturing thread):\n"
       "    #3 0x555500002345 in train_step(float*, CUstream_st*) /src/app.cu:42 (app)\n"
       "    #4 0x555500003456 in main /src/app.cu:60 (app)\n"
       "    (3 frames inside CUDA/capguard and 2 outer frames not shown)\n"
@@ -36,6 +36,51 @@ TEST_CASE("a finding reads like a sanitizer report, culprit frame first") {
       "  [sync-during-capture] see `capguard explain sync-during-capture`\n"
       "\n";
   CHECK(text.starts_with(expected_first_finding));
+}
+
+TEST_CASE("each fact once: a message that names the result and the thread is not repeated") {
+  Report report = testing::sample_report();
+  Finding& finding = report.findings[0];
+  finding.message =
+      "cudaStreamSynchronize on thread 4243 while capturing; CUDA returned "
+      "cudaErrorStreamCaptureUnsupported (900) and invalidated the capture";
+  const std::string text = render_text(report, {});
+  CHECK(text.starts_with("==4242==ERROR: capguard: sync-during-capture\n  " + finding.message +
+                         "\n  called here:\n    #3 "));
+  finding.thread = 42;  // "thread 4243" does not mention thread 42
+  CHECK(render_text(report, {}).find("  called here on thread 42 (the capturing thread):\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("library frames between CUDA and the user frame are shown, a long run elided") {
+  Report report = testing::sample_report();
+  Location& location = report.findings[0].location;
+  const char* thrust = "/usr/local/cuda/include/cccl/thrust/system/cuda/detail/malloc_and_free.h";
+  location.frames.insert(
+      location.frames.begin() + 3,
+      testing::frame(0x555500002000, "thrust::cuda_cub::malloc", thrust, 82, "/src/app"));
+  location.user_frame = 4;
+  std::string text = render_text(report, {});
+  CHECK(text.find("    #3 0x555500002000 in thrust::cuda_cub::malloc " + std::string(thrust) +
+                  ":82 (app)\n    #4 0x555500002345 in train_step") != std::string::npos);
+  CHECK(text.find("(3 frames inside CUDA/capguard and 2 outer frames not shown)") !=
+        std::string::npos);
+
+  for (int i = 0; i < 14; ++i)
+    location.frames.insert(
+        location.frames.begin() + 3,
+        testing::frame(0x7f0000009000 + i, "", "", 0, "/usr/lib/libtorch_cuda.so"));
+  location.user_frame = 18;
+  text = render_text(report, {});
+  CHECK(text.find("    #7 0x7f0000009") != std::string::npos);
+  CHECK(text.find("    (5 library frames not shown)\n    #13 0x7f0000009") != std::string::npos);
+  CHECK(text.find("    #18 0x555500002345 in train_step") != std::string::npos);
+
+  location.frames.erase(location.frames.begin() + 3, location.frames.begin() + 7);  // 11 left
+  location.user_frame = 14;
+  text = render_text(report, {});
+  CHECK(text.find("not shown)\n    #") == std::string::npos);  // eliding one saves no line
+  CHECK(text.find("    #8 0x7f0000009") != std::string::npos);
 }
 
 TEST_CASE("the summary line counts findings by severity and captures by outcome") {
@@ -65,10 +110,9 @@ TEST_CASE("a frame without source or module still says where it was") {
 
 TEST_CASE("a finding without any stack says so instead of printing nothing") {
   const std::string text = render_text(testing::sample_report(), {});
-  CHECK(
-      text.find("==4242==WARNING: capguard: escaped-sync-copy\n"
-                "  cudaMemcpy returned cudaSuccess (0) on thread 4243 (the capturing thread)\n") !=
-      std::string::npos);
+  CHECK(text.find("==4242==WARNING: capguard: escaped-sync-copy\n"
+                  "  cudaMemcpy ran once at capture time; the graph has no copy \"x\"\\\n"
+                  "  called here on thread 4243 (the capturing thread):\n") != std::string::npos);
   CHECK(text.find("    (no stack recorded)\n  capture #2") != std::string::npos);
 }
 

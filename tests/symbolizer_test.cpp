@@ -8,6 +8,9 @@
 #include <climits>
 #include <cstring>
 #include <string>
+#include <vector>
+
+#include "tests/trace_recording_sink.h"
 
 namespace capguard {
 namespace {
@@ -76,6 +79,22 @@ int g_culprit_line = 0;
   g_culprit_line = __LINE__ + 1;
   const uint64_t address = return_address_of_this_call();
   asm volatile("" ::: "memory");  // keeps the call from becoming a tail call
+  return address;
+}
+
+// Library code inlined into the user's function, as Thrust's is in an optimized build: the
+// return address lies in outer_calling_inlined_code, in code of inlined_library_code.
+int g_inlined_line = 0, g_outer_line = 0;
+[[gnu::always_inline]] inline uint64_t inlined_library_code() {
+  g_inlined_line = __LINE__ + 1;
+  const uint64_t address = return_address_of_this_call();
+  asm volatile("" ::: "memory");
+  return address;
+}
+[[gnu::noinline]] uint64_t outer_calling_inlined_code() {
+  g_outer_line = __LINE__ + 1;
+  const uint64_t address = inlined_library_code();
+  asm volatile("" ::: "memory");
   return address;
 }
 
@@ -203,6 +222,38 @@ TEST_CASE("the user frame skips capguard, CUDA (shared and static cudart) and th
   CHECK(owner_of(frames[7]) == FrameOwner::Runtime);
   CHECK(owner_of(frame_in("/home/me/app", "cumulative_sum(int)")) == FrameOwner::Program);
   CHECK(choose_user_frame({frames[0], frames[1], frames[7]}) == -1);
+}
+
+TEST_CASE("code inlined at a return address gives a frame per inlined call, innermost first") {
+  const uint64_t address = outer_calling_inlined_code();
+  Report report = report_with_one_finding(address);
+  symbolize(report, {modules_of_this_process()});
+  const auto& frames = report.findings[0].location.frames;
+  REQUIRE(frames.size() == 2);
+  CHECK(frames[0].function.find("inlined_library_code") != std::string::npos);
+  CHECK(frames[0].line == g_inlined_line);
+  CHECK(frames[1].function == "capguard::(anonymous namespace)::outer_calling_inlined_code()");
+  CHECK(frames[1].line == g_outer_line);
+  CHECK(frames[1].file.ends_with("tests/symbolizer_test.cpp"));
+  CHECK(frames[0].address == address);
+  CHECK(frames[1].address == address);
+
+  // The symbol cache keeps both, in order, for re-analysis where the binary is not.
+  trace::testing::TempDir dir;
+  const std::string trace = dir.path() + "/capguard.1.trace";
+  report.findings[0].pid = 1;
+  REQUIRE_FALSE(SymbolCache::save_beside(trace, 1, report));
+  SymbolCache cache;
+  REQUIRE_FALSE(cache.load_beside(trace));
+  const std::vector<Frame>* known = cache.find(1, address);
+  REQUIRE(known != nullptr);
+  REQUIRE(known->size() == 2);
+  CHECK((*known)[0].line == g_inlined_line);
+  CHECK((*known)[1].line == g_outer_line);
+  Report elsewhere = report_with_one_finding(address);
+  elsewhere.findings[0].pid = 1;
+  symbolize(elsewhere, {}, &cache);
+  CHECK(elsewhere.findings[0].location.frames.size() == 2);
 }
 
 TEST_CASE("frames already present and no addresses: only the user frame is chosen") {

@@ -140,6 +140,32 @@ ls "$work"/kept/capguard.*.trace >/dev/null || fail "--trace-dir not kept"
 printf 'v 0.1.0 1\np 1e240 1 0\nc ./app\ni failed CUPTI%%20already%%20in%%20use%%20by%%20another%%20subscriber\n' >"$t/taken.trace"
 expect 3 '^capguard: cannot attach to process 123456 \(./app\): CUPTI already in use by another subscriber$' -- run_fake -- "$fake" "$t/taken.trace" 0
 
+# --- --user-code reaches every format: a recorded trace whose culprit is a std::thread lambda;
+# naming libstdc++'s headers as the user's code moves the user frame into <bits/invoke.h>.
+recorded=$(cd "$(dirname "$0")/../.." && pwd)/testcases/recorded/traces/unsafe_call_other_thread
+if [ -d "$recorded" ]; then
+  "$capguard" report -q -o json:"$work/uc.json" -o sarif:"$work/uc.sarif" -o junit:"$work/uc.xml" \
+    --user-code '/usr/include/c++/*' "$recorded"
+  [ $? = 1 ] || fail "report --user-code: exit status not 1"
+  python3 - "$work/uc.json" <<'PY' || fail "--user-code: JSON user_frame not moved to invoke.h"
+import json, sys
+f = json.load(open(sys.argv[1]))["findings"][0]["location"]
+sys.exit(0 if f["frames"][f["user_frame"]]["file"].endswith("bits/invoke.h") else 1)
+PY
+  sarif_uri() {
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["runs"][0]["results"][0]
+print(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"])' "$1"
+  }
+  [[ $(sarif_uri "$work/uc.sarif") == *bits/invoke.h ]] || fail "--user-code: SARIF location not moved"
+  grep -q '<failure' "$work/uc.xml" || fail "--user-code: no JUnit failure written"
+  "$capguard" report -q -o sarif:"$work/default.sarif" "$recorded"
+  [[ $(sarif_uri "$work/default.sarif") == *unsafe_call_other_thread.cu ]] ||
+    fail "without --user-code: SARIF location is not the program's line"
+  echo "ok: --user-code moves the user frame of json and sarif"
+else
+  echo "skip: no recorded trace at $recorded"
+fi
+
 echo
 if [ $failures -ne 0 ]; then echo "$failures CLI test(s) failed"; exit 1; fi
 echo "all CLI tests passed"

@@ -1,0 +1,153 @@
+// Whose code a frame is, from paths: library code compiled into the program (Thrust, CUB,
+// libstdc++ headers), shared libraries installed outside the user's tree (libtorch_cuda.so,
+// cuBLAS, TensorRT) and Python packages are never the user frame; --user-code overrides.
+#include "analyzer/frame_owner.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+namespace capguard {
+namespace {
+
+Frame at(const std::string& module, const std::string& function, const std::string& file = "",
+         int line = 0) {
+  Frame frame;
+  frame.module = module;
+  frame.function = function;
+  frame.file = file;
+  frame.line = line;
+  return frame;
+}
+
+Frame python(const std::string& file, const std::string& function, int line) {
+  return at(kPythonModule, function, file, line);
+}
+
+const std::string kApp = "/tmp/capguard-gpu-build/testcases/libs/thrust_reduce_in_capture";
+const std::string kThrust = "/usr/local/cuda/include/cccl/thrust/system/cuda/detail/";
+
+// thrust::reduce(thrust::cuda::par.on(s), ...) inside a Global capture: Thrust's header code is
+// compiled into the program and calls the static cudart's cudaMalloc.
+std::vector<Frame> thrust_stack() {
+  return {at("/usr/local/nvidia/lib64/libcuda.so.1", ""),
+          at(kApp, "cudaMalloc"),
+          at(kApp, "thrust::cuda_cub::malloc(...)", kThrust + "malloc_and_free.h", 82),
+          at(kApp, "thrust::cuda_cub::reduce_n(...)", kThrust + "reduce.h", 870),
+          at(kApp, "thrust::reduce(...)",
+             "/usr/local/cuda-13.0/targets/x86_64-linux/include/"
+             "cccl/thrust/detail/reduce.inl",
+             44),
+          at(kApp, "main", "/work/main/testcases/libs/thrust_reduce_in_capture.cu", 21),
+          at("/lib/x86_64-linux-gnu/libc.so.6", "__libc_start_main")};
+}
+
+TEST_CASE("toolkit headers compiled into the program are a library's, not the user frame") {
+  const auto frames = thrust_stack();
+  CHECK(owner_of(frames[1]) == FrameOwner::Cuda);
+  CHECK(owner_of(frames[2]) == FrameOwner::Library);
+  CHECK(owner_of(frames[4]) == FrameOwner::Library);
+  CHECK(owner_of(frames[5]) == FrameOwner::Program);
+  CHECK(choose_user_frame(frames) == 5);
+  CHECK(first_frame_outside_cuda(frames) == 2);  // the report shows Thrust's frames, then main
+
+  // libstdc++'s <functional>/<thread> wrappers and libcu++ (cuda::std) are headers too.
+  CHECK(owner_of(at(kApp, "std::__invoke_impl<...>", "/usr/include/c++/13/bits/invoke.h", 61)) ==
+        FrameOwner::Library);
+  CHECK(owner_of(at(kApp, "cuda::std::__4::fill_n", "/usr/local/cuda/include/cccl/cuda/std/x.h",
+                    5)) == FrameOwner::Library);
+  CHECK(owner_of(at(kApp, "cub::DeviceReduce::Sum", "/opt/nvidia/hpc_sdk/cuda/include/cub/x.cuh",
+                    9)) == FrameOwner::Library);
+}
+
+TEST_CASE("shared libraries installed outside the user's tree are libraries") {
+  const std::string torch = "/opt/torch/.venv/lib/python3.12/site-packages/torch/lib/";
+  CHECK(owner_of(at(torch + "libtorch_cuda.so", "at::native::foo")) == FrameOwner::Library);
+  CHECK(owner_of(at("/x/site-packages/torch/lib/libtorch_cuda.so", "")) == FrameOwner::Library);
+  CHECK(owner_of(at("/usr/local/cuda/lib64/libcublasLt.so.13", "")) == FrameOwner::Library);
+  CHECK(owner_of(at("/usr/lib/x86_64-linux-gnu/libnvinfer.so.10", "")) == FrameOwner::Library);
+  CHECK(owner_of(at("/home/me/miniconda3/envs/a/lib/libnccl.so.2", "")) == FrameOwner::Library);
+  // Even with debug information naming the library's own sources.
+  CHECK(owner_of(at(torch + "libc10_cuda.so", "c10::cuda::f", "/pytorch/c10/cuda/f.cpp", 3)) ==
+        FrameOwner::Library);
+  CHECK(
+      owner_of(at("/root/.pyenv/versions/3.12.1/lib/python3.12/lib-dynload/_ctypes.cpython-312.so",
+                  "")) == FrameOwner::Library);
+  // A library the user built in their own tree, and the program itself, are the program's.
+  CHECK(owner_of(at("/home/me/proj/build/libsolver.so", "solve")) == FrameOwner::Program);
+  CHECK(owner_of(at("/usr/src/app/build/app", "main", "/usr/src/app/main.cu", 3)) ==
+        FrameOwner::Program);
+  // CUDA itself, capguard and the C runtime keep their own owners.
+  CHECK(owner_of(at("/usr/lib/x86_64-linux-gnu/libcudart.so.13", "")) == FrameOwner::Cuda);
+  CHECK(owner_of(at("/opt/capguard/lib/libcapguard.so", "")) == FrameOwner::Interposer);
+  CHECK(owner_of(at("/lib/x86_64-linux-gnu/libc.so.6", "")) == FrameOwner::Runtime);
+
+  // A cuBLAS call: cuBLAS's frames lie between CUDA and the user's cublasSgemm line.
+  const std::vector<Frame> frames = {at("/usr/local/cuda/lib64/libcudart.so.13", "cudaMalloc"),
+                                     at("/usr/local/cuda/lib64/libcublasLt.so.13", ""),
+                                     at("/usr/local/cuda/lib64/libcublas.so.13", "cublasSgemm_v2"),
+                                     at("/work/app", "step(cublasContext*)", "/work/app.cu", 40)};
+  CHECK(choose_user_frame(frames) == 3);
+  CHECK(first_frame_outside_cuda(frames) == 1);
+}
+
+TEST_CASE("python frames of site-packages and the standard library are libraries") {
+  CHECK(owner_of(python("/venv/lib/python3.12/site-packages/transformers/a.py", "f", 1)) ==
+        FrameOwner::Library);
+  CHECK(owner_of(python("/usr/lib/python3.12/threading.py", "run", 1)) == FrameOwner::Library);
+  CHECK(owner_of(python("<frozen runpy>", "_run_code", 88)) == FrameOwner::Library);
+  CHECK(owner_of(python("/work/train.py", "step", 3)) == FrameOwner::Program);
+  CHECK(owner_of(python("", "?", 0)) == FrameOwner::Unknown);
+}
+
+TEST_CASE("code that torch.compile and Triton generate is theirs, not the user's") {
+  const std::vector<Frame> frames = {
+      at("/usr/lib/x86_64-linux-gnu/libcuda.so.1", "cuLaunchKernel"),
+      at("/root/.triton/cache/5Q2X/__triton_launcher.so", "_launch"),
+      python("/tmp/torchinductor_root/ab/cabcdef.py", "call", 40),
+      python("/x/site-packages/torch/_inductor/output_code.py", "__call__", 460),
+      python("/work/train.py", "step", 12)};
+  CHECK(owner_of(frames[1]) == FrameOwner::Library);
+  CHECK(owner_of(frames[2]) == FrameOwner::Library);
+  CHECK(choose_user_frame(frames) == 4);
+}
+
+TEST_CASE("--user-code says what the user's code is") {
+  const auto frames = thrust_stack();
+  // Someone debugging Thrust itself: its header is their code.
+  const UserCode thrust({kThrust + "*"}, "/work/main");
+  CHECK(thrust.matches(frames[2]));
+  CHECK(choose_user_frame(frames, thrust) == 2);
+  // Never CUDA itself, even when a glob matches its module.
+  CHECK(choose_user_frame(frames, UserCode({kApp}, "/")) == 2);
+
+  // A vendored library in the user's tree is not theirs: name the code that is.
+  std::vector<Frame> vendored = {
+      at("/usr/lib/x86_64-linux-gnu/libcuda.so.1", ""),
+      at("/work/app", "vendor::alloc", "/work/main/third_party/vendor/alloc.cpp", 9),
+      at("/work/app", "main", "/work/main/src/main.cu", 12)};
+  CHECK(choose_user_frame(vendored) == 1);
+  CHECK(choose_user_frame(vendored, UserCode({"src/*"}, "/work/main")) == 2);
+  CHECK(choose_user_frame(vendored, UserCode({"/work/main/src"}, "")) == 2);  // a directory
+  CHECK(choose_user_frame(vendored, UserCode({"main.cu"}, "")) == 2);         // a base name
+
+  // An installed library the user wrote: name its module.
+  std::vector<Frame> installed = {at("/usr/lib/x86_64-linux-gnu/libcudart.so.13", ""),
+                                  at("/usr/local/lib/libmine.so.1", "mine::run"),
+                                  at("/work/app", "main", "/work/main.cu", 3)};
+  CHECK(choose_user_frame(installed) == 2);
+  CHECK(choose_user_frame(installed, UserCode({"libmine.so*"}, "")) == 1);
+  // A glob that matches nothing leaves the default choice.
+  CHECK(choose_user_frame(installed, UserCode({"/nowhere/*"}, "")) == 2);
+
+  // Python: a pip-installed package of the user's.
+  std::vector<Frame> py = {at("/x/site-packages/torch/lib/libc10_cuda.so", ""),
+                           python("/venv/lib/python3.12/site-packages/mymodel/net.py", "f", 3),
+                           python("/work/train.py", "<module>", 9)};
+  CHECK(choose_user_frame(py) == 2);
+  CHECK(choose_user_frame(py, UserCode({"*/site-packages/mymodel/*"}, "")) == 1);
+}
+
+}  // namespace
+}  // namespace capguard
