@@ -51,7 +51,9 @@ int run_main(int argc, char** argv) {
                       "clean run)");
   run_app
       ->add_option("--error-exitcode", run.error_exitcode,
-                   "exit status when findings reach --fail-on")
+                   "exit status when findings reach --fail-on (1-255)")
+      // A wider value would wrap modulo 256 in the shell: 256 would make a failing gate pass.
+      ->check(CLI::Range(1, 255))
       ->capture_default_str();
   run_app->add_flag("--require-attach,!--no-require-attach", run.require_attach,
                     "exit 3 when capguard could not attach or the program never reached CUDA "

@@ -67,6 +67,11 @@ expect 2 '^capguard: --fail-on: sometimes not in' --one-line -- "$capguard" repo
 expect 2 '^capguard: unknown rule .no-such-rule.; known rules: sync-during-capture, ' --one-line -- "$capguard" explain no-such-rule
 expect 2 '^capguard: .*write: capguard run \[options\] -- PROGRAM' --one-line -- "$capguard" run /bin/sh -c true
 
+# An exit status wraps modulo 256 in the shell: 256 would turn a failing gate into a pass.
+for code in 0 256 300 -1 x; do
+  expect 2 '^capguard: --error-exitcode: .*(not in range|failed)' --one-line -- "$capguard" run --error-exitcode "$code" -- /bin/true
+done
+
 echo "== report: findings and exit status"
 expect 1 '^SUMMARY: capguard: 1 error, 0 warnings, 0 notes in 1 process \(1 capture: 1 invalidated\)' -- "$capguard" report "$t/sync.trace"
 grep -q '^==123456==ERROR: capguard: sync-during-capture$' "$work/err" || fail "no sanitizer heading"
