@@ -9,6 +9,7 @@
 
 #include "analyzer/render.h"
 #include "analyzer/symbolizer.h"
+#include "analyzer/utf8.h"
 #include "rules/rule_table.h"
 
 namespace capguard {
@@ -60,12 +61,13 @@ void append_frame(std::string& out, size_t index, const Frame& frame, const Styl
                   bool is_user_frame) {
   auto it = std::back_inserter(out);
   fmt::format_to(it, "    {}#{} 0x{:x}", is_user_frame ? style.bold() : "", index, frame.address);
-  if (!frame.function.empty()) fmt::format_to(it, " in {}", frame.function);
+  if (!frame.function.empty()) fmt::format_to(it, " in {}", terminal_safe(frame.function));
   if (!frame.file.empty()) {
-    fmt::format_to(it, " {}:{}", frame.file, frame.line);
-    if (!frame.module.empty()) fmt::format_to(it, " ({})", basename_of(frame.module));
+    fmt::format_to(it, " {}:{}", terminal_safe(frame.file), frame.line);
+    if (!frame.module.empty())
+      fmt::format_to(it, " ({})", terminal_safe(basename_of(frame.module)));
   } else if (!frame.module.empty()) {
-    fmt::format_to(it, " ({}+0x{:x})", frame.module, frame.offset);
+    fmt::format_to(it, " ({}+0x{:x})", terminal_safe(frame.module), frame.offset);
   } else {
     out += " (no module maps this address)";
   }
@@ -119,8 +121,15 @@ std::string related_heading(const Related& related) {
     heading = "last work on that stream here";
   else
     heading = related.role;
-  if (!related.detail.empty()) heading += fmt::format(" ({})", related.detail);
+  if (!related.detail.empty()) heading += fmt::format(" ({})", terminal_safe(related.detail));
   return heading;
+}
+
+// Another process of the report has the same pid (several hosts or containers).
+bool shares_pid(const Report& report, size_t index) {
+  for (size_t i = 0; i < report.processes.size(); ++i)
+    if (i != index && report.processes[i].pid == report.processes[index].pid) return true;
+  return false;
 }
 
 const CaptureInfo* find_capture(const Report& report, std::optional<uint32_t> id) {
@@ -137,7 +146,7 @@ void append_finding(std::string& out, const Report& report, const Finding& findi
                  heading_word(finding.severity), finding.rule, style.reset());
   out += "  ";
   if (!finding.api.empty()) {
-    fmt::format_to(it, "{} returned ", finding.api);
+    fmt::format_to(it, "{} returned ", terminal_safe(finding.api));
     if (finding.result_name.empty())
       fmt::format_to(it, "{} ", finding.result);
     else
@@ -147,7 +156,7 @@ void append_finding(std::string& out, const Report& report, const Finding& findi
   if (finding.capture)
     out += finding.capturing_thread ? " (the capturing thread)" : " (not the capturing thread)";
   out += '\n';
-  if (!finding.message.empty()) fmt::format_to(it, "  {}\n", finding.message);
+  if (!finding.message.empty()) fmt::format_to(it, "  {}\n", terminal_safe(finding.message));
   append_stack(out, finding.location, style);
 
   const CaptureInfo* capture = find_capture(report, finding.capture);
@@ -173,13 +182,15 @@ void append_finding(std::string& out, const Report& report, const Finding& findi
 }
 
 std::string summary_line(const Report& report) {
-  int by_state[4] = {};
-  for (const auto& capture : report.captures) ++by_state[static_cast<int>(capture.status)];
-  std::string captures = plural(static_cast<int>(report.captures.size()), "capture", "captures");
+  uint64_t by_state[4] = {};
+  for (const auto& capture : report.captures)
+    by_state[static_cast<int>(capture.status)] += capture.count;
+  const uint64_t total = report.capture_count();
+  std::string captures = fmt::format("{} {}", total, total == 1 ? "capture" : "captures");
   std::string parts;
   for (CaptureState s :
        {CaptureState::Ok, CaptureState::Invalidated, CaptureState::Failed, CaptureState::Open}) {
-    const int n = by_state[static_cast<int>(s)];
+    const uint64_t n = by_state[static_cast<int>(s)];
     if (n == 0) continue;
     parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", n, to_string(s));
   }
@@ -198,18 +209,23 @@ std::string render_text(const Report& report, const RenderOptions& options) {
   const Style style{options.color};
   std::string out;
   const bool several = report.processes.size() > 1;
-  for (const auto& process : report.processes) {
+  for (size_t i = 0; i < report.processes.size(); ++i) {
+    const ProcessInfo& process = report.processes[i];
     if (several)
-      fmt::format_to(std::back_inserter(out), "== process {}: {}\n", process.pid, process.command);
+      fmt::format_to(std::back_inserter(out), "== process {}{}: {}\n", process.pid,
+                     shares_pid(report, i) ? " (" + terminal_safe(process.trace_path) + ")" : "",
+                     terminal_safe(process.command));
     if (!process.attached && !process.attach_message.empty())
       fmt::format_to(std::back_inserter(out), "=={}==capguard: not attached: {}\n", process.pid,
-                     process.attach_message);
+                     terminal_safe(process.attach_message));
     for (const auto& finding : report.findings)
-      if (finding.pid == process.pid) append_finding(out, report, finding, style);
+      if (belongs_to(report, i, finding.process, finding.pid))
+        append_finding(out, report, finding, style);
   }
   for (const auto& finding : report.findings) {  // findings of processes without a record
     bool known = false;
-    for (const auto& process : report.processes) known = known || process.pid == finding.pid;
+    for (size_t i = 0; i < report.processes.size(); ++i)
+      known = known || belongs_to(report, i, finding.process, finding.pid);
     if (!known) append_finding(out, report, finding, style);
   }
   out += summary_line(report);

@@ -80,7 +80,8 @@ uint64_t write_trace(const std::string& dir, uint64_t target_events) {
       e.event = 0x7000;
       e.set(Field::Event);
     });
-    for (int k = 0; k < 1000; ++k) p.call("cudaLaunchKernel", k % 4 ? origin : side, 3 + k % 8, captured);
+    for (int k = 0; k < 1000; ++k)
+      p.call("cudaLaunchKernel", k % 4 ? origin : side, 3 + k % 8, captured);
     p.call("cudaEventRecord", side, 11, [](ApiEvent& e) {
       e.event = 0x7100;
       e.set(Field::Event);
@@ -126,9 +127,11 @@ int main(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   for (const auto& error : analysis.errors) std::fprintf(stderr, "%s\n", error.to_string().c_str());
-  std::printf("metric analyzer_throughput %.4g Mevents/s\n", static_cast<double>(written) / elapsed / 1e6);
+  std::printf("metric analyzer_throughput %.4g Mevents/s\n",
+              static_cast<double>(written) / elapsed / 1e6);
   std::printf("metric analyzer_events %llu events\n", static_cast<unsigned long long>(written));
-  std::printf("metric analyzer_captures %zu captures\n", analysis.report.captures.size());
+  std::printf("metric analyzer_captures %llu captures\n",
+              static_cast<unsigned long long>(analysis.report.capture_count()));
   std::printf("metric analyzer_findings %zu findings\n", analysis.report.findings.size());
   std::printf("metric analyzer_peak_rss_growth %ld KiB\n", peak_rss_kib() - rss_before);
   unlink(path.c_str());
