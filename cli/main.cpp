@@ -1,6 +1,7 @@
 // capguard: finds the mistakes that break CUDA stream capture. See README.md for usage.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <new>
 
 #include "cli/commands.h"
 
@@ -102,4 +103,12 @@ int run_main(int argc, char** argv) {
 }  // namespace
 }  // namespace capguard::cli
 
-int main(int argc, char** argv) { return capguard::cli::run_main(argc, argv); }
+int main(int argc, char** argv) {
+  try {
+    return capguard::cli::run_main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    // Never an abort without a word: a gate must see a failure it can explain.
+    std::fputs("capguard: out of memory\n", stderr);
+    return capguard::cli::kExitCannotRead;
+  }
+}
