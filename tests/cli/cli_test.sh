@@ -166,6 +166,9 @@ expect 3 '^capguard: cannot read trace: .*empty' --one-line -- "$capguard" repor
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["runs"][0]["invocations"][0]; assert not r["executionSuccessful"] and "empty" in r["toolExecutionNotifications"][0]["message"]["text"], r' "$t/none.sarif" || fail "SARIF without the reason nothing was read"
 grep -q '<error message=".*empty' "$t/none.xml" || fail "JUnit without an error test case"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["problems"][0]["level"] == "error", d' "$t/none.json" || fail "JSON without the problem"
+tests=$(cd "$(dirname "$0")/.." && pwd)
+python3 "$tests/validate_sarif.py" "$tests/../docs/sarif-2.1.0.schema.json" "$t/none.sarif" >/dev/null || fail "SARIF with a problem is not valid SARIF"
+python3 "$tests/validate_junit.py" "$t/none.xml" >/dev/null || fail "JUnit with a problem is not valid JUnit"
 
 "$capguard" rules | grep -Eq '^sync-during-capture +error +' || fail "rules table"
 "$capguard" explain sync-during-capture | grep -q '^fix: ' || fail "explain has no fix"
