@@ -61,28 +61,29 @@ ReportFile::~ReportFile() {
 
 bool ReportFile::is_terminal() const { return fd_ >= 0 && isatty(fd_); }
 
-void ReportFile::fail(const char* what, int error_number) {
-  if (!error_.empty()) return;
+bool ReportFile::fail(const char* what, int error_number) {
+  if (!error_.empty()) return false;
   const std::string where = path_.empty() ? "to stderr" : path_ == "-" ? "to stdout" : path_;
   error_ = "cannot write report " + where + ": " + what + std::strerror(error_number);
+  return false;
 }
 
 bool ReportFile::open() {
   int inherited = path_.empty() ? 2 : path_ == "-" ? 1 : inherited_descriptor(path_);
   if (inherited >= 0) {
-    if (fcntl(inherited, F_GETFD) < 0) return fail("", errno), false;
+    if (fcntl(inherited, F_GETFD) < 0) return fail("", errno);
     std::fflush(inherited == 1 ? stdout : inherited == 2 ? stderr : nullptr);
     fd_ = inherited;
     return true;
   }
   destination_ = path_;
-  if (!resolve_symlinks(destination_)) return fail("", errno), false;
+  if (!resolve_symlinks(destination_)) return fail("", errno);
   struct stat st;
   const bool exists = stat(destination_.c_str(), &st) == 0;
-  if (exists && S_ISDIR(st.st_mode)) return fail("", EISDIR), false;
+  if (exists && S_ISDIR(st.st_mode)) return fail("", EISDIR);
   if (exists && !S_ISREG(st.st_mode)) {
     // A device, FIFO or socket: write into it; replacing it would destroy it.
-    if (S_ISBLK(st.st_mode)) return fail("refusing to write to a block device: ", ENOTSUP), false;
+    if (S_ISBLK(st.st_mode)) return fail("refusing to write to a block device: ", ENOTSUP);
     fd_ = ::open(destination_.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
     owns_fd_ = fd_ >= 0;
     if (fd_ < 0) fail("", errno);
@@ -93,7 +94,7 @@ bool ReportFile::open() {
   fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd_ < 0) {
     temporary_.clear();
-    return fail("", errno), false;
+    return fail("", errno);
   }
   owns_fd_ = true;
   if (exists) (void)fchmod(fd_, st.st_mode & 07777);  // keep the replaced file's permissions

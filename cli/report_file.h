@@ -30,7 +30,7 @@ class ReportFile {
 
  private:
   void flush();
-  void fail(const char* what, int error_number);
+  bool fail(const char* what, int error_number);  // remembers the first failure; false
 
   std::string path_;         // as given
   std::string destination_;  // the file finally written (symlinks resolved)
