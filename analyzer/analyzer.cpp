@@ -18,6 +18,7 @@ class ReplaySink : public trace::TraceSink {
     process_.trace_path = path;
     modules_.pid = 0;
     replay_.set_process(static_cast<uint32_t>(analysis.report.processes.size()));
+    modules_.process = static_cast<uint32_t>(analysis.report.processes.size());
   }
 
   void on_process(const trace::ProcessRecord& p) override {

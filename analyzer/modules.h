@@ -32,9 +32,10 @@ inline constexpr bool is_python_frame_tag(uint64_t address) {
 
 struct ProcessModules {
   uint32_t pid = 0;
+  uint32_t process = 0;  // 1-based index into Report::processes (pids can repeat); 0 unknown
   std::vector<Module> modules;
   std::unordered_map<uint32_t, PythonFrame> python_frames;  // by 'y' record id
-  const Module* find(uint64_t address) const;  // nullptr when no module maps it
+  const Module* find(uint64_t address) const;               // nullptr when no module maps it
 };
 
 }  // namespace capguard

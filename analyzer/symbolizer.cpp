@@ -107,16 +107,19 @@ class Symbolizer {
   Symbolizer(const std::vector<ProcessModules>& modules, const SymbolCache* cache)
       : modules_(modules), cache_(cache) {}
 
-  void symbolize(Location& location, uint32_t pid) {
+  // `process` (Finding::process) tells apart processes that share a pid; 0: by pid alone.
+  void symbolize(Location& location, uint32_t pid, uint32_t process) {
     if (location.pid != 0) pid = location.pid;
+    owner_ = find_process(pid, process);
+    const uint64_t owner_key = process != 0 ? process : uint64_t{1} << 32 | pid;
     if (!location.addresses.empty()) {
       location.frames.clear();
       std::vector<Frame> python;
       for (uint64_t address : location.addresses) {
         if (is_python_frame_tag(address)) {
-          python.push_back(python_frame(pid, static_cast<uint32_t>(address)));
+          python.push_back(python_frame(static_cast<uint32_t>(address)));
         } else {
-          location.frames.push_back(frame(pid, address));
+          location.frames.push_back(frame(owner_key, pid, address));
         }
       }
       if (!python.empty()) interleave_python_frames(location.frames, python);
@@ -125,12 +128,12 @@ class Symbolizer {
   }
 
  private:
-  Frame frame(uint32_t pid, uint64_t return_address) {
-    auto [cached, inserted] = frames_.try_emplace({pid, return_address});
+  Frame frame(uint64_t owner_key, uint32_t pid, uint64_t return_address) {
+    auto [cached, inserted] = frames_.try_emplace({owner_key, return_address});
     if (!inserted) return cached->second;
     Frame& frame = cached->second;
     frame.address = return_address;
-    resolve(pid, frame);
+    resolve(frame);
     if (frame.function.empty() && frame.file.empty() && cache_ != nullptr) {
       if (const Frame* known = cache_->find(pid, return_address)) {
         const uint64_t offset = frame.offset;
@@ -141,10 +144,10 @@ class Symbolizer {
     return frame;
   }
 
-  Frame python_frame(uint32_t pid, uint32_t id) const {
+  Frame python_frame(uint32_t id) const {
     Frame frame;
     frame.module = kPythonModule;
-    const ProcessModules* process = find_process(pid);
+    const ProcessModules* process = owner_;
     if (process == nullptr) return frame;
     if (const auto it = process->python_frames.find(id); it != process->python_frames.end()) {
       frame.file = it->second.file;
@@ -154,23 +157,24 @@ class Symbolizer {
     return frame;
   }
 
-  void resolve(uint32_t pid, Frame& frame) {
+  void resolve(Frame& frame) {
     // Every recorded address is a return address: the call itself is the instruction before.
     const uint64_t pc = frame.address == 0 ? 0 : frame.address - 1;
-    const ProcessModules* process = find_process(pid);
+    const ProcessModules* process = owner_;
     if (process == nullptr) return;
     const Module* module = find_module(*process, pc);
     if (module == nullptr) return;
     frame.module = module->path;
     frame.offset = frame.address - module->base;
-    auto [open, added] = open_.try_emplace({pid, module});
+    auto [open, added] = open_.try_emplace(module);
     if (added) open->second = std::make_unique<OpenModule>(*module);
     open->second->describe(pc, frame);
   }
 
-  const ProcessModules* find_process(uint32_t pid) const {
+  const ProcessModules* find_process(uint32_t pid, uint32_t index) const {
     for (const auto& process : modules_)
-      if (process.pid == pid) return &process;
+      if (index != 0 ? process.process == index : process.pid == pid) return &process;
+    if (index != 0) return find_process(pid, 0);  // modules made without an index (tests)
     return nullptr;
   }
 
@@ -182,8 +186,9 @@ class Symbolizer {
 
   const std::vector<ProcessModules>& modules_;
   const SymbolCache* cache_;
-  std::map<std::pair<uint32_t, const Module*>, std::unique_ptr<OpenModule>> open_;
-  std::map<std::pair<uint32_t, uint64_t>, Frame> frames_;
+  const ProcessModules* owner_ = nullptr;  // of the location being symbolized
+  std::map<const Module*, std::unique_ptr<OpenModule>> open_;
+  std::map<std::pair<uint64_t, uint64_t>, Frame> frames_;  // (process or pid, address)
 };
 
 std::string_view basename_of(std::string_view path) {
@@ -218,8 +223,8 @@ bool is_driver_entry_point(std::string_view function) {
 // Packages whose Python frames are the framework's, not the program's: what follows
 // site-packages/ or dist-packages/ in a frame's file.
 constexpr std::array<std::string_view, 11> kPythonFrameworks = {
-    "torch/",  "torchgen/", "functorch/", "cupy/",  "cupyx/", "cupy_backends/",
-    "jax/",    "jaxlib/",   "numpy/",     "triton/", "_pytest/"};
+    "torch/", "torchgen/", "functorch/", "cupy/",   "cupyx/",  "cupy_backends/",
+    "jax/",   "jaxlib/",   "numpy/",     "triton/", "_pytest/"};
 
 // The interpreter's own native frames: the python3.X executable or libpython3.X.
 bool is_interpreter(const Frame& frame) {
@@ -305,12 +310,13 @@ void symbolize(Report& report, const std::vector<ProcessModules>& modules,
                const SymbolCache* cache) {
   Symbolizer symbolizer(modules, cache);
   for (auto& finding : report.findings) {
-    symbolizer.symbolize(finding.location, finding.pid);
-    for (auto& related : finding.related) symbolizer.symbolize(related.location, finding.pid);
+    symbolizer.symbolize(finding.location, finding.pid, finding.process);
+    for (auto& related : finding.related)
+      symbolizer.symbolize(related.location, finding.pid, finding.process);
   }
   for (auto& capture : report.captures) {
-    symbolizer.symbolize(capture.begin, capture.pid);
-    if (capture.end) symbolizer.symbolize(*capture.end, capture.pid);
+    symbolizer.symbolize(capture.begin, capture.pid, capture.process);
+    if (capture.end) symbolizer.symbolize(*capture.end, capture.pid, capture.process);
   }
 }
 
