@@ -160,6 +160,22 @@ expect 0 '^SUMMARY: capguard: 0 errors' -- "$capguard" report "$t/odd"
 for what in 'dangling.trace: a dangling symlink' 'loop.trace: a symlink loop' 'fifo.trace: a FIFO' 'sub.trace: a directory'; do
   grep -q "^capguard: warning: skipping .*/odd/$what\$" "$work/err" || fail "not named: $what"
 done
+# Running out of memory is a message and exit 3, with what was found before it: a finding, then
+# 60,000 distinct 64-frame stacks (30 MB of them) under a 40 MB address-space limit.
+python3 - "$t/sync.trace" "$t/flood.trace" <<'PY'
+import sys
+head = open(sys.argv[1]).read().replace("z 28 0\n", "")
+frames = " ".join("%x" % (0x400000 + 16 * i) for i in range(64))
+body = "".join("s %x %s\ne %x a 1e241 cudaStreamSynchronize 0 %x st=5000\n" % (i, frames, 10 + i, i)
+               for i in range(1, 60001))
+open(sys.argv[2], "w").write(head + body + "z 28 0\n")
+PY
+if (ulimit -v 40000 && "$capguard" report "$t/sync.trace" >/dev/null 2>&1; [ $? = 1 ]); then
+  expect 3 '^SUMMARY: capguard: 1 error' -- sh -c 'ulimit -v 40000 && exec "$0" report "$1"' "$capguard" "$t/flood.trace"
+  grep -q '^capguard: cannot read trace: .*flood.trace: out of memory while reading it' "$work/err" || fail "running out of memory is not said"
+else
+  echo "skip: capguard does not run under ulimit -v 40000 here (a sanitizer build?)"
+fi
 # Every requested report is written even when nothing could be read, and says why.
 rm -f "$t/none".*
 expect 3 '^capguard: cannot read trace: .*empty' --one-line -- "$capguard" report -o "sarif:$t/none.sarif" -o "junit:$t/none.xml" -o "json:$t/none.json" "$t/empty.trace"
