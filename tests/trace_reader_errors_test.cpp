@@ -46,8 +46,8 @@ TEST_SUITE("trace_reader_errors_test") {
   TEST_CASE("a damaged line is skipped, named once, and the records after it still read") {
     RecordingSink sink;
     const std::string event = "e 1 a 1e241 cudaLaunchKernel 0 0 st=5000\n";
-    std::istringstream in(kGoodStart + event + "e 2 zz\n" + std::string("e 3\0 b", 7) + "\n" +
-                          "e" + std::string(70000, 'x') + "\n" + event + "z 28 0\n");
+    std::istringstream in(kGoodStart + event + "e 2 zz\n" + std::string("e 3\0 b", 7) + "\n" + "e" +
+                          std::string(70000, 'x') + "\n" + event + "z 28 0\n");
     CHECK_FALSE(read_trace(in, "t.trace", sink).has_value());
     CHECK(sink.types == "vpe!!!ez");
     REQUIRE(sink.skipped.size() == 3);
