@@ -138,6 +138,10 @@ grep -q 'app\\x00cut.cu:12' "$work/err" || fail "a NUL in a file name is not sho
 [ "$(grep -c '^SUMMARY' "$work/err")" = 1 ] || fail "a forged SUMMARY line"
 LC_ALL=C grep -q $'[\001-\010\016-\037\033]' "$work/err" && fail "control characters reached the terminal"
 tr -d '\000' <"$work/err" | cmp -s - "$work/err" || fail "a NUL byte reached stderr"
+printf 'sync-during-capture:fun:ma\0in\033[2J\n' >"$t/evil.supp"
+expect 1 '^SUMMARY: capguard: 1 error' -- "$capguard" report --suppressions "$t/evil.supp" "$t/sync.trace"
+grep -q "unused suppression 'sync-during-capture:fun:ma\\\\x00in\\\\x1b\[2J' matched no finding" "$work/err" || fail "a suppressions line with NUL and ESC is not shown escaped"
+LC_ALL=C grep -q $'[\001-\010\016-\037\033]' "$work/err" && fail "control characters from a suppressions file reached the terminal"
 # One damaged line is skipped, named, and the rest of the trace still read.
 sed '6i\
 this line is damaged' "$t/sync.trace" >"$t/damaged.trace"
