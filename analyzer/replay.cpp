@@ -19,10 +19,7 @@ bool worth_checking(const Call& call, const CaptureModel& model) {
          (call.api.kind == ApiKind::Unsafe && !model.open_captures().empty());
 }
 
-}  // namespace
-
-namespace {
-
+// Capture ids run on across the processes of a report; a counted entry used ids up to last_id.
 uint32_t next_capture_id(const Report& report) {
   uint32_t last = 0;
   for (const CaptureInfo& c : report.captures) last = std::max({last, c.id, c.last_id});
