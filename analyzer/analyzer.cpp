@@ -2,6 +2,8 @@
 // the report and the module map.
 #include "analyzer/analyzer.h"
 
+#include <new>
+
 #include "analyzer/replay.h"
 
 namespace capguard {
@@ -10,9 +12,13 @@ namespace {
 class ReplaySink : public trace::TraceSink {
  public:
   ReplaySink(Analysis& analysis, const std::string& path)
-      : replay_(analysis.report), process_(analysis.report.processes.emplace_back()) {
+      : analysis_(analysis),
+        replay_(analysis.report),
+        process_(analysis.report.processes.emplace_back()) {
     process_.trace_path = path;
     modules_.pid = 0;
+    replay_.set_process(static_cast<uint32_t>(analysis.report.processes.size()));
+    modules_.process = static_cast<uint32_t>(analysis.report.processes.size());
   }
 
   void on_process(const trace::ProcessRecord& p) override {
@@ -44,6 +50,11 @@ class ReplaySink : public trace::TraceSink {
   }
   void on_event(const trace::ApiEvent& ev) override { replay_.feed(ev); }
   void on_thread_exit(uint32_t tid, uint64_t) override { replay_.thread_exit(tid); }
+  void on_skipped_line(const trace::ReadError& error) override {
+    if (++skipped_ <= kSkippedLinesNamed) analysis_.skipped_lines.push_back(error);
+  }
+  uint64_t skipped() const { return skipped_; }
+  const Replay& replay() const { return replay_; }
 
   // Call once reading stopped, cleanly or not. Returns the module map.
   bool saw_process() const { return saw_process_; }
@@ -53,11 +64,13 @@ class ReplaySink : public trace::TraceSink {
   }
 
  private:
+  Analysis& analysis_;
   Replay replay_;
   ProcessInfo& process_;
   ProcessModules modules_;
   std::vector<uint64_t> stack_;
   bool saw_process_ = false;
+  uint64_t skipped_ = 0;
 };
 
 }  // namespace
@@ -65,13 +78,28 @@ class ReplaySink : public trace::TraceSink {
 void analyze_trace(const std::string& path, Analysis& analysis) {
   // The sink holds a reference into report.processes: nothing else appends to it meanwhile.
   ReplaySink sink(analysis, path);
-  std::optional<trace::ReadError> error = trace::read_trace(path, sink);
+  std::optional<trace::ReadError> error;
+  try {
+    error = trace::read_trace(path, sink);
+  } catch (const std::bad_alloc&) {
+    // Unwinding freed the reader's buffers: enough to report what was found before.
+    error = trace::ReadError{path, 0,
+                             "out of memory while reading it; findings up to there are "
+                             "reported"};
+  }
   ProcessModules modules = sink.finish();
   if (error && !sink.saw_process()) {
     analysis.report.processes.pop_back();  // nothing was read: no process to speak of
   } else {
     analysis.modules.push_back(std::move(modules));
   }
+  if (sink.skipped() > kSkippedLinesNamed)
+    analysis.skipped_lines.push_back(
+        {path, 0,
+         std::to_string(sink.skipped() - kSkippedLinesNamed) + " more damaged lines skipped"});
+  if (const uint64_t n = sink.replay().undefined_stacks())
+    analysis.warnings.push_back(path + ": stack ids that the trace never defines, named " +
+                                std::to_string(n) + " times (shown as \"no stack recorded\")");
   if (error) analysis.errors.push_back(std::move(*error));
 }
 

@@ -331,8 +331,8 @@ void CaptureModel::begin_capture(const Call& call) {
   // A successful begin proves the stream was idle: drop a stale membership.
   if (call.stream_capture && call.stream_capture->origin == call.stream)
     end_capture(*call.stream_capture, ev);
-  Capture& c = captures_.emplace_back();
-  c.id = first_id_ + static_cast<uint32_t>(captures_.size() - 1);
+  Capture& c = *captures_.emplace_back(std::make_unique<Capture>());
+  c.id = first_id_ + next_id_++;
   c.cuda_id = ev.has(Field::CaptureId) ? ev.capture_id : 0;
   c.origin = call.stream;
   c.mode = ev.has(Field::Mode) ? ev.mode : CaptureMode::Global;
@@ -428,6 +428,38 @@ void CaptureModel::add_work(const Call& call) {
   if (m.clock.size() <= call.stream_member) m.clock.resize(call.stream_member + 1, 0);
   m.clock[call.stream_member] = m.work;
   m.last_work = Site::of(*call.ev);
+}
+
+std::vector<std::unique_ptr<Capture>> CaptureModel::retire_ended(bool all) {
+  for (auto& c : captures_) c->referenced = !c->ended;
+  auto mark = [](Capture* c) {
+    if (c) c->referenced = true;
+  };
+  if (!all) {
+    streams_.for_each([&](const StreamKey&, StreamState& ss) {
+      mark(ss.capture);
+      mark(ss.terminated);
+    });
+    events_.for_each([&](uint64_t, EventState& es) { mark(es.capture); });
+  }
+  std::vector<std::unique_ptr<Capture>> retired;
+  auto kept = captures_.begin();
+  for (auto& c : captures_) {
+    if (all || !c->referenced)
+      retired.push_back(std::move(c));
+    else
+      *kept++ = std::move(c);
+  }
+  captures_.erase(kept, captures_.end());
+  if (all) {
+    open_.clear();
+    streams_.for_each(
+        [](const StreamKey&, StreamState& ss) { ss.capture = ss.terminated = nullptr; });
+    events_.for_each([](uint64_t, EventState& es) { es.capture = nullptr; });
+    threads_.for_each([](uint64_t, ThreadState& t) { t.captures.clear(); });
+  }
+  retained_ = captures_.size();
+  return retired;
 }
 
 std::vector<Capture*> CaptureModel::thread_exit(uint32_t tid) {

@@ -9,7 +9,7 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -78,6 +78,7 @@ struct Capture {
   std::optional<uint64_t> nodes;
   std::vector<Member> members;  // [0] is the origin; emptied when the capture ends
   std::vector<Member> lanes;    // the members as the capture ended (no clocks), for reports
+  bool referenced = false;      // scratch for retire_ended()
   bool valid() const { return !ended && status == CaptureState::Open; }
   bool open() const { return !ended; }
 };
@@ -165,8 +166,16 @@ class CaptureModel {
   static std::vector<Member> lanes_of(const Capture& capture);
 
   std::span<Capture* const> open_captures() const { return open_; }
-  const std::deque<Capture>& captures() const { return captures_; }
-  std::deque<Capture>& captures() { return captures_; }
+  // The captures still held, oldest first: open ones, and ended ones not yet retired.
+  const std::vector<std::unique_ptr<Capture>>& captures() const { return captures_; }
+  // Hands over, oldest first, the ended captures that nothing in the model refers to any more
+  // (no stream, event or thread): nothing can change them again. Memory then stays bounded by
+  // live state, however many captures a long run makes. `all`: every capture, at the end.
+  std::vector<std::unique_ptr<Capture>> retire_ended(bool all = false);
+  // Enough captures ended since the last retire_ended() that another is worth its cost.
+  bool retirement_due() const {
+    return captures_.size() >= 2 * retained_ + events_.size() + streams_.size() + 1024;
+  }
   Capture* capture_by_cuda_id(uint64_t cuda_id);
 
  private:
@@ -181,7 +190,9 @@ class CaptureModel {
   void add_work(const Call& call);
 
   uint32_t first_id_;
-  std::deque<Capture> captures_;
+  uint32_t next_id_ = 0;  // captures begun so far
+  std::vector<std::unique_ptr<Capture>> captures_;
+  size_t retained_ = 0;  // captures_.size() after the last retire_ended()
   std::vector<Capture*> open_;
   std::vector<Capture*> victims_;  // reused storage behind Call::victims
   FlatMap<StreamKey, StreamState, StreamKeyHash> streams_;

@@ -50,6 +50,13 @@ void append_json_string(std::string& out, std::string_view s) {
   out += '"';
 }
 
+void JsonWriter::hand_over(bool all) {
+  constexpr size_t kChunk = 64 * 1024;
+  if (!sink_ || (!all && out_.size() < kChunk)) return;
+  sink_(out_);
+  out_.clear();
+}
+
 void JsonWriter::newline() {
   out_ += '\n';
   out_.append(2 * stack_.size(), ' ');
@@ -109,6 +116,7 @@ JsonWriter& JsonWriter::end_object() {
   if (!empty) newline();
   out_ += '}';
   if (stack_.empty()) out_ += '\n';
+  hand_over(stack_.empty());
   return *this;
 }
 
@@ -117,6 +125,7 @@ JsonWriter& JsonWriter::end_array() {
   stack_.pop_back();
   if (!empty) newline();
   out_ += ']';
+  hand_over(stack_.empty());
   return *this;
 }
 

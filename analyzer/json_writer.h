@@ -1,9 +1,11 @@
 // A small streaming JSON writer: pretty-printed, commas placed automatically, strings escaped
-// (invalid UTF-8 becomes U+FFFD, so the output is always valid JSON). Used by the SARIF renderer.
+// (invalid UTF-8 becomes U+FFFD, so the output is always valid JSON). Used by the JSON and SARIF
+// renderers.
 #pragma once
 
 #include <concepts>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,8 +15,16 @@ namespace capguard {
 // Appends `s` to `out` as a quoted JSON string.
 void append_json_string(std::string& out, std::string_view s);
 
+// Receives the document piece by piece, so that a large report is never held in memory whole.
+using JsonSink = std::function<void(std::string_view)>;
+
 class JsonWriter {
  public:
+  JsonWriter() = default;
+  // Hands the text to `sink` whenever enough has accumulated, and the rest when the document's
+  // outermost value ends; str() then holds only what was not handed over yet.
+  explicit JsonWriter(JsonSink sink) : sink_(std::move(sink)) {}
+
   JsonWriter& begin_object();
   JsonWriter& end_object();
   JsonWriter& begin_array();
@@ -41,6 +51,7 @@ class JsonWriter {
   JsonWriter& raw(std::string_view token);
   void before_value();
   void newline();
+  void hand_over(bool all);
 
   struct Level {
     bool is_object;
@@ -49,6 +60,7 @@ class JsonWriter {
   std::string out_;
   std::vector<Level> stack_;
   bool after_key_ = false;
+  JsonSink sink_;
 };
 
 }  // namespace capguard

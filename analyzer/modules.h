@@ -32,6 +32,7 @@ inline constexpr bool is_python_frame_tag(uint64_t address) {
 
 struct ProcessModules {
   uint32_t pid = 0;
+  uint32_t process = 0;  // 1-based index into Report::processes (pids can repeat); 0 unknown
   std::vector<Module> modules;
   std::unordered_map<uint32_t, PythonFrame> python_frames;  // by 'y' record id
   // The module that maps the address, nullptr when none does. Where two records overlap (a

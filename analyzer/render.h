@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "analyzer/json_writer.h"
 #include "analyzer/report.h"
 
 namespace capguard {
@@ -33,6 +34,10 @@ std::string summary_line(const Report& report);       // "SUMMARY: capguard: ...
 std::string render_text(const Report& report, const RenderOptions& options);
 std::string render_json(const Report& report);
 std::string render_sarif(const Report& report, const RenderOptions& options);
+// The same, handed to `sink` piece by piece as it is written (large reports are never whole in
+// memory).
+void render_json(const Report& report, const JsonSink& sink);
+void render_sarif(const Report& report, const RenderOptions& options, const JsonSink& sink);
 std::string render_junit(const Report& report);
 // One self-contained HTML page (no scripts, nothing fetched): summary, findings with stacks and
 // source lines, and a picture of every capture.

@@ -62,6 +62,10 @@ void write_capture(JsonWriter& json, const CaptureInfo& capture) {
     json.null();
   json.key("root_cause");
   capture.root_cause ? json.value(uint64_t{*capture.root_cause}) : json.null();
+  if (capture.count > 1) {  // clean captures of one site, counted together (README)
+    json.key("count"), json.value(capture.count);
+    json.key("last_id"), json.value(uint64_t{capture.last_id});
+  }
   json.end_object();
 }
 
@@ -95,7 +99,13 @@ void write_finding(JsonWriter& json, const Finding& finding) {
 }  // namespace
 
 std::string render_json(const Report& report) {
-  JsonWriter json;
+  std::string out;
+  render_json(report, [&](std::string_view piece) { out += piece; });
+  return out;  // ends with a newline
+}
+
+void render_json(const Report& report, const JsonSink& sink) {
+  JsonWriter json(sink);
   json.begin_object();
   json.key("tool"), json.value("capguard");
   json.key("version"), json.value(trace::kToolVersion);
@@ -111,6 +121,17 @@ std::string render_json(const Report& report) {
   json.begin_array();
   for (const auto& finding : report.findings) write_finding(json, finding);
   json.end_array();
+  if (!report.problems.empty()) {  // only then: reports of complete analyses keep their shape
+    json.key("problems");
+    json.begin_array();
+    for (const ToolProblem& problem : report.problems) {
+      json.begin_object();
+      json.key("level"), json.value(to_string(problem.level));
+      json.key("message"), json.value(problem.message);
+      json.end_object();
+    }
+    json.end_array();
+  }
   json.key("summary");
   json.begin_object();
   json.key("errors"), json.value(uint64_t(report.count(Severity::Error)));
@@ -118,7 +139,6 @@ std::string render_json(const Report& report) {
   json.key("notes"), json.value(uint64_t(report.count(Severity::Note)));
   json.end_object();
   json.end_object();
-  return json.str();  // ends with a newline
 }
 
 }  // namespace capguard

@@ -25,16 +25,20 @@ std::string program_name(const std::string& command) {
 // A finding's text as the terminal shows it: a one-finding report through render_text.
 std::string finding_text(const Report& report, const Finding& finding) {
   Report one;
-  for (const ProcessInfo& p : report.processes) {
-    if (p.pid == finding.pid) one.processes.push_back(p);
+  for (size_t i = 0; i < report.processes.size() && one.processes.empty(); ++i) {
+    if (belongs_to(report, i, finding.process, finding.pid))
+      one.processes.push_back(report.processes[i]);
   }
+  const uint32_t process = one.processes.empty() ? 0 : 1;  // its index in `one`
   for (const CaptureInfo& c : report.captures) {
     if (finding.capture && c.id == *finding.capture) {
       one.captures.push_back(c);
       one.captures.back().root_cause.reset();
+      one.captures.back().process = process;
     }
   }
   one.findings.push_back(finding);
+  one.findings.back().process = process;
   std::string text = render_text(one, RenderOptions{});
   // The one-finding summary says nothing the testsuite counts don't: leave it out.
   if (const size_t summary = text.rfind("\nSUMMARY:"); summary != std::string::npos) {
@@ -54,31 +58,38 @@ class JunitRenderer {
   explicit JunitRenderer(const Report& report) : report_(report) {}
 
   std::string render() {
-    std::vector<uint32_t> pids;
-    const auto add_pid = [&](uint32_t pid) {
-      if (std::find(pids.begin(), pids.end(), pid) == pids.end()) pids.push_back(pid);
+    // One suite per process; findings and captures of a pid without a process record get one
+    // per pid. Processes that share a pid (several hosts or containers) stay apart.
+    std::vector<Suite> suites_wanted;
+    for (size_t i = 0; i < report_.processes.size(); ++i)
+      suites_wanted.push_back({static_cast<uint32_t>(i + 1), report_.processes[i].pid});
+    const auto add_orphan = [&](uint32_t process, uint32_t pid) {
+      for (const Suite& suite : suites_wanted)
+        if (holds(suite, process, pid)) return;
+      suites_wanted.push_back({0, pid});
     };
-    for (const ProcessInfo& p : report_.processes) add_pid(p.pid);
-    for (const CaptureInfo& c : report_.captures) add_pid(c.pid);
-    for (const Finding& f : report_.findings) add_pid(f.pid);
+    for (const CaptureInfo& c : report_.captures) add_orphan(c.process, c.pid);
+    for (const Finding& f : report_.findings) add_orphan(f.process, f.pid);
 
     std::string suites;
     size_t tests = 0, failures = 0, errors = 0;
-    for (uint32_t pid : pids) {
-      const std::vector<TestCase> cases = cases_of(pid);
+    if (!report_.problems.empty()) suites += problems_suite(tests, errors);
+    for (const Suite& suite : suites_wanted) {
+      const std::vector<TestCase> cases = cases_of(suite);
       size_t suite_failures = 0, suite_errors = 0;
       std::string body;
       for (const TestCase& c : cases) {
         if (!c.error.empty()) ++suite_errors;
         if (!failing(c).empty()) ++suite_failures;
-        body += render_case(c, pid);
+        body += render_case(c, suite);
       }
-      const ProcessInfo* process = process_of(pid);
-      const std::string command = process ? process->command : "pid " + std::to_string(pid);
+      const ProcessInfo* process = process_of(suite);
+      const std::string command = process ? process->command : "pid " + std::to_string(suite.pid);
       suites += fmt::format(
           "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"0\">\n"
           "    <properties>\n      <property name=\"pid\" value=\"{}\"/>\n    </properties>\n",
-          xml_escape("capguard: " + command), cases.size(), suite_failures, suite_errors, pid);
+          xml_escape("capguard: " + command), cases.size(), suite_failures, suite_errors,
+          suite.pid);
       suites += body + "  </testsuite>\n";
       tests += cases.size(), failures += suite_failures, errors += suite_errors;
     }
@@ -90,16 +101,49 @@ class JunitRenderer {
   }
 
  private:
-  const ProcessInfo* process_of(uint32_t pid) const {
-    for (const ProcessInfo& p : report_.processes) {
-      if (p.pid == pid) return &p;
+  // What kept capguard from checking everything, as error test cases: a test reporter then
+  // shows a run that checked nothing as broken, not as passed.
+  std::string problems_suite(size_t& tests, size_t& errors) const {
+    std::string body;
+    size_t suite_errors = 0;
+    for (const ToolProblem& problem : report_.problems) {
+      const bool error = problem.level == Severity::Error;
+      body += fmt::format("    <testcase classname=\"capguard\" name=\"{}\">\n",
+                          xml_escape(problem.message));
+      body += error
+                  ? fmt::format("      <error message=\"{}\" type=\"capguard\"/>\n",
+                                xml_escape(problem.message))
+                  : fmt::format("      <system-out>{}</system-out>\n", xml_escape(problem.message));
+      body += "    </testcase>\n";
+      suite_errors += error;
     }
-    return nullptr;
+    tests += report_.problems.size(), errors += suite_errors;
+    return fmt::format(
+               "  <testsuite name=\"capguard\" tests=\"{}\" failures=\"0\" errors=\"{}\" "
+               "skipped=\"0\">\n",
+               report_.problems.size(), suite_errors) +
+           body + "  </testsuite>\n";
   }
 
-  bool has_capture(uint32_t pid, std::optional<uint32_t> id) const {
-    return id && std::any_of(report_.captures.begin(), report_.captures.end(),
-                             [&](const CaptureInfo& c) { return c.pid == pid && c.id == *id; });
+  struct Suite {
+    uint32_t process;  // 1-based index into Report::processes; 0: a pid without a record
+    uint32_t pid;
+  };
+
+  bool holds(const Suite& suite, uint32_t process, uint32_t pid) const {
+    if (suite.process != 0) return belongs_to(report_, suite.process - 1, process, pid);
+    return process == 0 && pid == suite.pid;
+  }
+
+  const ProcessInfo* process_of(const Suite& suite) const {
+    return suite.process != 0 ? &report_.processes[suite.process - 1] : nullptr;
+  }
+
+  bool has_capture(const Suite& suite, std::optional<uint32_t> id) const {
+    return id &&
+           std::any_of(report_.captures.begin(), report_.captures.end(), [&](const CaptureInfo& c) {
+             return holds(suite, c.process, c.pid) && c.id == *id;
+           });
   }
 
   static std::string capture_name(const CaptureInfo& c) {
@@ -111,25 +155,28 @@ class JunitRenderer {
         name += " in " + f->function;
       }
     }
+    if (c.count > 1)  // clean captures of the same site, counted together (CaptureInfo::count)
+      name += fmt::format(", and {} more like it up to #{}", c.count - 1, c.last_id);
     return name;
   }
 
-  std::vector<TestCase> cases_of(uint32_t pid) const {
+  std::vector<TestCase> cases_of(const Suite& suite) const {
     std::vector<TestCase> cases;
-    const ProcessInfo* process = process_of(pid);
+    const ProcessInfo* process = process_of(suite);
     if (process && !process->attached) {
       cases.push_back({"capguard attached to the process", {}, process->attach_message});
       if (cases.back().error.empty()) cases.back().error = "capguard did not attach";
     }
     for (const CaptureInfo& c : report_.captures) {
-      if (c.pid != pid) continue;
+      if (!holds(suite, c.process, c.pid)) continue;
       TestCase tc{capture_name(c), {}, {}};
       if (c.root_cause && *c.root_cause < report_.findings.size()) {
         tc.findings.push_back(*c.root_cause);
       }
       for (size_t i = 0; i < report_.findings.size(); ++i) {
         const Finding& f = report_.findings[i];
-        if (f.pid == pid && f.capture == c.id && (!c.root_cause || *c.root_cause != i)) {
+        if (holds(suite, f.process, f.pid) && f.capture == c.id &&
+            (!c.root_cause || *c.root_cause != i)) {
           tc.findings.push_back(i);
         }
       }
@@ -138,7 +185,8 @@ class JunitRenderer {
     TestCase outside{"outside any capture", {}, {}};
     for (size_t i = 0; i < report_.findings.size(); ++i) {
       const Finding& f = report_.findings[i];
-      if (f.pid == pid && !has_capture(pid, f.capture)) outside.findings.push_back(i);
+      if (holds(suite, f.process, f.pid) && !has_capture(suite, f.capture))
+        outside.findings.push_back(i);
     }
     cases.push_back(std::move(outside));
     return cases;
@@ -152,10 +200,10 @@ class JunitRenderer {
     return out;
   }
 
-  std::string render_case(const TestCase& c, uint32_t pid) const {
-    const ProcessInfo* process = process_of(pid);
-    const std::string classname =
-        "capguard." + (process ? program_name(process->command) : "pid" + std::to_string(pid));
+  std::string render_case(const TestCase& c, const Suite& suite) const {
+    const ProcessInfo* process = process_of(suite);
+    const std::string classname = "capguard." + (process ? program_name(process->command)
+                                                         : "pid" + std::to_string(suite.pid));
     std::string out = fmt::format("    <testcase classname=\"{}\" name=\"{}\"",
                                   xml_escape(classname), xml_escape(c.name));
     const std::vector<size_t> fails = failing(c);

@@ -87,14 +87,15 @@ struct Artifact {
 
 class SarifRenderer {
  public:
-  SarifRenderer(const Report& report, const RenderOptions& options) : report_(report) {
+  SarifRenderer(const Report& report, const RenderOptions& options, const JsonSink& sink)
+      : report_(report), w_(sink) {
     if (!options.source_root.empty()) {
       root_ = fs::absolute(fs::path(options.source_root)).lexically_normal();
       if (!root_.has_filename()) root_ = root_.parent_path();  // drop a trailing '/'
     }
   }
 
-  std::string render() {
+  void render() {
     w_.begin_object();
     w_.field("$schema", kSchemaUri).field("version", "2.1.0");
     w_.key("runs").begin_array().begin_object();
@@ -110,7 +111,6 @@ class SarifRenderer {
     w_.end_array();
     w_.end_object().end_array();
     w_.end_object();
-    return w_.str();
   }
 
  private:
@@ -155,15 +155,22 @@ class SarifRenderer {
   void write_invocation() {
     bool all_attached = true;
     for (const ProcessInfo& p : report_.processes) all_attached &= p.attached;
+    bool failed = !all_attached;
+    for (const ToolProblem& problem : report_.problems) failed |= problem.level == Severity::Error;
     w_.key("invocations").begin_array().begin_object();
-    w_.field("executionSuccessful", all_attached);
-    if (!all_attached) {
+    w_.field("executionSuccessful", !failed);
+    if (!all_attached || !report_.problems.empty()) {
       w_.key("toolExecutionNotifications").begin_array();
       for (const ProcessInfo& p : report_.processes) {
         if (p.attached) continue;
         w_.begin_object().field("level", "error").key("message").begin_object();
         w_.field("text", "capguard did not attach to process " + std::to_string(p.pid) + " (" +
                              p.command + "): " + p.attach_message);
+        w_.end_object().end_object();
+      }
+      for (const ToolProblem& problem : report_.problems) {
+        w_.begin_object().field("level", to_string(problem.level)).key("message").begin_object();
+        w_.field("text", problem.message);
         w_.end_object().end_object();
       }
       w_.end_array();
@@ -337,7 +344,13 @@ class SarifRenderer {
 }  // namespace
 
 std::string render_sarif(const Report& report, const RenderOptions& options) {
-  return SarifRenderer(report, options).render();
+  std::string out;
+  render_sarif(report, options, [&](std::string_view piece) { out += piece; });
+  return out;
+}
+
+void render_sarif(const Report& report, const RenderOptions& options, const JsonSink& sink) {
+  SarifRenderer(report, options, sink).render();
 }
 
 }  // namespace capguard

@@ -11,6 +11,7 @@
 #include "analyzer/render.h"
 #include "analyzer/source_lines.h"
 #include "analyzer/symbolizer.h"
+#include "analyzer/utf8.h"
 #include "rules/rule_table.h"
 
 namespace capguard {
@@ -58,12 +59,12 @@ void append_frame(std::string& out, size_t index, const Frame& frame, const Styl
                   bool is_user_frame) {
   auto it = std::back_inserter(out);
   fmt::format_to(it, "    {}#{} 0x{:x}", is_user_frame ? style.bold() : "", index, frame.address);
-  if (!frame.function.empty()) fmt::format_to(it, " in {}", frame.function);
+  if (!frame.function.empty()) fmt::format_to(it, " in {}", terminal_safe(frame.function));
   if (!frame.file.empty()) {
-    fmt::format_to(it, " {}:{}", frame.file, frame.line);
-    if (!frame.module.empty()) fmt::format_to(it, " ({})", base_name(frame.module));
+    fmt::format_to(it, " {}:{}", terminal_safe(frame.file), frame.line);
+    if (!frame.module.empty()) fmt::format_to(it, " ({})", terminal_safe(base_name(frame.module)));
   } else if (!frame.module.empty()) {
-    fmt::format_to(it, " ({}+0x{:x})", frame.module, frame.offset);
+    fmt::format_to(it, " ({}+0x{:x})", terminal_safe(frame.module), frame.offset);
   } else {
     out += " (no module maps this address)";
   }
@@ -84,7 +85,7 @@ void append_source(std::string& out, SourceReader& sources, const Frame& frame,
     const bool culprit = line.number == frame.line;
     fmt::format_to(std::back_inserter(out), "      {}{} {:>5} |{}{}{}\n",
                    culprit ? style.bold() : "", culprit ? '>' : ' ', line.number,
-                   line.text.empty() ? "" : " ", line.text, culprit ? style.reset() : "");
+                   line.text.empty() ? "" : " ", terminal_safe(line.text), culprit ? style.reset() : "");
   }
 }
 
@@ -145,7 +146,7 @@ std::string related_heading(const Related& related) {
     heading = "last work on that stream here";
   else
     heading = related.role;
-  if (!related.detail.empty()) heading += fmt::format(" ({})", related.detail);
+  if (!related.detail.empty()) heading += fmt::format(" ({})", terminal_safe(related.detail));
   return heading;
 }
 
@@ -162,18 +163,25 @@ bool mentions_thread(std::string_view message, uint32_t thread) {
   return false;
 }
 
+// Another process of the report has the same pid (several hosts or containers).
+bool shares_pid(const Report& report, size_t index) {
+  for (size_t i = 0; i < report.processes.size(); ++i)
+    if (i != index && report.processes[i].pid == report.processes[index].pid) return true;
+  return false;
+}
+
 void append_finding(std::string& out, const Report& report, const Finding& finding,
                     const Style& style, SourceReader* sources) {
   auto it = std::back_inserter(out);
   fmt::format_to(it, "=={}=={}{}: capguard: {}{}\n", finding.pid, style.severity(finding.severity),
                  heading_word(finding.severity), finding.rule, style.reset());
   // The message first: what went wrong, the call and what CUDA answered, said once.
-  if (!finding.message.empty()) fmt::format_to(it, "  {}\n", finding.message);
+  if (!finding.message.empty()) fmt::format_to(it, "  {}\n", terminal_safe(finding.message));
   const bool failed = finding.result != 0;
   if (failed && (finding.message.empty() ||
                  (!finding.result_name.empty() &&
                   finding.message.find(finding.result_name) == std::string::npos))) {
-    fmt::format_to(it, "  {} returned ", finding.api.empty() ? "the call" : finding.api);
+    fmt::format_to(it, "  {} returned ", finding.api.empty() ? std::string("the call") : terminal_safe(finding.api));
     if (finding.result_name.empty())
       fmt::format_to(it, "{}\n", finding.result);
     else
@@ -229,13 +237,15 @@ ShownFrames frames_to_show(const Location& location) {
 }
 
 std::string summary_line(const Report& report) {
-  int by_state[4] = {};
-  for (const auto& capture : report.captures) ++by_state[static_cast<int>(capture.status)];
-  std::string captures = plural(static_cast<int>(report.captures.size()), "capture", "captures");
+  uint64_t by_state[4] = {};
+  for (const auto& capture : report.captures)
+    by_state[static_cast<int>(capture.status)] += capture.count;
+  const uint64_t total = report.capture_count();
+  std::string captures = fmt::format("{} {}", total, total == 1 ? "capture" : "captures");
   std::string parts;
   for (CaptureState s :
        {CaptureState::Ok, CaptureState::Invalidated, CaptureState::Failed, CaptureState::Open}) {
-    const int n = by_state[static_cast<int>(s)];
+    const uint64_t n = by_state[static_cast<int>(s)];
     if (n == 0) continue;
     parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", n, to_string(s));
   }
@@ -254,18 +264,23 @@ std::string render_text(const Report& report, const RenderOptions& options) {
   SourceReader* sources = options.source ? &reader : nullptr;
   std::string out;
   const bool several = report.processes.size() > 1;
-  for (const auto& process : report.processes) {
+  for (size_t i = 0; i < report.processes.size(); ++i) {
+    const ProcessInfo& process = report.processes[i];
     if (several)
-      fmt::format_to(std::back_inserter(out), "== process {}: {}\n", process.pid, process.command);
+      fmt::format_to(std::back_inserter(out), "== process {}{}: {}\n", process.pid,
+                     shares_pid(report, i) ? " (" + terminal_safe(process.trace_path) + ")" : "",
+                     terminal_safe(process.command));
     if (!process.attached && !process.attach_message.empty())
       fmt::format_to(std::back_inserter(out), "=={}==capguard: not attached: {}\n", process.pid,
-                     process.attach_message);
+                     terminal_safe(process.attach_message));
     for (const auto& finding : report.findings)
-      if (finding.pid == process.pid) append_finding(out, report, finding, style, sources);
+      if (belongs_to(report, i, finding.process, finding.pid))
+        append_finding(out, report, finding, style, sources);
   }
   for (const auto& finding : report.findings) {  // findings of processes without a record
     bool known = false;
-    for (const auto& process : report.processes) known = known || process.pid == finding.pid;
+    for (size_t i = 0; i < report.processes.size(); ++i)
+      known = known || belongs_to(report, i, finding.process, finding.pid);
     if (!known) append_finding(out, report, finding, style, sources);
   }
   out += summary_line(report);

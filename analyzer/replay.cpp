@@ -19,10 +19,20 @@ bool worth_checking(const Call& call, const CaptureModel& model) {
          (call.api.kind == ApiKind::Unsafe && !model.open_captures().empty());
 }
 
+// Capture ids run on across the processes of a report; a counted entry used ids up to last_id.
+uint32_t next_capture_id(const Report& report) {
+  uint32_t last = 0;
+  for (const CaptureInfo& c : report.captures) last = std::max({last, c.id, c.last_id});
+  return last + 1;
+}
+
 }  // namespace
 
 Replay::Replay(Report& report, uint32_t pid)
-    : report_(report), pid_(pid), model_(static_cast<uint32_t>(report.captures.size()) + 1) {}
+    : report_(report),
+      pid_(pid),
+      model_(next_capture_id(report)),
+      first_capture_index_(report.captures.size()) {}
 
 void Replay::define_stack(uint32_t id, std::span<const uint64_t> addresses) {
   StackSpan& span = stacks_[id];
@@ -81,6 +91,7 @@ void Replay::feed(const ApiEvent& ev) {
   }
   if (orphan_901 && finding) orphan_root_ = finding;
   model_.apply(call_, finding);
+  if (model_.retirement_due()) retire(model_.retire_ended());
 }
 
 size_t Replay::emit(const rules::Rule& rule, rules::Draft& draft, const ApiEvent* ev,
@@ -90,6 +101,7 @@ size_t Replay::emit(const rules::Rule& rule, rules::Draft& draft, const ApiEvent
   f.severity = rule.info.severity;
   f.message = std::move(draft.message);
   f.pid = pid_;
+  f.process = process_;
   f.thread = where.tid;
   f.api = std::string(where.api);
   if (ev) {
@@ -101,6 +113,7 @@ size_t Replay::emit(const rules::Rule& rule, rules::Draft& draft, const ApiEvent
   }
   if (draft.capture) {
     f.capture = draft.capture->id;
+    finding_captures_[draft.capture->id] = true;
     f.capturing_thread = draft.capture->tid == where.tid;
     bool has_begin =
         std::any_of(draft.related.begin(), draft.related.end(),
@@ -143,6 +156,8 @@ Location Replay::location(const Site& site) const {
     if (const StackSpan* span = stacks_.find(site.stack))
       loc.addresses.assign(stack_pool_.begin() + span->offset,
                            stack_pool_.begin() + span->offset + span->size);
+    else
+      ++undefined_stacks_;
   }
   return loc;
 }
@@ -170,21 +185,54 @@ void Replay::finish() {
   finished_ = true;
   std::vector<Capture*> open(model_.open_captures().begin(), model_.open_captures().end());
   for (Capture* capture : open) report_open(*capture, false);
-  for (const Capture& c : model_.captures()) {
-    CaptureInfo info;
-    info.id = c.id;
-    info.pid = pid_;
-    info.thread = c.tid;
-    info.stream = c.origin.handle;
-    info.mode = mode_name(c.mode);
-    info.status = c.status;
-    info.nodes = c.nodes;
-    info.begin = location(c.begin);
-    if (c.end.known) info.end = location(c.end);
-    info.root_cause = c.root_cause;
-    for (const Member& m : CaptureModel::lanes_of(c))
-      info.lanes.push_back(lane(m, info.lanes.empty()));
-    report_.captures.push_back(std::move(info));
+  retire(model_.retire_ended(true));
+  // Retired as they stopped mattering; listed, as before, in the order they began.
+  std::stable_sort(report_.captures.begin() + static_cast<ptrdiff_t>(first_capture_index_),
+                   report_.captures.end(),
+                   [](const CaptureInfo& a, const CaptureInfo& b) { return a.id < b.id; });
+}
+
+uint64_t Replay::stack_key(const Site& site) const {
+  const StackSpan* span = site.stack != 0 ? stacks_.find(site.stack) : nullptr;
+  return span ? (uint64_t{span->offset} << 32 | span->size) : ~uint64_t{0};
+}
+
+CaptureInfo Replay::capture_info(const Capture& c) const {
+  CaptureInfo info;
+  info.id = c.id;
+  info.pid = pid_;
+  info.process = process_;
+  info.thread = c.tid;
+  info.stream = c.origin.handle;
+  info.mode = mode_name(c.mode);
+  info.status = c.status;
+  info.nodes = c.nodes;
+  info.begin = location(c.begin);
+  if (c.end.known) info.end = location(c.end);
+  info.root_cause = c.root_cause;
+  for (const Member& m : CaptureModel::lanes_of(c))
+    info.lanes.push_back(lane(m, info.lanes.empty()));
+  return info;
+}
+
+void Replay::retire(std::vector<std::unique_ptr<Capture>> captures) {
+  for (const auto& c : captures) {
+    const bool clean = c->status == CaptureState::Ok && !finding_captures_.find(c->id);
+    if (!clean || report_.captures.size() < kCapturesInDetail) {
+      report_.captures.push_back(capture_info(*c));
+      continue;
+    }
+    const CleanGroupKey key{c->tid, c->origin.handle, c->mode, stack_key(c->begin),
+                            c->end.known ? stack_key(c->end) : ~uint64_t{1}};
+    if (size_t* index = clean_groups_.find(key)) {
+      CaptureInfo& group = report_.captures[*index];
+      ++group.count;
+      group.last_id = c->id;
+      if (group.nodes != c->nodes) group.nodes.reset();
+      continue;
+    }
+    clean_groups_[key] = report_.captures.size();
+    report_.captures.push_back(capture_info(*c));
   }
 }
 

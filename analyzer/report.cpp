@@ -2,6 +2,11 @@
 
 namespace capguard {
 
+bool belongs_to(const Report& report, size_t index, uint32_t process, uint32_t pid) {
+  if (process != 0) return process == index + 1;
+  return index < report.processes.size() && report.processes[index].pid == pid;
+}
+
 const char* to_string(Severity s) {
   switch (s) {
     case Severity::Note:

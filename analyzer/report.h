@@ -46,6 +46,7 @@ struct Finding {
   int result = 0;
   std::string result_name;  // cudaErrorStreamCaptureUnsupported / CUDA_ERROR_...
   uint32_t pid = 0;
+  uint32_t process = 0;  // 1-based index into Report::processes; 0: known by pid only
   uint32_t thread = 0;
   bool capturing_thread = false;
   std::optional<uint32_t> capture;  // CaptureInfo::id
@@ -73,6 +74,7 @@ struct CaptureLane {
 struct CaptureInfo {
   uint32_t id = 0;  // 1-based, unique within the report
   uint32_t pid = 0;
+  uint32_t process = 0;  // as Finding::process
   uint32_t thread = 0;
   uint64_t stream = 0;
   std::string mode;  // global | thread_local | relaxed
@@ -82,7 +84,15 @@ struct CaptureInfo {
   std::optional<Location> end;
   std::optional<size_t> root_cause;  // index into Report::findings
   std::vector<CaptureLane> lanes;    // empty when the trace says nothing about its streams
+  // Past the first kCapturesInDetail captures of a report, clean captures (status ok, no
+  // finding) that repeat the same thread, stream, mode and begin/end sites share one entry:
+  // `count` of them, ids `id` to `last_id`, `nodes` only when all agree. Memory then stays
+  // bounded however many times a training loop re-captures.
+  uint64_t count = 1;
+  uint32_t last_id = 0;  // with count > 1
 };
+
+inline constexpr size_t kCapturesInDetail = 1000;
 
 struct ProcessInfo {
   uint32_t pid = 0;
@@ -92,10 +102,25 @@ struct ProcessInfo {
   std::string trace_path;
 };
 
+// Why the analysis saw less than it was asked to (a trace that could not be read, a program
+// capguard could not attach to): reports carry it, so that a report is written, and says so,
+// even when nothing could be checked.
+struct ToolProblem {
+  Severity level = Severity::Error;  // Warning: tolerated (--no-require-attach)
+  std::string message;
+};
+
 struct Report {
   std::vector<ProcessInfo> processes;
   std::vector<CaptureInfo> captures;
   std::vector<Finding> findings;
+  std::vector<ToolProblem> problems;
+
+  uint64_t capture_count() const {
+    uint64_t n = 0;
+    for (const auto& c : captures) n += c.count;
+    return n;
+  }
 
   // The capture with this id (CaptureInfo::id), or null.
   const CaptureInfo* find_capture(std::optional<uint32_t> id) const {
@@ -122,6 +147,9 @@ void for_each_location(Capture& capture, F&& f) {
     for (auto* site : {&lane.fork, &lane.join, &lane.last_work})
       if (*site) f(**site);
 }
+// Whether a finding or capture (its `process` and `pid`) belongs to report.processes[index].
+// Processes of several hosts or containers can share a pid: the index tells them apart.
+bool belongs_to(const Report& report, size_t index, uint32_t process, uint32_t pid);
 
 const char* to_string(Severity s);
 const char* to_string(CaptureState s);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analyzer/frame_owner.h"
+#include "trace/format.h"
 
 namespace capguard {
 namespace {
@@ -57,6 +58,22 @@ void collect(const Location& location, std::map<uint64_t, std::vector<const Fram
   }
 }
 
+// std::getline without a bound would hold a line of any length in memory: a damaged or hostile
+// file gets the same limit as a trace line. False at the end, or when the line is too long.
+bool read_bounded_line(std::istream& in, std::string& line, bool& too_long) {
+  line.clear();
+  too_long = false;
+  for (int c; (c = in.get()) != EOF;) {
+    if (c == '\n') return true;
+    if (line.size() == trace::kMaxLineLength) {
+      too_long = true;
+      return false;
+    }
+    line += static_cast<char>(c);
+  }
+  return !line.empty();
+}
+
 }  // namespace
 
 std::optional<std::string> SymbolCache::load_beside(const std::string& trace_path) {
@@ -64,9 +81,11 @@ std::optional<std::string> SymbolCache::load_beside(const std::string& trace_pat
   std::ifstream in(path);
   if (!in) return std::nullopt;  // no cache: nothing to add
   std::string line;
-  if (!std::getline(in, line) || line != kMagic)
+  bool too_long = false;
+  if (!read_bounded_line(in, line, too_long) || line != kMagic)
     return path + ":1: not a capguard symbol cache (or a newer format)";
-  for (uint64_t number = 2; std::getline(in, line); ++number) {
+  uint64_t number = 2;
+  for (; read_bounded_line(in, line, too_long); ++number) {
     const auto parts = split_tabs(line);
     uint32_t pid = 0;
     Frame frame;
@@ -78,6 +97,9 @@ std::optional<std::string> SymbolCache::load_beside(const std::string& trace_pat
     frame.file = parts[5];
     add(pid, frame);
   }
+  if (too_long)
+    return path + ":" + std::to_string(number) + ": line is longer than " +
+           std::to_string(trace::kMaxLineLength) + " bytes";
   return std::nullopt;
 }
 

@@ -166,16 +166,19 @@ class Symbolizer {
              const UserCode& user)
       : modules_(modules), cache_(cache), user_(user) {}
 
-  void symbolize(Location& location, uint32_t pid) {
+  // `process` (Finding::process) tells apart processes that share a pid; 0: by pid alone.
+  void symbolize(Location& location, uint32_t pid, uint32_t process) {
     if (location.pid != 0) pid = location.pid;
+    owner_ = find_process(pid, process);
+    const uint64_t owner_key = process != 0 ? process : uint64_t{1} << 32 | pid;
     if (!location.addresses.empty()) {
       location.frames.clear();
       std::vector<Frame> python;
       for (uint64_t address : location.addresses) {
         if (is_python_frame_tag(address)) {
-          python.push_back(python_frame(pid, static_cast<uint32_t>(address)));
+          python.push_back(python_frame(static_cast<uint32_t>(address)));
         } else {
-          const std::vector<Frame>& frames = frames_at(pid, address);
+          const std::vector<Frame>& frames = frames_at(owner_key, pid, address);
           location.frames.insert(location.frames.end(), frames.begin(), frames.end());
         }
       }
@@ -186,13 +189,13 @@ class Symbolizer {
 
  private:
   // The frames at a return address: several where code was inlined there.
-  const std::vector<Frame>& frames_at(uint32_t pid, uint64_t return_address) {
-    auto [cached, inserted] = frames_.try_emplace({pid, return_address});
+  const std::vector<Frame>& frames_at(uint64_t owner_key, uint32_t pid, uint64_t return_address) {
+    auto [cached, inserted] = frames_.try_emplace({owner_key, return_address});
     std::vector<Frame>& frames = cached->second;
     if (!inserted) return frames;
     Frame frame;
     frame.address = return_address;
-    resolve(pid, frame, frames);
+    resolve(frame, frames);
     const bool unknown = frames.size() == 1 && frames[0].function.empty() && frames[0].file.empty();
     if (unknown && cache_ != nullptr) {
       if (const std::vector<Frame>* known = cache_->find(pid, return_address)) {
@@ -204,12 +207,11 @@ class Symbolizer {
     return frames;
   }
 
-  Frame python_frame(uint32_t pid, uint32_t id) const {
+  Frame python_frame(uint32_t id) const {
     Frame frame;
     frame.module = kPythonModule;
-    const ProcessModules* process = find_process(pid);
-    if (process == nullptr) return frame;
-    if (const auto it = process->python_frames.find(id); it != process->python_frames.end()) {
+    if (owner_ == nullptr) return frame;
+    if (const auto it = owner_->python_frames.find(id); it != owner_->python_frames.end()) {
       frame.file = it->second.file;
       frame.function = it->second.function;
       frame.line = it->second.line;
@@ -217,33 +219,34 @@ class Symbolizer {
     return frame;
   }
 
-  void resolve(uint32_t pid, Frame frame, std::vector<Frame>& frames) {
+  void resolve(Frame frame, std::vector<Frame>& frames) {
     // Every recorded address is a return address: the call itself is the instruction before.
     const uint64_t pc = frame.address == 0 ? 0 : frame.address - 1;
-    const ProcessModules* process = find_process(pid);
-    const Module* module = process == nullptr ? nullptr : process->find(pc);
+    const Module* module = owner_ == nullptr ? nullptr : owner_->find(pc);
     if (module == nullptr) {
       frames.push_back(frame);
       return;
     }
     frame.module = module->path;
     frame.offset = frame.address - module->base;
-    auto [open, added] = open_.try_emplace({pid, module});
+    auto [open, added] = open_.try_emplace(module);
     if (added) open->second = std::make_unique<OpenModule>(*module);
     open->second->describe(pc, frame, frames);
   }
 
-  const ProcessModules* find_process(uint32_t pid) const {
+  const ProcessModules* find_process(uint32_t pid, uint32_t index) const {
     for (const auto& process : modules_)
-      if (process.pid == pid) return &process;
+      if (index != 0 ? process.process == index : process.pid == pid) return &process;
+    if (index != 0) return find_process(pid, 0);  // modules made without an index (tests)
     return nullptr;
   }
 
   const std::vector<ProcessModules>& modules_;
   const SymbolCache* cache_;
   const UserCode& user_;
-  std::map<std::pair<uint32_t, const Module*>, std::unique_ptr<OpenModule>> open_;
-  std::map<std::pair<uint32_t, uint64_t>, std::vector<Frame>> frames_;
+  const ProcessModules* owner_ = nullptr;  // of the location being symbolized
+  std::map<const Module*, std::unique_ptr<OpenModule>> open_;
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<Frame>> frames_;  // (process, address)
 };
 
 // The interpreter's own native frames: the python3.X executable or libpython3.X.
@@ -265,11 +268,13 @@ void symbolize(Report& report, const std::vector<ProcessModules>& modules, const
                const UserCode& user) {
   Symbolizer symbolizer(modules, cache, user);
   for (auto& finding : report.findings) {
-    symbolizer.symbolize(finding.location, finding.pid);
-    for (auto& related : finding.related) symbolizer.symbolize(related.location, finding.pid);
+    symbolizer.symbolize(finding.location, finding.pid, finding.process);
+    for (auto& related : finding.related)
+      symbolizer.symbolize(related.location, finding.pid, finding.process);
   }
   for (auto& capture : report.captures) {
-    for_each_location(capture, [&](Location& l) { symbolizer.symbolize(l, capture.pid); });
+    for_each_location(capture,
+                      [&](Location& l) { symbolizer.symbolize(l, capture.pid, capture.process); });
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace capguard {
@@ -33,6 +34,33 @@ inline size_t utf8_sequence_length(std::string_view s, size_t i) {
   }
   if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
   return n;
+}
+
+// `s` made safe to print as one piece of a text line on a terminal: control characters (NUL,
+// ESC, newlines, DEL, the C1 range) and invalid UTF-8 bytes become \xNN, so that text from a
+// trace can neither cut a report short, forge a line (a SUMMARY:), nor drive the terminal.
+inline std::string terminal_safe(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  const auto escape = [&](unsigned char c) {
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 0xf];
+  };
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = utf8_sequence_length(s, i);
+    const bool c1 = n == 2 && c == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0;
+    if (n == 0 || c < 0x20 || c == 0x7f || c1) {
+      for (size_t k = 0; k < (c1 ? 2 : 1); ++k) escape(static_cast<unsigned char>(s[i + k]));
+      i += c1 ? 2 : 1;
+      continue;
+    }
+    out.append(s.substr(i, n));
+    i += n;
+  }
+  return out;
 }
 
 }  // namespace capguard

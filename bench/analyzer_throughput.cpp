@@ -11,96 +11,28 @@
 #include <string>
 
 #include "analyzer/analyzer.h"
-#include "trace/writer.h"
+#include "bench/synthetic_trace.h"
 
 namespace {
 
-using capguard::trace::ApiEvent;
-using capguard::trace::CaptureMode;
-using capguard::trace::CaptureStatus;
-using capguard::trace::Field;
-
-struct SyntheticProgram {
-  capguard::trace::TraceWriter writer;
-  uint64_t seq = 0;
-  uint64_t written = 0;
-  uint64_t stacks[16][8] = {};
-  bool stack_written[16] = {};
-
-  void call(const char* api, uint64_t stream, int stack_slot, void (*fill)(ApiEvent&) = nullptr) {
-    ApiEvent e;
-    e.seq = ++seq;
-    e.time_ns = seq * 100;
-    e.tid = 1000;
-    e.api = api;
-    e.stack = static_cast<uint32_t>(stack_slot + 1);
-    e.stream = stream;
-    e.set(Field::Stream);
-    if (fill) fill(e);
-    const bool first = !stack_written[stack_slot];
-    stack_written[stack_slot] = true;
-    writer.write_event(e, first ? stacks[stack_slot] : nullptr, first ? 8 : 0);
-    ++written;
-  }
-};
-
-void captured(ApiEvent& e) {
-  e.status_before = e.status_after = CaptureStatus::Active;
-  e.set(Field::StatusBefore);
-  e.set(Field::StatusAfter);
-  e.capture_id = 7;
-  e.set(Field::CaptureId);
-}
+using namespace capguard::bench;
 
 uint64_t write_trace(const std::string& dir, uint64_t target_events) {
-  SyntheticProgram p;
-  for (int s = 0; s < 16; ++s)
-    for (int f = 0; f < 8; ++f) p.stacks[s][f] = 0x400000 + s * 0x100 + f * 0x10;
-  if (!p.writer.open(dir.c_str(), 4242, 1, 0)) {
-    std::fprintf(stderr, "cannot create a trace in %s\n", dir.c_str());
-    std::exit(2);
-  }
-  p.writer.write_command("synthetic training loop");
-  p.writer.write_attach(true, "cupti");
-  p.writer.write_module(0, 0x400000, 0x500000, "/synthetic/app", "");
+  SyntheticTrace p(dir.c_str(), "synthetic training loop", 16, 8);
   const uint64_t origin = 0x5000, side = 0x6000;
-  while (p.written < target_events) {
-    p.call("cudaStreamBeginCapture", origin, 0, [](ApiEvent& e) {
-      e.mode = CaptureMode::Global;
-      e.set(Field::Mode);
-      e.stream_flags = 1;
-      e.set(Field::StreamFlags);
-    });
-    p.call("cudaEventRecord", origin, 1, [](ApiEvent& e) {
-      e.event = 0x7000;
-      e.set(Field::Event);
-      captured(e);
-    });
-    p.call("cudaStreamWaitEvent", side, 2, [](ApiEvent& e) {
-      e.event = 0x7000;
-      e.set(Field::Event);
-    });
-    for (int k = 0; k < 1000; ++k) p.call("cudaLaunchKernel", k % 4 ? origin : side, 3 + k % 8, captured);
-    p.call("cudaEventRecord", side, 11, [](ApiEvent& e) {
-      e.event = 0x7100;
-      e.set(Field::Event);
-      captured(e);
-    });
-    p.call("cudaStreamWaitEvent", origin, 12, [](ApiEvent& e) {
-      e.event = 0x7100;
-      e.set(Field::Event);
-      captured(e);
-    });
-    p.call("cudaStreamEndCapture", origin, 13, [](ApiEvent& e) {
-      e.graph = 0x9000;
-      e.set(Field::Graph);
-      e.nodes = 1000;
-      e.set(Field::Nodes);
-    });
+  while (p.events() < target_events) {
+    p.call("cudaStreamBeginCapture", origin, 0, begin_global_on_non_blocking);
+    p.call("cudaEventRecord", origin, 1, on_event<0x7000, true>);
+    p.call("cudaStreamWaitEvent", side, 2, on_event<0x7000, false>);
+    for (int k = 0; k < 1000; ++k)
+      p.call("cudaLaunchKernel", k % 4 ? origin : side, 3 + k % 8, in_capture);
+    p.call("cudaEventRecord", side, 11, on_event<0x7100, true>);
+    p.call("cudaStreamWaitEvent", origin, 12, on_event<0x7100, true>);
+    p.call("cudaStreamEndCapture", origin, 13, ends_with_nodes<1000>);
     p.call("cudaGraphLaunch", origin, 14);
   }
-  p.writer.write_end(p.seq * 100, 0);
-  return p.written;
+  p.end();
+  return p.events();
 }
 
 long peak_rss_kib() {
@@ -126,9 +58,11 @@ int main(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   for (const auto& error : analysis.errors) std::fprintf(stderr, "%s\n", error.to_string().c_str());
-  std::printf("metric analyzer_throughput %.4g Mevents/s\n", static_cast<double>(written) / elapsed / 1e6);
+  std::printf("metric analyzer_throughput %.4g Mevents/s\n",
+              static_cast<double>(written) / elapsed / 1e6);
   std::printf("metric analyzer_events %llu events\n", static_cast<unsigned long long>(written));
-  std::printf("metric analyzer_captures %zu captures\n", analysis.report.captures.size());
+  std::printf("metric analyzer_captures %llu captures\n",
+              static_cast<unsigned long long>(analysis.report.capture_count()));
   std::printf("metric analyzer_findings %zu findings\n", analysis.report.findings.size());
   std::printf("metric analyzer_peak_rss_growth %ld KiB\n", peak_rss_kib() - rss_before);
   unlink(path.c_str());

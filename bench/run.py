@@ -49,6 +49,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--json")
     ap.add_argument("--analyzer-events", default="5000000")
+    ap.add_argument("--analyzer-memory-steps", type=int, default=2_500_000,
+                    help="captures in bench/analyzer_memory.py's trace (0: skip it)")
     ap.add_argument("--only", help="run only this GPU benchmark binary (and skip the analyzer)")
     args = ap.parse_args()
     capguard = os.path.join(args.build, "capguard")
@@ -108,6 +110,11 @@ def main():
           f"{'yes' if rate >= 5 else 'NO'}")
     print(f"analyzer peak RSS growth: {analyzer['analyzer_peak_rss_growth'][0]:.0f} KiB for "
           f"{analyzer['analyzer_events'][0]:.0f} events")
+    if args.analyzer_memory_steps:
+        # Peak RSS of capguard report on a long training-loop trace (bounded, not per capture).
+        memory = os.path.join(os.path.dirname(os.path.abspath(__file__)), "analyzer_memory.py")
+        subprocess.run([sys.executable, memory, "--build", args.build,
+                        "--steps", str(args.analyzer_memory_steps)], check=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"gpu": results, "analyzer": analyzer}, f, indent=2)

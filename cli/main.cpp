@@ -1,6 +1,7 @@
 // capguard: finds the mistakes that break CUDA stream capture. See README.md for usage.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <new>
 
 #include "cli/commands.h"
 
@@ -60,7 +61,9 @@ int run_main(int argc, char** argv) {
                       "clean run)");
   run_app
       ->add_option("--error-exitcode", run.error_exitcode,
-                   "exit status when findings reach --fail-on")
+                   "exit status when findings reach --fail-on (1-255)")
+      // A wider value would wrap modulo 256 in the shell: 256 would make a failing gate pass.
+      ->check(CLI::Range(1, 255))
       ->capture_default_str();
   run_app->add_flag("--require-attach,!--no-require-attach", run.require_attach,
                     "exit 3 when capguard could not attach or the program never reached CUDA "
@@ -109,4 +112,12 @@ int run_main(int argc, char** argv) {
 }  // namespace
 }  // namespace capguard::cli
 
-int main(int argc, char** argv) { return capguard::cli::run_main(argc, argv); }
+int main(int argc, char** argv) {
+  try {
+    return capguard::cli::run_main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    // Never an abort without a word: a gate must see a failure it can explain.
+    std::fputs("capguard: out of memory\n", stderr);
+    return capguard::cli::kExitCannotRead;
+  }
+}

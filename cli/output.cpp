@@ -1,19 +1,24 @@
 #include "cli/output.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <string_view>
 
 #include "analyzer/render.h"
 #include "analyzer/symbol_cache.h"
 #include "analyzer/symbolizer.h"
+#include "analyzer/utf8.h"
+#include "cli/report_file.h"
 #include "cli/suppress.h"
 #include "rules/rule_table.h"
 
@@ -35,43 +40,79 @@ std::string absolute_source_root(const std::string& source_root) {
                              : fs::absolute(source_root, error).string();
 }
 
-std::string render(const Report& report, const std::string& format, bool color,
-                   const ReportOptions& report_options) {
+RenderOptions render_options(bool color, const ReportOptions& report_options) {
   RenderOptions options;
   options.color = color;
   options.source = !report_options.no_source;
   // SARIF: paths relative to it; text, html: also where source files are looked for.
   options.source_root = absolute_source_root(report_options.source_root);
-  if (format == "json") return render_json(report);
-  if (format == "sarif") return render_sarif(report, options);
-  if (format == "junit") return render_junit(report);
-  if (format == "dot") return render_dot(report);
-  if (format == "html") {
-    for (const RuleInfo& rule : all_rules())
-      options.fixes[std::string(rule.id)] = std::string(rule.fix);
-    return render_html(report, options);
-  }
-  return render_text(report, options);
+  return options;
 }
 
-bool write_atomically(const std::string& path, const std::string& content) {
-  const std::string temp = path + ".tmp." + std::to_string(getpid());
-  const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  bool ok = fd >= 0;
-  for (size_t done = 0; ok && done < content.size();) {
-    const ssize_t n = write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) done += static_cast<size_t>(n);
+// Renders into `file` (JSON and SARIF piece by piece). A message on failure.
+std::optional<std::string> write_one(const Report& report, const OutputTarget& target,
+                                     const ReportOptions& report_options) {
+  ReportFile file(target.path);
+  if (!file.open()) return file.error();
+  const bool color = target.path.empty() && target.format == "text" && file.is_terminal() &&
+                     std::getenv("NO_COLOR") == nullptr;
+  RenderOptions options = render_options(color, report_options);
+  auto sink = [&](std::string_view piece) { file.write(piece); };
+  if (target.format == "json") {
+    render_json(report, sink);
+  } else if (target.format == "sarif") {
+    render_sarif(report, options, sink);
+  } else if (target.format == "junit") {
+    file.write(render_junit(report));
+  } else if (target.format == "dot") {
+    file.write(render_dot(report));
+  } else if (target.format == "html") {
+    for (const RuleInfo& rule : all_rules())
+      options.fixes[std::string(rule.id)] = std::string(rule.fix);
+    file.write(render_html(report, options));
+  } else {
+    file.write(render_text(report, options));
   }
-  const int saved = errno;
-  if (fd >= 0 && close(fd) != 0) ok = false;
-  if (ok && rename(temp.c_str(), path.c_str()) == 0) return true;
-  const int reason = ok ? errno : saved;
-  unlink(temp.c_str());
-  std::fprintf(stderr, "capguard: cannot write report %s: %s\n", path.c_str(),
-               std::strerror(reason));
-  return false;
+  return file.close();
+}
+
+// Two targets that name the same file (or stdout twice) would overwrite or concatenate.
+std::string identity_of(const std::string& path) {
+  if (path == "-" || path == "/dev/stdout") return "stdout";
+  std::error_code error;
+  const fs::path absolute = fs::absolute(path, error);
+  const fs::path resolved = fs::weakly_canonical(absolute, error);
+  return error ? absolute.lexically_normal().string() : resolved.string();
+}
+
+// "xml:r.xml": a format-like prefix that is not a format is a mistake, not a file name.
+bool looks_like_format_prefix(std::string_view prefix) {
+  return !prefix.empty() && std::all_of(prefix.begin(), prefix.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+  });
+}
+
+// Why a directory entry named *.trace cannot be a trace; empty when it is a regular file.
+std::string not_a_trace_file(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return "a dangling symlink";
+    if (errno == ELOOP) return "a symlink loop";
+    return std::strerror(errno);
+  }
+  if (S_ISREG(st.st_mode)) return {};
+  if (S_ISDIR(st.st_mode)) return "a directory";
+  if (S_ISFIFO(st.st_mode)) return "a FIFO";
+  return "not a regular file";
+}
+
+// The same file named twice (or through a link) is one process, read once.
+void drop_repeated_files(std::vector<std::string>& traces) {
+  std::set<std::pair<dev_t, ino_t>> seen;
+  std::erase_if(traces, [&](const std::string& trace) {
+    struct stat st;
+    return stat(trace.c_str(), &st) == 0 && !seen.insert({st.st_dev, st.st_ino}).second;
+  });
 }
 
 // A directory stands for the *.trace files directly inside it, in name order.
@@ -80,9 +121,13 @@ void expand(const std::string& path, std::vector<std::string>& traces,
   std::error_code error;
   if (fs::is_directory(path, error)) {
     std::vector<std::string> found;
-    for (const auto& entry : fs::directory_iterator(path, error))
-      if (entry.path().extension() == ".trace" && entry.is_regular_file(error))
+    for (const auto& entry : fs::directory_iterator(path, error)) {
+      if (entry.path().extension() != ".trace") continue;
+      if (std::string why = not_a_trace_file(entry.path().string()); why.empty())
         found.push_back(entry.path().string());
+      else
+        say("warning: skipping " + entry.path().string() + ": " + why);
+    }
     if (error)
       problems.push_back("cannot open trace: " + path + ": " + error.message());
     else if (found.empty())
@@ -108,9 +153,18 @@ std::optional<std::string> resolve_outputs(const ReportOptions& options,
   for (const std::string& value : options.outputs) {
     OutputTarget target{options.format, value};
     const size_t colon = value.find(':');
-    if (colon != std::string::npos && is_format(std::string_view(value).substr(0, colon)))
+    const std::string_view prefix = std::string_view(value).substr(0, colon);
+    if (colon != std::string::npos && is_format(prefix))
       target = {value.substr(0, colon), value.substr(colon + 1)};
+    else if (colon != std::string::npos && looks_like_format_prefix(prefix))
+      return "--output " + value + ": unknown format " + std::string(prefix) +
+             " (text, json, sarif or junit; write ./" + value + " for a file of that name)";
     if (target.path.empty()) return "--output " + value + ": no file name";
+    for (const OutputTarget& earlier : targets)
+      if (identity_of(earlier.path) == identity_of(target.path))
+        return "--output " + value + ": " +
+               (target.path == "-" ? std::string("stdout") : target.path) +
+               " is already the destination of another -o";
     targets.push_back(target);
   }
   // Like a sanitizer, the text report goes to stderr unless told otherwise.
@@ -126,13 +180,16 @@ std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
                                         bool save_symbol_caches) {
   std::vector<std::string> problems, traces;
   for (const auto& path : paths) expand(path, traces, problems);
+  drop_repeated_files(traces);
   for (const auto& trace : traces) analyze_trace(trace, analysis);
   for (const auto& error : analysis.errors)
     problems.push_back("cannot read trace: " + error.to_string());
+  for (const auto& skipped : analysis.skipped_lines)
+    problems.push_back("damaged trace line skipped: " + skipped.to_string());
+  for (const auto& warning : analysis.warnings) say("warning: " + warning);
   SymbolCache cache;  // frames resolved where the traces were recorded, when saved beside them
   for (const auto& trace : traces)
-    if (auto damaged = cache.load_beside(trace))
-      std::fprintf(stderr, "capguard: warning: ignoring %s\n", damaged->c_str());
+    if (auto damaged = cache.load_beside(trace)) say("warning: ignoring " + *damaged);
   symbolize(analysis.report, analysis.modules, &cache,
             UserCode(options.user_code, absolute_source_root(options.source_root)));
   // Saved before anything is filtered: suppressions match on these frames when the traces are
@@ -151,18 +208,27 @@ bool write_outputs(const Report& report, const std::vector<OutputTarget>& target
                    const ReportOptions& options) {
   bool ok = true;
   for (const auto& target : targets) {
-    if (target.path.empty()) {
-      const bool color = isatty(STDERR_FILENO) && std::getenv("NO_COLOR") == nullptr;
-      std::fputs(render(report, target.format, color && target.format == "text", options).c_str(),
-                 stderr);
-    } else if (target.path == "-") {
-      std::fputs(render(report, target.format, false, options).c_str(), stdout);
-      std::fflush(stdout);
-    } else {
-      ok = write_atomically(target.path, render(report, target.format, false, options)) && ok;
+    if (auto failed = write_one(report, target, options)) {
+      say(*failed);
+      ok = false;
     }
   }
   return ok;
+}
+
+bool write_report(const Report& report, const std::vector<OutputTarget>& targets,
+                  const ReportOptions& options, std::string_view before_summary) {
+  for (const ToolProblem& problem : report.problems)
+    say(problem.level == Severity::Warning ? "warning: " + problem.message : problem.message);
+  if (!before_summary.empty()) say(before_summary);
+  std::vector<OutputTarget> wanted;
+  for (const OutputTarget& target : targets)
+    if (!target.path.empty() || !report.processes.empty()) wanted.push_back(target);
+  return write_outputs(report, wanted, options);
+}
+
+void say(std::string_view line) {
+  std::fprintf(stderr, "capguard: %s\n", terminal_safe(line).c_str());
 }
 
 bool has_findings_at(const Report& report, const std::string& fail_on) {

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyzer/analyzer.h"
@@ -15,7 +16,8 @@ struct OutputTarget {
   std::string path;    // empty: stderr; "-": stdout
 };
 
-// Checks formats and targets before any work is done; a message on failure (exit 2).
+// Checks formats and targets before any work is done: an unknown FORMAT: prefix, or two targets
+// naming the same file (or stdout twice), is a message (exit 2).
 std::optional<std::string> resolve_outputs(const ReportOptions& options,
                                            std::vector<OutputTarget>& targets);
 
@@ -26,10 +28,21 @@ std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
                                         const ReportOptions& options, Analysis& analysis,
                                         bool save_symbol_caches = false);
 
-// Writes every target (files atomically: temp file + rename). False after printing a line for
-// a target that could not be written.
+// Writes every target (see ReportFile: regular files atomically, devices and FIFOs in place).
+// False after printing a line for each target that could not be written.
 bool write_outputs(const Report& report, const std::vector<OutputTarget>& targets,
                    const ReportOptions& options);
+
+// Prints "capguard: LINE" on stderr, with control characters escaped (text from a trace or a
+// suppressions file can neither forge lines nor drive the terminal).
+void say(std::string_view line);
+
+// The whole output of a run or report: the lines about report.problems first, then every
+// target, so that the SUMMARY line is the last one on stderr. When nothing at all was read,
+// the text report on stderr is left out (the problem lines say it all); files are written
+// regardless. False when a target could not be written.
+bool write_report(const Report& report, const std::vector<OutputTarget>& targets,
+                  const ReportOptions& options, std::string_view before_summary = {});
 
 bool has_findings_at(const Report& report, const std::string& fail_on);
 

@@ -23,10 +23,10 @@ int report_command(const std::vector<std::string>& paths, const ReportOptions& o
   }
   Analysis analysis;
   const std::vector<std::string> problems = analyze_traces(paths, options, analysis);
-  // What could be read is still reported; the bad traces are named after it.
-  const bool nothing_read = analysis.report.processes.empty() && !problems.empty();
-  const bool written = nothing_read || write_outputs(analysis.report, targets, options);
-  for (const auto& problem : problems) std::fprintf(stderr, "capguard: %s\n", problem.c_str());
+  for (const auto& problem : problems)
+    analysis.report.problems.push_back({Severity::Error, problem});
+  // Every requested report is written, even when nothing could be read (it then says why).
+  const bool written = write_report(analysis.report, targets, options);
   if (!problems.empty()) return kExitCannotRead;
   if (!written) return kExitUsage;
   return has_findings_at(analysis.report, options.fail_on) ? kExitFindings : 0;

@@ -71,6 +71,26 @@ std::string why_not_attached(const Analysis& analysis) {
   return "cannot attach: the program never initialized CUDA";
 }
 
+// capguard cannot watch the program at all: fail closed, or (--no-require-attach) run it as it
+// would run without capguard and return its status. Either way every report is written.
+int run_unwatched(const std::string& program, const RunOptions& options,
+                  const std::vector<OutputTarget>& targets, const std::string& why) {
+  Report report;
+  if (options.require_attach) {
+    report.problems.push_back({Severity::Error, why});
+    write_report(report, targets, options.report);
+    return kExitCannotRead;
+  }
+  const ChildResult child = run_child(program, options.command, ChildEnvironment{});
+  if (!child.exec_error.empty()) {
+    std::fprintf(stderr, "capguard: cannot execute %s: %s\n", program.c_str(),
+                 child.exec_error.c_str());
+    return kExitUsage;
+  }
+  report.problems.push_back({Severity::Warning, why + " (--no-require-attach)"});
+  return write_report(report, targets, options.report) ? child.status : kExitUsage;
+}
+
 }  // namespace
 
 int run_command(const RunOptions& options) {
@@ -94,11 +114,9 @@ int run_command(const RunOptions& options) {
   }
   const std::string interposer = find_interposer();
   if (interposer.empty()) {
-    std::fprintf(stderr,
-                 "capguard: cannot attach: libcapguard.so not found next to %s/capguard "
-                 "or in its ../lib/\n",
-                 directory_of_executable().c_str());
-    return kExitCannotRead;
+    const std::string why = "cannot attach: libcapguard.so not found next to " +
+                            directory_of_executable() + "/capguard or in its ../lib/";
+    return run_unwatched(program, options, targets, why);
   }
 
   std::string trace_dir = options.trace_dir;
@@ -140,26 +158,27 @@ int run_command(const RunOptions& options) {
   std::vector<std::string> problems;
   // With symbol caches, so that kept traces re-analyze where the program's binaries are not.
   if (!traces.empty()) problems = analyze_traces(traces, options.report, analysis, true);
+  Report& report = analysis.report;
+  for (const auto& problem : problems) report.problems.push_back({Severity::Error, problem});
   if (std::string why = why_not_attached(analysis); !why.empty()) {
     if (options.require_attach)
-      problems.push_back(why);
+      problems.push_back(why), report.problems.push_back({Severity::Error, why});
     else
-      std::fprintf(stderr, "capguard: warning: %s (--no-require-attach)\n", why.c_str());
+      report.problems.push_back({Severity::Warning, why + " (--no-require-attach)"});
   }
 
-  const bool written = traces.empty() || write_outputs(analysis.report, targets, options.report);
   // A temporary directory is kept only when there is something in it worth a second look.
-  const bool clean = problems.empty() && analysis.report.findings.empty();
+  const bool clean = problems.empty() && report.findings.empty();
+  std::string kept;
   if (temporary && (clean || traces.empty()))
     fs::remove_all(trace_dir, error);
   else if (temporary)
-    std::fprintf(stderr, "capguard: traces kept in %s (capguard report %s)\n", trace_dir.c_str(),
-                 trace_dir.c_str());
-  for (const auto& problem : problems) std::fprintf(stderr, "capguard: %s\n", problem.c_str());
+    kept = "traces kept in " + trace_dir + " (capguard report " + trace_dir + ")";
+  const bool written = write_report(report, targets, options.report, kept);
 
   if (!problems.empty()) return kExitCannotRead;
   if (!written) return kExitUsage;
-  if (has_findings_at(analysis.report, options.report.fail_on)) return options.error_exitcode;
+  if (has_findings_at(report, options.report.fail_on)) return options.error_exitcode;
   return child.status;
 }
 

@@ -5,6 +5,8 @@
 #include "analyzer/baseline.h"
 #include "analyzer/default_suppressions.h"
 #include "analyzer/suppressions.h"
+#include "analyzer/utf8.h"
+#include "cli/output.h"
 
 namespace capguard::cli {
 
@@ -15,7 +17,7 @@ std::optional<std::string> check_suppressions_file(const std::string& path) {
   if (errors.empty()) return std::nullopt;
   std::string message;
   for (const auto& error : errors)
-    message += (message.empty() ? "" : "\ncapguard: ") + error.to_string();
+    message += (message.empty() ? "" : "\ncapguard: ") + terminal_safe(error.to_string());
   return message;
 }
 
@@ -29,7 +31,7 @@ void apply_suppressions_file(const std::string& path, Report& report) {
   while (start < summary.size()) {
     size_t end = summary.find('\n', start);
     if (end == std::string::npos) end = summary.size();
-    std::fprintf(stderr, "capguard: %.*s\n", static_cast<int>(end - start), summary.data() + start);
+    say(std::string_view(summary).substr(start, end - start));
     start = end + 1;
   }
 }
@@ -51,8 +53,8 @@ void apply_baseline_file(const std::string& path, Report& report) {
   Baseline baseline;
   if (load_baseline(path, baseline)) return;  // checked before the analysis
   const BaselineStats stats = apply_baseline(report, baseline);
-  std::fprintf(stderr, "capguard: baseline %s: %zu new, %zu known, %zu gone\n", path.c_str(),
-               stats.fresh, stats.known, stats.gone);
+  say("baseline " + path + ": " + std::to_string(stats.fresh) + " new, " +
+      std::to_string(stats.known) + " known, " + std::to_string(stats.gone) + " gone");
 }
 
 }  // namespace capguard::cli

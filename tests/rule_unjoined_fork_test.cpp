@@ -51,7 +51,7 @@ TEST_CASE("unjoined-fork twin: the side stream joins back (also transitively)") 
   sim(record(kE2, kS2))(wait(kS3, kE2))(launch(kS3));  // S3 forks from S2
   sim(record(kE2, kS3))(wait(kS2, kE2));               // S3 joins S2
   sim(record(kE2, kS2))(wait(kS, kE2));                // S2 joins S
-  const Capture& capture = sim.replay.model().captures().front();
+  const Capture& capture = *sim.replay.model().captures().front();
   CHECK(sim.replay.model().unjoined_members(capture).empty());
   sim(end(kS).nodes(3));
   CHECK(sim.finish().findings.empty());

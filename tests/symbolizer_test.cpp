@@ -285,4 +285,21 @@ TEST_CASE("a <<<>>> launch: the user frame is the launch line, not nvcc's stub o
   CHECK(choose_user_frame(frames) == 4);
 }
 
+TEST_CASE("two processes that share a pid (two hosts) are symbolized with their own modules") {
+  const uint64_t address = user_code_calling_cuda();
+  ProcessModules here = modules_of_this_process();
+  ProcessModules elsewhere = here;  // the same pid on another host: other files mapped
+  for (auto& module : elsewhere.modules) module.path = "/other/host/" + std::to_string(module.base);
+  here.process = 1;
+  elsewhere.process = 2;
+  Report report = report_with_one_finding(address);
+  report.findings[0].process = 2;
+  report.findings.push_back(report.findings[0]);
+  report.findings[1].process = 1;
+  symbolize(report, {here, elsewhere});
+
+  CHECK(report.findings[0].location.frames.at(0).module.starts_with("/other/host/"));
+  CHECK(report.findings[1].location.frames.at(0).module == executable_path());
+}
+
 }  // namespace capguard

@@ -1,5 +1,6 @@
 // Damaged traces: each gives one clear ReadError at the right line, after every record before
-// the damage was delivered, and never a crash.
+// the damage was delivered, and never a crash. A damaged line past the header is skipped
+// (named to the sink) and reading goes on; what ends reading is returned.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -17,9 +18,12 @@ using testing::TempDir;
 
 const std::string kGoodStart = "v 0.1.0 1\np 10 1 0\n";
 
+// The first problem, whether it ended reading or only cost its line.
 std::optional<ReadError> read_text(const std::string& text, RecordingSink& sink) {
   std::istringstream in(text);
-  return read_trace(in, "t.trace", sink);
+  auto error = read_trace(in, "t.trace", sink);
+  if (!sink.skipped.empty()) return sink.skipped.front();
+  return error;
 }
 
 // Reads `text` and expects exactly one error at `line` whose message contains `part`.
@@ -39,6 +43,20 @@ ReadError expect_error(const std::string& text, uint64_t line, const std::string
 }
 
 TEST_SUITE("trace_reader_errors_test") {
+  TEST_CASE("a damaged line is skipped, named once, and the records after it still read") {
+    RecordingSink sink;
+    const std::string event = "e 1 a 1e241 cudaLaunchKernel 0 0 st=5000\n";
+    std::istringstream in(kGoodStart + event + "e 2 zz\n" + std::string("e 3\0 b", 7) + "\n" + "e" +
+                          std::string(70000, 'x') + "\n" + event + "z 28 0\n");
+    CHECK_FALSE(read_trace(in, "t.trace", sink).has_value());
+    CHECK(sink.types == "vpe!!!ez");
+    REQUIRE(sink.skipped.size() == 3);
+    CHECK(sink.skipped[0].line == 4);
+    CHECK(sink.skipped[1].line == 5);
+    CHECK(sink.skipped[2].line == 6);
+    CHECK(sink.skipped[2].message.find("longer than") != std::string::npos);
+  }
+
   TEST_CASE("an empty file is an empty trace") {
     const ReadError e = expect_error("", 0, "empty trace");
     CHECK(e.to_string() == "t.trace: empty trace");
@@ -103,7 +121,7 @@ TEST_SUITE("trace_reader_errors_test") {
         expect_error(kGoodStart + "e 1 2 3 cudaFree 0 0 st=10\ne 2 2 3 cudaFree 0 0 st=xyz\n", 4,
                      "field value is not lower-case hex: 'st=xyz'", sink);
     CHECK(e.to_string() == "t.trace:4: event record: field value is not lower-case hex: 'st=xyz'");
-    CHECK(sink.types == "vpe");
+    CHECK(sink.types == "vpe!");
     expect_error(kGoodStart + "e 1 2 3 cudaFree 0 0 st\n", 3, "not key=hex: 'st'");
     expect_error(kGoodStart + "e 1 2 3 cudaFree 0 0 =5\n", 3, "not key=hex");
     expect_error(kGoodStart + "e 1 2 3 cudaFree 0 0 st=1 st=2\n", 3, "'st' appears twice");
@@ -180,7 +198,7 @@ TEST_SUITE("trace_reader_errors_test") {
     const std::string text = kGoodStart + "e 1 2 3 cudaFree 0 0\n" +
                              std::string("e 1 2 3 cuda\0Free 0 0\n", 22) + "e 1 2 3 cudaFree 0 0\n";
     expect_error(text, 4, "'cuda\\x00Free'", sink);
-    CHECK(sink.events.size() == 1);
+    CHECK(sink.events.size() == 2);  // the line with the NUL skipped, the one after it read
     expect_error(kGoodStart + std::string("c a\0b\n", 6), 3, "unescaped byte: '\\x00'");
     expect_error(kGoodStart + std::string("\0\0\0\n", 4), 3, "unknown record type '\\x00'");
   }

@@ -83,6 +83,11 @@ struct RecordingSink : TraceSink {
     ends.emplace_back(t, status);
     types += 'z';
   }
+  std::vector<ReadError> skipped;  // damaged lines, reading went on
+  void on_skipped_line(const ReadError& error) override {
+    skipped.push_back(error);
+    types += '!';
+  }
 };
 
 class TempDir {

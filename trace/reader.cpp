@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "trace/record_parser.h"
@@ -48,19 +49,37 @@ std::optional<ReadError> read_lines(const std::string& source, ReadSome read_som
   auto fail = [&](uint64_t at, std::string message) {
     return ReadError{source, at, std::move(message)};
   };
+  // A bad line past the header is skipped, named to the sink, and reading goes on: one flipped
+  // byte must not cost the rest of a long trace.
+  auto skip = [&](uint64_t at, std::string message) {
+    sink.on_skipped_line(ReadError{source, at, std::move(message)});
+  };
+  bool skipping = false;  // inside an over-long line, already counted: drop it up to its end
   for (;;) {
     while (const void* newline = std::memchr(buf + begin, '\n', end - begin)) {
       const size_t length = static_cast<size_t>(static_cast<const char*>(newline) - (buf + begin));
       const std::string_view text(buf + begin, length);
+      begin += length + 1;
+      if (std::exchange(skipping, false)) continue;
       ++line;
       if (line == 1 && !looks_like_header(text)) return fail(1, kNotATrace);
-      if (length > kMaxLineLength) return fail(line, line_too_long());
-      if (!parser.parse(text)) return fail(line, parser.error());
-      begin += length + 1;
+      if (length > kMaxLineLength) {
+        if (line == 1) return fail(line, line_too_long());
+        skip(line, line_too_long());
+      } else if (!parser.parse(text)) {
+        if (line == 1) return fail(line, parser.error());  // a header we cannot read: stop
+        skip(line, parser.error());
+      }
     }
-    const std::string_view rest(buf + begin, end - begin);
+    std::string_view rest(buf + begin, end - begin);
     if (line == 0 && !looks_like_header(rest)) return fail(1, kNotATrace);
-    if (rest.size() > kMaxLineLength) return fail(line + 1, line_too_long());
+    if (rest.size() > kMaxLineLength) {
+      if (line == 0) return fail(1, line_too_long());
+      if (!skipping) skip(++line, line_too_long());
+      skipping = true;
+      begin = end;
+      rest = {};
+    }
 
     const bool was_full = end == capacity;
     std::memmove(buf, buf + begin, rest.size());
@@ -77,6 +96,7 @@ std::optional<ReadError> read_lines(const std::string& source, ReadSome read_som
     if (n == 0) break;
     end += static_cast<size_t>(n);
   }
+  if (skipping) begin = end;  // the over-long last line was reported already
   if (end > begin) return fail(line + 1, "truncated: last record is incomplete");
   if (line == 0) return fail(0, "empty trace");
   if (!parser.finish()) return fail(line, parser.error());

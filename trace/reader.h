@@ -1,7 +1,8 @@
 // Streams a trace (format.h) record by record into a TraceSink. Memory stays bounded by one
 // line plus interned API names, whatever the trace's length. Bad input never throws or
-// crashes: read_trace() returns a ReadError saying where and what, after delivering every
-// record before the damage.
+// crashes: a damaged line is skipped (TraceSink::on_skipped_line says where and what) and
+// reading goes on; read_trace() returns a ReadError for what ends reading (no header, a newer
+// format, a truncated last record, an I/O error), after delivering every record before it.
 #pragma once
 
 #include <cstdint>
@@ -32,9 +33,9 @@ struct StackRecord {
 };
 struct PythonFrameRecord {
   uint32_t id = 0;
-  uint32_t line = 0;              // 0 when unknown
-  std::string_view file;          // unescaped; valid during the callback only
-  std::string_view function;      // likewise
+  uint32_t line = 0;          // 0 when unknown
+  std::string_view file;      // unescaped; valid during the callback only
+  std::string_view function;  // likewise
 };
 
 // Receives records in file order. Strings and spans are valid only during the call, except
@@ -52,6 +53,8 @@ class TraceSink {
   virtual void on_event(const ApiEvent&) {}
   virtual void on_thread_exit(uint32_t /*tid*/, uint64_t /*time_ns*/) {}
   virtual void on_end(uint64_t /*time_ns*/, int /*exit_status*/) {}
+  // A damaged line (past the header) that was skipped; reading goes on after it.
+  virtual void on_skipped_line(const struct ReadError&) {}
 };
 
 struct ReadError {
