@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "analyzer/analyzer.h"
+#include "engine/analyzer.h"
 #include "bench/synthetic_trace.h"
 
 namespace {

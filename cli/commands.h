@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/analyzer.h"
+#include "engine/analyzer.h"
 
 namespace CLI {
 class App;

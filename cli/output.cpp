@@ -14,10 +14,10 @@
 #include <set>
 #include <string_view>
 
-#include "analyzer/render.h"
-#include "analyzer/symbol_cache.h"
-#include "analyzer/symbolizer.h"
-#include "analyzer/utf8.h"
+#include "report/render.h"
+#include "symbolize/symbol_cache.h"
+#include "symbolize/symbolizer.h"
+#include "report/utf8.h"
 #include "cli/report_file.h"
 #include "cli/suppress.h"
 #include "rules/rule_table.h"
@@ -44,6 +44,7 @@ RenderOptions render_options(bool color, const ReportOptions& report_options) {
   RenderOptions options;
   options.color = color;
   options.source = !report_options.no_source;
+  options.rules = all_rules();
   // SARIF: paths relative to it; text, html: also where source files are looked for.
   options.source_root = absolute_source_root(report_options.source_root);
   return options;
@@ -56,7 +57,7 @@ std::optional<std::string> write_one(const Report& report, const OutputTarget& t
   if (!file.open()) return file.error();
   const bool color = target.path.empty() && target.format == "text" && file.is_terminal() &&
                      std::getenv("NO_COLOR") == nullptr;
-  RenderOptions options = render_options(color, report_options);
+  const RenderOptions options = render_options(color, report_options);
   auto sink = [&](std::string_view piece) { file.write(piece); };
   if (target.format == "json") {
     render_json(report, sink);
@@ -67,8 +68,6 @@ std::optional<std::string> write_one(const Report& report, const OutputTarget& t
   } else if (target.format == "dot") {
     file.write(render_dot(report));
   } else if (target.format == "html") {
-    for (const RuleInfo& rule : all_rules())
-      options.fixes[std::string(rule.id)] = std::string(rule.fix);
     file.write(render_html(report, options));
   } else {
     file.write(render_text(report, options));

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analyzer/analyzer.h"
+#include "engine/analyzer.h"
 #include "cli/commands.h"
 
 namespace capguard::cli {

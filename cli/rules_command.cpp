@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "analyzer/default_suppressions.h"
+#include "report/default_suppressions.h"
 #include "cli/commands.h"
 #include "rules/rule_table.h"
 

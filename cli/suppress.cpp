@@ -1,11 +1,12 @@
 #include "cli/suppress.h"
+#include "rules/rule_table.h"
 
 #include <cstdio>
 
-#include "analyzer/baseline.h"
-#include "analyzer/default_suppressions.h"
-#include "analyzer/suppressions.h"
-#include "analyzer/utf8.h"
+#include "report/baseline.h"
+#include "report/default_suppressions.h"
+#include "report/suppressions.h"
+#include "report/utf8.h"
 #include "cli/output.h"
 
 namespace capguard::cli {
@@ -13,7 +14,7 @@ namespace capguard::cli {
 std::optional<std::string> check_suppressions_file(const std::string& path) {
   if (path.empty()) return std::nullopt;
   Suppressions suppressions;
-  const auto errors = load_suppressions(path, suppressions);
+  const auto errors = load_suppressions(path, suppressions, all_rules());
   if (errors.empty()) return std::nullopt;
   std::string message;
   for (const auto& error : errors)
@@ -24,7 +25,7 @@ std::optional<std::string> check_suppressions_file(const std::string& path) {
 void apply_suppressions_file(const std::string& path, Report& report) {
   if (path.empty()) return;
   Suppressions suppressions;
-  if (!load_suppressions(path, suppressions).empty()) return;  // checked before the analysis
+  if (!load_suppressions(path, suppressions, all_rules()).empty()) return;  // checked before the analysis
   const SuppressionStats stats = apply_suppressions(report, suppressions);
   const std::string summary = describe_suppression_stats(suppressions, stats);
   size_t start = 0;  // one "capguard: ..." line per suppression
@@ -38,7 +39,7 @@ void apply_suppressions_file(const std::string& path, Report& report) {
 
 void apply_default_suppressions(Report& report) {
   Suppressions suppressions;
-  parse_suppressions(default_suppressions_text(), "<built-in>", suppressions);
+  parse_suppressions(default_suppressions_text(), "<built-in>", suppressions, all_rules());
   apply_suppressions(report, suppressions);
 }
 

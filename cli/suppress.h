@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "analyzer/report.h"
+#include "model/report.h"
 
 namespace capguard::cli {
 

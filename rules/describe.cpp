@@ -1,6 +1,6 @@
 #include <fmt/format.h>
 
-#include "analyzer/cuda_errors.h"
+#include "model/cuda_errors.h"
 #include "rules/rule.h"
 
 namespace capguard::rules {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/capture_model.h"
+#include "model/capture_model.h"
 #include "rules/rule_table.h"
 
 namespace capguard::rules {

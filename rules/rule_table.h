@@ -5,17 +5,9 @@
 #include <span>
 #include <string_view>
 
-#include "analyzer/report.h"
+#include "model/rule_info.h"
 
 namespace capguard {
-
-struct RuleInfo {
-  std::string_view id;           // stable kebab-case id, e.g. "sync-during-capture"
-  Severity severity;
-  std::string_view summary;      // one line
-  std::string_view explanation;  // what happens, a minimal example, and the fix
-  std::string_view fix;          // one line, printed under each finding
-};
 
 std::span<const RuleInfo> all_rules();
 const RuleInfo* find_rule(std::string_view id);  // nullptr when unknown

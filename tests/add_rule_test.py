@@ -26,7 +26,8 @@ def copy_tree(source, scratch):
     for name in ("README.md", ".clang-format"):
         shutil.copy(os.path.join(source, name), scratch)
     shutil.copytree(os.path.join(source, "rules"), os.path.join(scratch, "rules"))
-    for folder, suffixes in (("analyzer", (".h",)), ("interposer", (".h",)), ("trace", (".h", ".def")),
+    for folder, suffixes in (("model", (".h",)), ("report", (".h",)), ("engine", (".h",)),
+                             ("interposer", (".h",)), ("trace", (".h", ".def")),
                              ("tests", (".h",)),
                              ("testcases", (".cu", ".h", ".py"))):
         os.makedirs(os.path.join(scratch, folder))

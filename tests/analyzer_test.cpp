@@ -1,5 +1,5 @@
 // analyze_trace() end to end: a trace written with the real TraceWriter, read back, replayed.
-#include "analyzer/analyzer.h"
+#include "engine/analyzer.h"
 
 #include <doctest/doctest.h>
 #include <stdlib.h>

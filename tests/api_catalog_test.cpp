@@ -1,4 +1,4 @@
-#include "analyzer/api_catalog.h"
+#include "model/api_catalog.h"
 
 #include <doctest/doctest.h>
 

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "analyzer/api_catalog.h"
-#include "analyzer/capture_model.h"
+#include "model/api_catalog.h"
+#include "model/capture_model.h"
 #include "interposer/api_table.h"
 
 namespace capguard {

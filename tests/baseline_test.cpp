@@ -1,4 +1,5 @@
-#include "analyzer/baseline.h"
+#include "report/baseline.h"
+#include "tests/render_test_report.h"
 
 #include <doctest/doctest.h>
 
@@ -6,8 +7,8 @@
 #include <fstream>
 #include <string>
 
-#include "analyzer/fingerprint.h"
-#include "analyzer/render.h"
+#include "report/fingerprint.h"
+#include "report/render.h"
 #include "ci_gate_report.h"
 
 namespace capguard {
@@ -56,7 +57,7 @@ TEST_CASE("a baseline from the JSON report hides exactly the findings it already
 
 TEST_CASE("a baseline from capguard's SARIF matches the same way") {
   const Report old_report = testing::ci_gate_report();
-  const Baseline baseline = baseline_of(render_sarif(old_report, RenderOptions{}));
+  const Baseline baseline = baseline_of(render_sarif(old_report, testing::with_rules()));
   CHECK(baseline.fingerprints.size() == old_report.findings.size());
   Report now = rerun_of(old_report);
   CHECK(apply_baseline(now, baseline).known == old_report.findings.size());

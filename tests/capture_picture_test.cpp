@@ -1,6 +1,6 @@
 // The structure of a capture carried through the Report for its pictures (CaptureInfo::lanes)
 // and the picture built from it (capture_picture.h), from simulated calls.
-#include "analyzer/capture_picture.h"
+#include "report/capture_picture.h"
 
 #include <doctest/doctest.h>
 

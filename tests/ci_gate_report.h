@@ -5,7 +5,7 @@
 // characters that need escaping.
 #pragma once
 
-#include "analyzer/report.h"
+#include "model/report.h"
 #include "tests/render_test_report.h"  // frame()
 
 namespace capguard::testing {

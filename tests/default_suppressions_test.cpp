@@ -1,8 +1,9 @@
-#include "analyzer/default_suppressions.h"
+#include "report/default_suppressions.h"
+#include "rules/rule_table.h"
 
 #include <doctest/doctest.h>
 
-#include "analyzer/suppressions.h"
+#include "report/suppressions.h"
 
 namespace capguard {
 namespace {
@@ -31,7 +32,7 @@ constexpr const char* kCupyMalloc =
 
 Suppressions built_in() {
   Suppressions suppressions;
-  REQUIRE(parse_suppressions(default_suppressions_text(), "<built-in>", suppressions).empty());
+  REQUIRE(parse_suppressions(default_suppressions_text(), "<built-in>", suppressions, all_rules()).empty());
   return suppressions;
 }
 

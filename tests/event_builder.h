@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "analyzer/replay.h"
-#include "analyzer/report.h"
+#include "engine/replay.h"
+#include "model/report.h"
 #include "interposer/api_table.h"
 #include "trace/event.h"
 

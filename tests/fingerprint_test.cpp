@@ -1,4 +1,4 @@
-#include "analyzer/fingerprint.h"
+#include "report/fingerprint.h"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // Whose code a frame is, from paths: library code compiled into the program (Thrust, CUB,
 // libstdc++ headers), shared libraries installed outside the user's tree (libtorch_cuda.so,
 // cuBLAS, TensorRT) and Python packages are never the user frame; --user-code overrides.
-#include "analyzer/frame_owner.h"
+#include "model/frame_owner.h"
 
 #include <doctest/doctest.h>
 

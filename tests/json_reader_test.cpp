@@ -1,10 +1,10 @@
-#include "analyzer/json_reader.h"
+#include "report/json_reader.h"
 
 #include <doctest/doctest.h>
 
 #include <string>
 
-#include "analyzer/json_writer.h"
+#include "report/json_writer.h"
 
 namespace capguard {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <fstream>
 
-#include "analyzer/analyzer.h"
-#include "analyzer/symbolizer.h"
+#include "engine/analyzer.h"
+#include "symbolize/symbolizer.h"
 #include "tests/trace_recording_sink.h"
 
 namespace capguard {

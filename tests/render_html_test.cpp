@@ -7,8 +7,8 @@
 #include <fstream>
 #include <string>
 
-#include "analyzer/render.h"
-#include "analyzer/source_lines.h"
+#include "report/render.h"
+#include "report/source_lines.h"
 #include "render_test_report.h"
 
 namespace capguard {
@@ -40,7 +40,9 @@ struct SourceFile {
 
 TEST_CASE("html: one self-contained page with every finding and a picture of every capture") {
   RenderOptions options;
-  options.fixes["sync-during-capture"] = "move the synchronize out";
+  options.rules = all_rules();
+  const RuleInfo rules[] = {{"sync-during-capture", Severity::Error, "", "", "move the synchronize out"}};
+  options.rules = rules;
   const std::string html = render_html(testing::sample_report(), options);
   CHECK(html.starts_with("<!DOCTYPE html>"));
   CHECK(html.find("<script") == std::string::npos);
@@ -60,6 +62,7 @@ TEST_CASE("html: one self-contained page with every finding and a picture of eve
 TEST_CASE("html and text: the source lines around the user frame, when the file is readable") {
   SourceFile source;
   RenderOptions options;
+  options.rules = all_rules();
   options.source_root = source.dir.string();  // /src/app.cu is found as DIR/src/app.cu
   const std::string text = render_text(testing::sample_report(), options);
   CHECK(text.find("    #3 0x555500002345 in train_step(float*, CUstream_st*) /src/app.cu:42 (app)\n"

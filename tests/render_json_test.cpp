@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "analyzer/render.h"
+#include "report/render.h"
 #include "render_test_report.h"
 
 namespace capguard {

@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-#include "analyzer/render.h"
+#include "report/render.h"
 #include "ci_gate_report.h"
 
 namespace capguard {

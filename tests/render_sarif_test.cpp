@@ -2,9 +2,9 @@
 
 #include <string>
 
-#include "analyzer/fingerprint.h"
-#include "analyzer/json_reader.h"
-#include "analyzer/render.h"
+#include "report/fingerprint.h"
+#include "report/json_reader.h"
+#include "report/render.h"
 #include "ci_gate_report.h"
 #include "rules/rule_table.h"
 
@@ -13,6 +13,7 @@ namespace {
 
 JsonValue parse_sarif(const Report& report, const std::string& source_root = testing::kSourceRoot) {
   RenderOptions options;
+  options.rules = all_rules();
   options.source_root = source_root;
   JsonParseResult parsed = parse_json(render_sarif(report, options), "sarif");
   REQUIRE_MESSAGE(!parsed.error, parsed.error->to_string());
@@ -145,6 +146,7 @@ TEST_CASE("SARIF without a source root keeps absolute URIs; odd characters are p
 TEST_CASE("SARIF output is deterministic and escapes what JSON requires") {
   const Report report = testing::ci_gate_report();
   RenderOptions options;
+  options.rules = all_rules();
   options.source_root = "/repo/";  // a trailing slash names the same root
   const std::string once = render_sarif(report, options);
   CHECK(once == render_sarif(report, options));

@@ -2,9 +2,18 @@
 // capture (with a forked stream and three folded consequences), and a silent escape.
 #pragma once
 
-#include "analyzer/report.h"
+#include "model/report.h"
+#include "report/render.h"
+#include "rules/rule_table.h"
 
 namespace capguard::testing {
+
+// Render options that know the rule table, as capguard's own pipeline passes it.
+inline RenderOptions with_rules(RenderOptions options = {}) {
+  options.rules = all_rules();
+  return options;
+}
+
 
 inline Frame frame(uint64_t address, const char* function, const char* file, int line,
                    const char* module) {

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "analyzer/render.h"
+#include "report/render.h"
 #include "render_test_report.h"
 #include "rules/rule_table.h"
 
@@ -18,7 +18,7 @@ std::string fix_line(const char* rule) {
 }  // namespace
 
 TEST_CASE("a finding reads like a sanitizer report: the message, then the culprit frame") {
-  const std::string text = render_text(testing::sample_report(), {});
+  const std::string text = render_text(testing::sample_report(), testing::with_rules());
   const std::string expected_first_finding =
       "==4242==ERROR: capguard: sync-during-capture\n"
       "  synchronizing stream 0x5555deadbeef waits for work that only runs at replay\n"
@@ -44,11 +44,11 @@ TEST_CASE("each fact once: a message that names the result and the thread is not
   finding.message =
       "cudaStreamSynchronize on thread 4243 while capturing; CUDA returned "
       "cudaErrorStreamCaptureUnsupported (900) and invalidated the capture";
-  const std::string text = render_text(report, {});
+  const std::string text = render_text(report, testing::with_rules());
   CHECK(text.starts_with("==4242==ERROR: capguard: sync-during-capture\n  " + finding.message +
                          "\n  called here:\n    #3 "));
   finding.thread = 42;  // "thread 4243" does not mention thread 42
-  CHECK(render_text(report, {}).find("  called here on thread 42 (the capturing thread):\n") !=
+  CHECK(render_text(report, testing::with_rules()).find("  called here on thread 42 (the capturing thread):\n") !=
         std::string::npos);
 }
 
@@ -60,7 +60,7 @@ TEST_CASE("library frames between CUDA and the user frame are shown, a long run 
       location.frames.begin() + 3,
       testing::frame(0x555500002000, "thrust::cuda_cub::malloc", thrust, 82, "/src/app"));
   location.user_frame = 4;
-  std::string text = render_text(report, {});
+  std::string text = render_text(report, testing::with_rules());
   CHECK(text.find("    #3 0x555500002000 in thrust::cuda_cub::malloc " + std::string(thrust) +
                   ":82 (app)\n    #4 0x555500002345 in train_step") != std::string::npos);
   CHECK(text.find("(3 frames inside CUDA/capguard and 2 outer frames not shown)") !=
@@ -71,27 +71,27 @@ TEST_CASE("library frames between CUDA and the user frame are shown, a long run 
         location.frames.begin() + 3,
         testing::frame(0x7f0000009000 + i, "", "", 0, "/usr/lib/libtorch_cuda.so"));
   location.user_frame = 18;
-  text = render_text(report, {});
+  text = render_text(report, testing::with_rules());
   CHECK(text.find("    #7 0x7f0000009") != std::string::npos);
   CHECK(text.find("    (5 library frames not shown)\n    #13 0x7f0000009") != std::string::npos);
   CHECK(text.find("    #18 0x555500002345 in train_step") != std::string::npos);
 
   location.frames.erase(location.frames.begin() + 3, location.frames.begin() + 7);  // 11 left
   location.user_frame = 14;
-  text = render_text(report, {});
+  text = render_text(report, testing::with_rules());
   CHECK(text.find("not shown)\n    #") == std::string::npos);  // eliding one saves no line
   CHECK(text.find("    #8 0x7f0000009") != std::string::npos);
 }
 
 TEST_CASE("the summary line counts findings by severity and captures by outcome") {
-  const std::string text = render_text(testing::sample_report(), {});
+  const std::string text = render_text(testing::sample_report(), testing::with_rules());
   CHECK(
       text.ends_with("SUMMARY: capguard: 1 error, 1 warning, 0 notes in 1 process "
                      "(2 captures: 1 ok, 1 invalidated)\n"));
 }
 
 TEST_CASE("an empty report is just the summary") {
-  CHECK(render_text(Report{}, {}) ==
+  CHECK(render_text(Report{}, testing::with_rules()) ==
         "SUMMARY: capguard: 0 errors, 0 warnings, 0 notes in 0 processes (0 captures)\n");
 }
 
@@ -102,14 +102,14 @@ TEST_CASE("a frame without source or module still says where it was") {
   location.frames[0].offset = 0x10f0;
   location.frames.push_back(testing::frame(0x99, "", "", 0, ""));
   location.user_frame = -1;
-  const std::string text = render_text(report, {});
+  const std::string text = render_text(report, testing::with_rules());
   CHECK(text.find("    #0 0x7f00000010f0 (/usr/lib/libfoo.so+0x10f0)\n") != std::string::npos);
   CHECK(text.find("(no module maps this address)") == std::string::npos);  // outer, elided
   CHECK(text.find("(1 outer frame not shown)\n") != std::string::npos);
 }
 
 TEST_CASE("a finding without any stack says so instead of printing nothing") {
-  const std::string text = render_text(testing::sample_report(), {});
+  const std::string text = render_text(testing::sample_report(), testing::with_rules());
   CHECK(text.find("==4242==WARNING: capguard: escaped-sync-copy\n"
                   "  cudaMemcpy ran once at capture time; the graph has no copy \"x\"\\\n"
                   "  called here on thread 4243 (the capturing thread):\n") != std::string::npos);
@@ -123,7 +123,7 @@ TEST_CASE("several processes get a header each; a process capguard could not att
   child.command = "./worker";
   child.attach_message = "CUPTI already in use by another subscriber";
   report.processes.push_back(child);
-  const std::string text = render_text(report, {});
+  const std::string text = render_text(report, testing::with_rules());
   CHECK(text.starts_with("== process 4242: ./app --steps 3\n==4242==ERROR"));
   CHECK(text.find("== process 5000: ./worker\n"
                   "==5000==capguard: not attached: CUPTI already in use by another subscriber\n") !=
@@ -133,8 +133,9 @@ TEST_CASE("several processes get a header each; a process capguard could not att
 
 TEST_CASE("colors only when asked, and the heading stays greppable without them") {
   const Report report = testing::sample_report();
-  CHECK(render_text(report, {}).find('\033') == std::string::npos);
+  CHECK(render_text(report, testing::with_rules()).find('\033') == std::string::npos);
   RenderOptions color;
+  color.rules = all_rules();
   color.color = true;
   CHECK(render_text(report, color).find("\033[1;31mERROR: capguard: sync-during-capture") !=
         std::string::npos);

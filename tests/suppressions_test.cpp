@@ -1,4 +1,5 @@
-#include "analyzer/suppressions.h"
+#include "report/suppressions.h"
+#include "rules/rule_table.h"
 
 #include <doctest/doctest.h>
 
@@ -11,7 +12,7 @@ namespace {
 
 Suppressions parse_ok(std::string_view text) {
   Suppressions s;
-  const auto errors = parse_suppressions(text, "ci.supp", s);
+  const auto errors = parse_suppressions(text, "ci.supp", s, all_rules());
   REQUIRE_MESSAGE(errors.empty(), errors.front().to_string());
   return s;
 }
@@ -65,7 +66,7 @@ TEST_CASE("malformed suppression lines are reported with file and line, all of t
       "*:func:x\n"
       "*:src:\n"
       ":fun:x\n",
-      "ci.supp", s);
+      "ci.supp", s, all_rules());
   REQUIRE(errors.size() == 5);
   CHECK(errors[0].to_string().starts_with("ci.supp:2: expected RULE:KIND:PATTERN"));
   CHECK(errors[1].to_string() ==
@@ -78,7 +79,7 @@ TEST_CASE("malformed suppression lines are reported with file and line, all of t
 
 TEST_CASE("a missing suppressions file is an error naming it") {
   Suppressions s;
-  const auto errors = load_suppressions("/nonexistent/ci.supp", s);
+  const auto errors = load_suppressions("/nonexistent/ci.supp", s, all_rules());
   REQUIRE(errors.size() == 1);
   CHECK(errors[0].to_string() == "/nonexistent/ci.supp: cannot open suppressions file");
 }

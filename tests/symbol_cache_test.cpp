@@ -1,4 +1,4 @@
-#include "analyzer/symbol_cache.h"
+#include "symbolize/symbol_cache.h"
 
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "analyzer/symbolizer.h"
+#include "symbolize/symbolizer.h"
 
 namespace capguard {
 namespace {

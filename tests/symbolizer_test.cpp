@@ -1,4 +1,4 @@
-#include "analyzer/symbolizer.h"
+#include "symbolize/symbolizer.h"
 
 #include <doctest/doctest.h>
 #include <elf.h>

@@ -6,8 +6,9 @@
 #include <fstream>
 #include <string>
 
-#include "analyzer/render.h"
+#include "report/render.h"
 #include "ci_gate_report.h"
+#include "render_test_report.h"
 
 namespace {
 
@@ -31,11 +32,12 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(dir, ec);
   const capguard::Report report = capguard::testing::ci_gate_report();
   capguard::RenderOptions with_root;
+  with_root.rules = capguard::all_rules();
   with_root.source_root = capguard::testing::kSourceRoot;
   const bool ok =
       write_file(dir / "sample.sarif", capguard::render_sarif(report, with_root)) &&
       write_file(dir / "sample-absolute.sarif",
-                 capguard::render_sarif(report, capguard::RenderOptions{})) &&
+                 capguard::render_sarif(report, capguard::testing::with_rules())) &&
       write_file(dir / "clean.sarif", capguard::render_sarif(capguard::Report{}, with_root)) &&
       write_file(dir / "sample.junit.xml", capguard::render_junit(report)) &&
       write_file(dir / "clean.junit.xml", capguard::render_junit(capguard::Report{}));

@@ -1,0 +1,106 @@
+// analyze_trace(): the trace reader feeds a Replay; modules, process and attach records go to
+// the report and the module map.
+#include "engine/analyzer.h"
+
+#include <new>
+
+#include "engine/replay.h"
+
+namespace capguard {
+namespace {
+
+class ReplaySink : public trace::TraceSink {
+ public:
+  ReplaySink(Analysis& analysis, const std::string& path)
+      : analysis_(analysis),
+        replay_(analysis.report),
+        process_(analysis.report.processes.emplace_back()) {
+    process_.trace_path = path;
+    modules_.pid = 0;
+    replay_.set_process(static_cast<uint32_t>(analysis.report.processes.size()));
+    modules_.process = static_cast<uint32_t>(analysis.report.processes.size());
+  }
+
+  void on_process(const trace::ProcessRecord& p) override {
+    saw_process_ = true;
+    process_.pid = p.pid;
+    modules_.pid = p.pid;
+    replay_.set_pid(p.pid);
+  }
+  void on_command(std::string_view command_line) override {
+    process_.command = std::string(command_line);
+  }
+  void on_attach(bool ok, std::string_view message) override {
+    process_.attached = ok;
+    process_.attach_message = std::string(message);
+  }
+  void on_module(const trace::ModuleRecord& m) override {
+    modules_.modules.push_back(
+        {m.base, m.start, m.end, std::string(m.path), std::string(m.build_id)});
+  }
+  void on_python_frame(const trace::PythonFrameRecord& f) override {
+    modules_.python_frames[f.id] = {std::string(f.file), std::string(f.function),
+                                    static_cast<int>(f.line)};
+  }
+  void on_stack(const trace::StackRecord& s) override {
+    if (s.python_frames.empty()) return replay_.define_stack(s.id, s.addresses);
+    stack_.assign(s.addresses.begin(), s.addresses.end());  // then the Python frames, tagged
+    for (uint32_t id : s.python_frames) stack_.push_back(kPythonFrameTag | id);
+    replay_.define_stack(s.id, stack_);
+  }
+  void on_event(const trace::ApiEvent& ev) override { replay_.feed(ev); }
+  void on_thread_exit(uint32_t tid, uint64_t) override { replay_.thread_exit(tid); }
+  void on_skipped_line(const trace::ReadError& error) override {
+    if (++skipped_ <= kSkippedLinesNamed) analysis_.skipped_lines.push_back(error);
+  }
+  uint64_t skipped() const { return skipped_; }
+  const Replay& replay() const { return replay_; }
+
+  // Call once reading stopped, cleanly or not. Returns the module map.
+  bool saw_process() const { return saw_process_; }
+  ProcessModules finish() {
+    replay_.finish();
+    return std::move(modules_);
+  }
+
+ private:
+  Analysis& analysis_;
+  Replay replay_;
+  ProcessInfo& process_;
+  ProcessModules modules_;
+  std::vector<uint64_t> stack_;
+  bool saw_process_ = false;
+  uint64_t skipped_ = 0;
+};
+
+}  // namespace
+
+void analyze_trace(const std::string& path, Analysis& analysis) {
+  // The sink holds a reference into report.processes: nothing else appends to it meanwhile.
+  ReplaySink sink(analysis, path);
+  std::optional<trace::ReadError> error;
+  try {
+    error = trace::read_trace(path, sink);
+  } catch (const std::bad_alloc&) {
+    // Unwinding freed the reader's buffers: enough to report what was found before.
+    error = trace::ReadError{path, 0,
+                             "out of memory while reading it; findings up to there are "
+                             "reported"};
+  }
+  ProcessModules modules = sink.finish();
+  if (error && !sink.saw_process()) {
+    analysis.report.processes.pop_back();  // nothing was read: no process to speak of
+  } else {
+    analysis.modules.push_back(std::move(modules));
+  }
+  if (sink.skipped() > kSkippedLinesNamed)
+    analysis.skipped_lines.push_back(
+        {path, 0,
+         std::to_string(sink.skipped() - kSkippedLinesNamed) + " more damaged lines skipped"});
+  if (const uint64_t n = sink.replay().undefined_stacks())
+    analysis.warnings.push_back(path + ": stack ids that the trace never defines, named " +
+                                std::to_string(n) + " times (shown as \"no stack recorded\")");
+  if (error) analysis.errors.push_back(std::move(*error));
+}
+
+}  // namespace capguard

@@ -1,0 +1,31 @@
+// The analyzer's entry point: replays traces through the capture model and the rules.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "symbolize/modules.h"
+#include "model/report.h"
+#include "trace/reader.h"
+
+namespace capguard {
+
+// Everything learned from a set of traces. Locations hold raw addresses; symbolize() fills in
+// their frames afterwards from `modules`.
+struct Analysis {
+  Report report;
+  std::vector<ProcessModules> modules;   // one per process
+  std::vector<trace::ReadError> errors;  // unreadable or damaged traces
+  // Damaged lines skipped (reading went on after them), at most kSkippedLinesNamed per trace
+  // named; and what else is worth a word about a trace that was read (undefined stack ids...).
+  std::vector<trace::ReadError> skipped_lines;
+  std::vector<std::string> warnings;
+};
+
+inline constexpr uint64_t kSkippedLinesNamed = 10;
+
+// Replays one trace, appending its process, captures and findings to `analysis`. A damaged
+// trace contributes what was read before the damage plus an entry in analysis.errors.
+void analyze_trace(const std::string& path, Analysis& analysis);
+
+}  // namespace capguard

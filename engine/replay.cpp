@@ -1,0 +1,239 @@
+#include "engine/replay.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "model/cuda_errors.h"
+#include "rules/rule.h"
+
+namespace capguard {
+
+using trace::ApiEvent;
+
+namespace {
+
+// Only these can interest a rule: failures, killed captures, and calls made while a capture
+// is open on this thread (escapes) or anywhere (unsafe calls from other threads).
+bool worth_checking(const Call& call, const CaptureModel& model) {
+  return call.result() != 0 || !call.victims.empty() || call.own_capture ||
+         (call.api.kind == ApiKind::Unsafe && !model.open_captures().empty());
+}
+
+// Capture ids run on across the processes of a report; a counted entry used ids up to last_id.
+uint32_t next_capture_id(const Report& report) {
+  uint32_t last = 0;
+  for (const CaptureInfo& c : report.captures) last = std::max({last, c.id, c.last_id});
+  return last + 1;
+}
+
+}  // namespace
+
+Replay::Replay(Report& report, uint32_t pid)
+    : report_(report),
+      pid_(pid),
+      model_(next_capture_id(report)),
+      first_capture_index_(report.captures.size()) {}
+
+void Replay::define_stack(uint32_t id, std::span<const uint64_t> addresses) {
+  StackSpan& span = stacks_[id];
+  if (span.size == addresses.size() && span.size != 0 &&
+      std::equal(addresses.begin(), addresses.end(), stack_pool_.begin() + span.offset))
+    return;
+  span.offset = static_cast<uint32_t>(stack_pool_.size());
+  span.size = static_cast<uint32_t>(addresses.size());
+  stack_pool_.insert(stack_pool_.end(), addresses.begin(), addresses.end());
+}
+
+const ApiInfo& Replay::classify(std::string_view api) {
+  // Names are interned by the reader, so the address identifies the name; the content check
+  // keeps a caller that reuses a buffer correct.
+  ApiCacheEntry* entry = api_cache_.find(reinterpret_cast<uintptr_t>(api.data()));
+  if (entry && entry->name.size() == api.size() &&
+      std::memcmp(entry->name.data(), api.data(), api.size()) == 0)
+    return entry->info;
+  ApiCacheEntry& fresh = api_cache_[reinterpret_cast<uintptr_t>(api.data())];
+  fresh.name = api;
+  fresh.info = classify_api(api);
+  return fresh.info;
+}
+
+void Replay::feed(const ApiEvent& ev) {
+  const ApiInfo& api = classify(ev.api);
+  // The error these return is the earlier call's, already judged there: not a failure of theirs.
+  if (api.kind == ApiKind::ErrorReport) return;
+  if (model_.irrelevant(ev, api)) return;
+  model_.prepare(ev, api, call_);
+
+  if (Capture* dead = call_.consequence_of) {
+    ++report_.findings[*dead->root_cause].consequences;
+    model_.apply(call_, std::nullopt);
+    return;
+  }
+  bool orphan_901 = ev.result == kErrCaptureInvalidated && call_.victims.empty();
+  if (orphan_901 && orphan_root_) {
+    ++report_.findings[*orphan_root_].consequences;
+    model_.apply(call_, std::nullopt);
+    return;
+  }
+
+  std::optional<size_t> finding;
+  if (worth_checking(call_, model_)) {
+    rules::Draft draft;  // one for all rules: this runs for every call made during a capture
+    for (const rules::Rule* rule : rules::rule_list()) {
+      if (!rule->on_call) continue;
+      if (!rule->on_call(call_, model_, draft)) {
+        if (!draft.empty()) draft = rules::Draft{};  // a rule that wrote, then declined
+        continue;
+      }
+      finding = emit(*rule, draft, &ev, &api, Site::of(ev));
+      break;
+    }
+  }
+  if (orphan_901 && finding) orphan_root_ = finding;
+  model_.apply(call_, finding);
+  if (model_.retirement_due()) retire(model_.retire_ended());
+}
+
+size_t Replay::emit(const rules::Rule& rule, rules::Draft& draft, const ApiEvent* ev,
+                    const ApiInfo* api, const Site& where) {
+  Finding f;
+  f.rule = std::string(rule.info.id);
+  f.severity = rule.info.severity;
+  f.message = std::move(draft.message);
+  f.pid = pid_;
+  f.process = process_;
+  f.thread = where.tid;
+  f.api = std::string(where.api);
+  if (ev) {
+    trace::ApiDomain domain = ev->has(trace::Field::Domain) ? ev->domain : api->domain;
+    f.result = ev->result;
+    f.result_name = result_name(ev->result, domain);
+  } else {
+    f.result_name = result_name(0, classify_api(where.api).domain);
+  }
+  if (draft.capture) {
+    f.capture = draft.capture->id;
+    finding_captures_[draft.capture->id] = true;
+    f.capturing_thread = draft.capture->tid == where.tid;
+    bool has_begin =
+        std::any_of(draft.related.begin(), draft.related.end(),
+                    [](const rules::RelatedSite& r) { return r.role == "capture-begin"; });
+    if (!has_begin && draft.capture->begin.seq != where.seq)
+      rules::add_capture_begin(draft, *draft.capture);
+  }
+  f.location = location(where);
+  if (ev && call_.has_stream) f.stream = call_.stream.handle;
+  for (rules::RelatedSite& r : draft.related)
+    f.related.push_back({std::move(r.role), std::move(r.detail), location(r.site)});
+  report_.findings.push_back(std::move(f));
+  return report_.findings.size() - 1;
+}
+
+CaptureLane Replay::lane(const Member& member, bool origin) const {
+  CaptureLane lane;
+  lane.stream = member.stream.handle;
+  lane.work = member.work;
+  lane.joined = member.joined;
+  if (!origin) lane.forked_from = member.forked_from;
+  if (!origin && member.fork_wait.known) lane.fork = location(member.fork_wait);
+  if (member.join_wait.known) {
+    lane.joined_into = member.joined_into;
+    lane.join = location(member.join_wait);
+  }
+  if (member.last_work.known) {
+    lane.last_work = location(member.last_work);
+    lane.last_work_api = std::string(member.last_work.api);
+  }
+  return lane;
+}
+
+Location Replay::location(const Site& site) const {
+  Location loc;
+  loc.pid = pid_;
+  loc.seq = site.seq;
+  loc.stack_id = site.stack;
+  if (site.stack != 0) {
+    if (const StackSpan* span = stacks_.find(site.stack))
+      loc.addresses.assign(stack_pool_.begin() + span->offset,
+                           stack_pool_.begin() + span->offset + span->size);
+    else
+      ++undefined_stacks_;
+  }
+  return loc;
+}
+
+void Replay::report_open(Capture& capture, bool thread_exited) {
+  if (std::find(reported_open_.begin(), reported_open_.end(), capture.id) != reported_open_.end())
+    return;
+  reported_open_.push_back(capture.id);
+  for (const rules::Rule* rule : rules::rule_list()) {
+    if (!rule->on_open) continue;
+    rules::Draft draft;
+    if (!rule->on_open(capture, thread_exited, draft)) continue;
+    size_t index = emit(*rule, draft, nullptr, nullptr, capture.begin);
+    report_.findings[index].capturing_thread = true;
+    return;
+  }
+}
+
+void Replay::thread_exit(uint32_t tid) {
+  for (Capture* capture : model_.thread_exit(tid)) report_open(*capture, true);
+}
+
+void Replay::finish() {
+  if (finished_) return;
+  finished_ = true;
+  std::vector<Capture*> open(model_.open_captures().begin(), model_.open_captures().end());
+  for (Capture* capture : open) report_open(*capture, false);
+  retire(model_.retire_ended(true));
+  // Retired as they stopped mattering; listed, as before, in the order they began.
+  std::stable_sort(report_.captures.begin() + static_cast<ptrdiff_t>(first_capture_index_),
+                   report_.captures.end(),
+                   [](const CaptureInfo& a, const CaptureInfo& b) { return a.id < b.id; });
+}
+
+uint64_t Replay::stack_key(const Site& site) const {
+  const StackSpan* span = site.stack != 0 ? stacks_.find(site.stack) : nullptr;
+  return span ? (uint64_t{span->offset} << 32 | span->size) : ~uint64_t{0};
+}
+
+CaptureInfo Replay::capture_info(const Capture& c) const {
+  CaptureInfo info;
+  info.id = c.id;
+  info.pid = pid_;
+  info.process = process_;
+  info.thread = c.tid;
+  info.stream = c.origin.handle;
+  info.mode = mode_name(c.mode);
+  info.status = c.status;
+  info.nodes = c.nodes;
+  info.begin = location(c.begin);
+  if (c.end.known) info.end = location(c.end);
+  info.root_cause = c.root_cause;
+  for (const Member& m : CaptureModel::lanes_of(c))
+    info.lanes.push_back(lane(m, info.lanes.empty()));
+  return info;
+}
+
+void Replay::retire(std::vector<std::unique_ptr<Capture>> captures) {
+  for (const auto& c : captures) {
+    const bool clean = c->status == CaptureState::Ok && !finding_captures_.find(c->id);
+    if (!clean || report_.captures.size() < kCapturesInDetail) {
+      report_.captures.push_back(capture_info(*c));
+      continue;
+    }
+    const CleanGroupKey key{c->tid, c->origin.handle, c->mode, stack_key(c->begin),
+                            c->end.known ? stack_key(c->end) : ~uint64_t{1}};
+    if (size_t* index = clean_groups_.find(key)) {
+      CaptureInfo& group = report_.captures[*index];
+      ++group.count;
+      group.last_id = c->id;
+      if (group.nodes != c->nodes) group.nodes.reset();
+      continue;
+    }
+    clean_groups_[key] = report_.captures.size();
+    report_.captures.push_back(capture_info(*c));
+  }
+}
+
+}  // namespace capguard

@@ -1,0 +1,97 @@
+// Replays one process's calls through the capture model and the rules, and turns what the
+// rules conclude into report findings (folding consequences under their root cause). The trace
+// reader feeds it in analyze_trace(); tests feed it ApiEvents directly.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "model/api_catalog.h"
+#include "model/capture_model.h"
+#include "model/flat_map.h"
+#include "model/report.h"
+#include "trace/event.h"
+
+namespace capguard {
+
+namespace rules {
+struct Rule;
+struct Draft;
+}  // namespace rules
+
+class Replay {
+ public:
+  // Appends this process's findings and captures to `report`. ApiEvent::api strings must stay
+  // valid for the replay's lifetime (the trace reader interns them).
+  explicit Replay(Report& report, uint32_t pid = 0);
+
+  void set_pid(uint32_t pid) { pid_ = pid; }
+  // The 1-based index of this process in report.processes (findings and captures carry it).
+  void set_process(uint32_t index) { process_ = index; }
+  void define_stack(uint32_t id, std::span<const uint64_t> addresses);
+  void feed(const trace::ApiEvent& ev);
+  void thread_exit(uint32_t tid);
+  // The process ended (or its trace did): reports captures left open, writes report.captures.
+  void finish();
+
+  const CaptureModel& model() const { return model_; }
+  // Stack ids used by reported locations that no stack record defined (a damaged trace).
+  uint64_t undefined_stacks() const { return undefined_stacks_; }
+
+ private:
+  const ApiInfo& classify(std::string_view api);
+  size_t emit(const rules::Rule& rule, rules::Draft& draft, const trace::ApiEvent* ev,
+              const ApiInfo* api, const Site& where);
+  void report_open(Capture& capture, bool thread_exited);
+  Location location(const Site& site) const;
+  CaptureLane lane(const Member& member, bool origin) const;
+  // Moves ended captures out of the model into report.captures (see CaptureInfo::count).
+  void retire(std::vector<std::unique_ptr<Capture>> captures);
+  CaptureInfo capture_info(const Capture& c) const;
+  // Where a site's stack lives in stack_pool_: two sites with the same key share a stack.
+  uint64_t stack_key(const Site& site) const;
+
+  struct CleanGroupKey {
+    uint32_t thread;
+    uint64_t stream;
+    trace::CaptureMode mode;
+    uint64_t begin, end;
+    bool operator==(const CleanGroupKey&) const = default;
+  };
+  struct CleanGroupKeyHash {
+    size_t operator()(const CleanGroupKey& k) const {
+      return static_cast<size_t>(mix_hash(k.stream ^ mix_hash(k.begin ^ mix_hash(k.end)) ^
+                                          (uint64_t{k.thread} << 32 | uint64_t(k.mode))));
+    }
+  };
+
+  struct StackSpan {
+    uint32_t offset = 0, size = 0;
+  };
+  struct ApiCacheEntry {
+    std::string_view name;
+    ApiInfo info;
+  };
+
+  Report& report_;
+  uint32_t pid_;
+  uint32_t process_ = 0;
+  CaptureModel model_;
+  Call call_;
+  std::vector<uint64_t> stack_pool_;  // addresses of every distinct stack, back to back
+  FlatMap<uint64_t, StackSpan, U64Hash> stacks_;
+  FlatMap<uint64_t, ApiCacheEntry, U64Hash> api_cache_;  // keyed by the name's address
+  std::vector<uint32_t> reported_open_;                  // capture ids already reported
+  FlatMap<uint64_t, bool, U64Hash> finding_captures_;    // capture ids findings name
+  size_t first_capture_index_;                           // this process's part of report.captures
+  FlatMap<CleanGroupKey, size_t, CleanGroupKeyHash> clean_groups_;  // -> index in report.captures
+  std::optional<size_t> orphan_root_;  // capture-invalidated for a 901 nobody explains
+  bool finished_ = false;
+  mutable uint64_t undefined_stacks_ = 0;  // counted where a location is built
+};
+
+}  // namespace capguard

@@ -1,0 +1,475 @@
+#include "model/capture_model.h"
+
+#include <algorithm>
+
+namespace capguard {
+
+using trace::ApiEvent;
+using trace::CaptureMode;
+using trace::CaptureStatus;
+using trace::Field;
+
+const char* mode_name(CaptureMode mode) {
+  switch (mode) {
+    case CaptureMode::Global:
+      return "global";
+    case CaptureMode::ThreadLocal:
+      return "thread_local";
+    case CaptureMode::Relaxed:
+      return "relaxed";
+  }
+  return "global";
+}
+
+namespace {
+
+void erase_value(std::vector<Capture*>& list, const Capture* c) {
+  list.erase(std::remove(list.begin(), list.end(), c), list.end());
+}
+
+void merge_clock(std::vector<uint32_t>& into, const std::vector<uint32_t>& from) {
+  if (into.size() < from.size()) into.resize(from.size(), 0);
+  for (size_t i = 0; i < from.size(); ++i) into[i] = std::max(into[i], from[i]);
+}
+
+}  // namespace
+
+bool reads_when_idle(ApiKind kind) {
+  switch (kind) {
+    case ApiKind::BeginCapture:
+    case ApiKind::EndCapture:
+    case ApiKind::ExchangeMode:
+    case ApiKind::StreamCreate:
+    case ApiKind::StreamDestroy:
+    case ApiKind::EventCreate:
+    case ApiKind::EventDestroy:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool CaptureModel::irrelevant(const ApiEvent& ev, const ApiInfo& api) const {
+  return open_.empty() && ev.result == 0 && !reads_when_idle(api.kind) &&
+         !ev.has(Field::StreamFlags);
+}
+
+StreamKey CaptureModel::resolve(const ApiEvent& ev, const ApiInfo& api, bool& has_stream) const {
+  has_stream = true;
+  // Synchronous copies and memsets run on the NULL stream: legacy, or per-thread for _ptds.
+  if (api.kind == ApiKind::SyncCopy)
+    return api.per_thread ? StreamKey{trace::kStreamPerThread, ev.tid}
+                          : StreamKey{trace::kStreamLegacy, 0};
+  if (!ev.has(Field::Stream)) {
+    has_stream = false;
+    return {};
+  }
+  if (ev.stream == 0)
+    return api.per_thread ? StreamKey{trace::kStreamPerThread, ev.tid}
+                          : StreamKey{trace::kStreamLegacy, 0};
+  if (ev.stream == trace::kStreamPerThread) return {trace::kStreamPerThread, ev.tid};
+  return {ev.stream, 0};
+}
+
+Capture* CaptureModel::capture_by_cuda_id(uint64_t cuda_id) {
+  if (cuda_id == 0) return nullptr;
+  for (Capture* c : open_)
+    if (c->cuda_id == cuda_id) return c;
+  return nullptr;
+}
+
+void CaptureModel::prepare(const ApiEvent& ev, const ApiInfo& api, Call& call) {
+  call = Call{};
+  call.ev = &ev;
+  call.api = api;
+  call.stream = resolve(ev, api, call.has_stream);
+
+  ThreadState& thread = threads_[ev.tid];
+  call.thread = &thread;
+  call.own_capture = thread.captures.empty() ? nullptr : thread.captures.back();
+
+  if (call.has_stream) {
+    if (const StreamState* ss = streams_.find(call.stream)) {
+      call.stream_capture = ss->capture;
+      call.stream_member = ss->member;
+      call.stream_non_blocking = ss->non_blocking;
+    }
+    if (ev.has(Field::StreamFlags)) call.stream_non_blocking = (ev.stream_flags & 1) != 0;
+    if (call.stream.handle == trace::kStreamPerThread && !call.stream_non_blocking)
+      call.stream_non_blocking = false;  // the per-thread stream synchronizes with legacy
+    // CUDA's own word on membership, when recorded, beats the model's guess.
+    bool cuda_says_capturing =
+        ev.has(Field::CaptureId) && ev.capture_id != 0 &&
+        (!ev.has(Field::StatusBefore) || ev.status_before != CaptureStatus::None);
+    if (cuda_says_capturing && api.kind != ApiKind::BeginCapture) {
+      if (!call.stream_capture) {
+        if (Capture* c = capture_by_cuda_id(ev.capture_id)) {
+          join(*c, call.stream, nullptr, ev);
+          call.stream_capture = c;
+          call.stream_member = static_cast<uint32_t>(c->members.size() - 1);
+        }
+      } else if (call.stream_capture->cuda_id == 0) {
+        call.stream_capture->cuda_id = ev.capture_id;
+      }
+    }
+  }
+  if (ev.has(Field::Event)) {
+    if (const EventState* es = events_.find(ev.event)) {
+      call.event = es;
+      call.event_capture = es->capture;
+    }
+  }
+  if (ev.result != 0) call.consequence_of = attribute_dead_capture(call);
+  compute_victims(call);
+}
+
+// A failure that a capture's earlier death explains: 901 on its streams or events, a failed
+// query/sync of one of its events, the origin's EndCapture after another thread ended it.
+Capture* CaptureModel::attribute_dead_capture(const Call& call) {
+  const ApiEvent& ev = *call.ev;
+  auto dead = [](Capture* c) { return c && c->status != CaptureState::Open && c->root_cause; };
+  if (ev.result == kErrCaptureInvalidated) {
+    Capture* target = call.stream_capture;
+    if (!target && call.event_capture && call.event_capture->open()) target = call.event_capture;
+    if (!target && ev.has(Field::CaptureId)) target = capture_by_cuda_id(ev.capture_id);
+    if (!target) {
+      for (auto it = call.thread->captures.rbegin(); it != call.thread->captures.rend(); ++it)
+        if (dead(*it)) return *it;
+    }
+    return dead(target) ? target : nullptr;
+  }
+  if (call.api.kind == ApiKind::EventSync && dead(call.event_capture)) return call.event_capture;
+  if (call.api.kind == ApiKind::EndCapture && ev.result == kErrIllegalState && call.has_stream) {
+    const StreamState* ss = streams_.find(call.stream);
+    if (ss && dead(ss->terminated)) return ss->terminated;
+  }
+  return nullptr;
+}
+
+void CaptureModel::compute_victims(Call& call) {
+  victims_.clear();
+  auto add = [&](Capture* c) {
+    if (c && c->valid() && std::find(victims_.begin(), victims_.end(), c) == victims_.end())
+      victims_.push_back(c);
+  };
+  const ApiEvent& ev = *call.ev;
+  if (!call.consequence_of) {
+    switch (ev.result) {
+      case kErrCaptureUnsupported:
+        if (call.api.kind == ApiKind::BeginCapture) break;  // no capture began
+        add(call.stream_capture);
+        if (victims_.empty())
+          for (Capture* c : prohibiting(ev.tid)) add(c);
+        if (victims_.empty()) add(call.own_capture);
+        if (victims_.empty())
+          for (Capture* c : open_)
+            if (c->mode == CaptureMode::Global) add(c);
+        break;
+      case kErrCaptureMerge:
+        add(call.stream_capture);
+        add(call.event_capture);
+        break;
+      case kErrCaptureUnmatched:
+      case kErrCaptureUnjoined:
+      case kErrCaptureIsolation:
+      case kErrCaptureWrongThread:
+        add(call.stream_capture);
+        break;
+      case kErrCaptureImplicit:
+        // The legacy stream synchronizes with every blocking stream: those captures die.
+        for (Capture* c : open_)
+          if (c->non_blocking != true) add(c);
+        if (victims_.empty()) add(call.own_capture);
+        break;
+      case kErrCapturedEvent:
+        add(call.event_capture);
+        break;
+      case kErrCaptureInvalidated:  // the model thought it alive: first sign of its death
+        add(call.stream_capture);
+        if (call.event_capture && call.event_capture->open()) add(call.event_capture);
+        if (ev.has(Field::CaptureId)) add(capture_by_cuda_id(ev.capture_id));
+        break;
+      default:
+        break;
+    }
+  }
+  if (ev.has(Field::StatusAfter) && ev.status_after == CaptureStatus::Invalidated)
+    add(call.stream_capture);
+  call.victims = victims_;
+}
+
+std::vector<Capture*> CaptureModel::prohibiting(uint32_t tid) const {
+  std::vector<Capture*> out;
+  const ThreadState* thread = threads_.find(tid);
+  CaptureMode mode = thread ? thread->mode : CaptureMode::Global;
+  if (mode == CaptureMode::Relaxed) return out;
+  for (Capture* c : open_) {
+    bool own = c->tid == tid && c->mode != CaptureMode::Relaxed;
+    bool others_global =
+        c->tid != tid && mode == CaptureMode::Global && c->mode == CaptureMode::Global;
+    if (own || others_global) out.push_back(c);
+  }
+  return out;
+}
+
+bool CaptureModel::other_thread_has_global_capture(uint32_t tid) const {
+  for (const Capture* c : open_)
+    if (c->tid != tid && c->mode == CaptureMode::Global && c->valid()) return true;
+  return false;
+}
+
+std::vector<const Member*> CaptureModel::unjoined_members(const Capture& capture) const {
+  std::vector<const Member*> out;
+  if (capture.members.empty()) return out;
+  const std::vector<uint32_t>& origin_clock = capture.members[0].clock;
+  for (size_t i = 1; i < capture.members.size(); ++i) {
+    const Member& m = capture.members[i];
+    uint32_t joined = i < origin_clock.size() ? origin_clock[i] : 0;
+    if (m.present && m.work > joined) out.push_back(&m);
+  }
+  return out;
+}
+
+std::vector<Member> CaptureModel::lanes_of(const Capture& capture) {
+  if (capture.members.empty()) return capture.lanes;
+  std::vector<Member> lanes = capture.members;
+  // Once a capture is invalidated the model stops following it: a join that came later is
+  // unknown, so no lane of an invalidated capture is called unjoined.
+  const bool judged = capture.status != CaptureState::Invalidated;
+  const std::vector<uint32_t>& origin_clock = capture.members[0].clock;
+  for (size_t i = 1; i < lanes.size() && judged; ++i) {
+    const uint32_t waited_for = i < origin_clock.size() ? origin_clock[i] : 0;
+    lanes[i].joined = lanes[i].work <= waited_for;
+  }
+  for (Member& lane : lanes) {
+    lane.clock.clear();
+    lane.clock.shrink_to_fit();
+  }
+  return lanes;
+}
+
+void CaptureModel::apply(const Call& call, std::optional<size_t> finding) {
+  const ApiEvent& ev = *call.ev;
+  for (Capture* v : call.victims) {
+    v->status = ev.result == kErrCaptureUnjoined ? CaptureState::Failed : CaptureState::Invalidated;
+    if (!v->root_cause) v->root_cause = finding;
+  }
+  if (call.has_stream && ev.has(Field::StreamFlags) && call.api.kind != ApiKind::StreamDestroy)
+    streams_[call.stream].non_blocking = (ev.stream_flags & 1) != 0;
+
+  switch (call.api.kind) {
+    case ApiKind::BeginCapture:
+      if (ev.result == 0 && call.has_stream) begin_capture(call);
+      break;
+    case ApiKind::EndCapture: {
+      Capture* c = call.stream_capture;
+      if (ev.result == 0 || ev.result == kErrCaptureInvalidated ||
+          ev.result == kErrCaptureUnjoined) {
+        if (!c) break;
+        if (ev.result == 0 && c->status == CaptureState::Open) c->status = CaptureState::Ok;
+        if (ev.result == kErrCaptureInvalidated && c->status == CaptureState::Open)
+          c->status = CaptureState::Invalidated;
+        if (ev.result == 0 && ev.has(Field::Nodes)) c->nodes = ev.nodes;
+        end_capture(*c, ev);
+      } else if (ev.result == kErrCaptureWrongThread && c) {
+        // Another thread's EndCapture terminated the capture; its origin now reads None.
+        StreamKey origin = c->origin;
+        end_capture(*c, ev);
+        streams_[origin].terminated = c;
+      } else if (ev.result == kErrIllegalState && call.has_stream) {
+        if (StreamState* ss = streams_.find(call.stream)) ss->terminated = nullptr;
+      }
+      break;
+    }
+    case ApiKind::ExchangeMode:
+      if (ev.result == 0 && ev.has(Field::Mode)) {
+        ThreadState& thread = threads_[ev.tid];
+        thread.mode = ev.mode;
+        thread.mode_exchanged = ev.mode != CaptureMode::Global;
+      }
+      break;
+    case ApiKind::StreamCreate:
+      if (ev.result == 0 && call.has_stream) {
+        StreamState& ss = streams_[call.stream];
+        ss = StreamState{};
+        if (ev.has(Field::Flags))
+          ss.non_blocking = (ev.flags & 1) != 0;
+        else if (ev.has(Field::StreamFlags))
+          ss.non_blocking = (ev.stream_flags & 1) != 0;
+        else
+          ss.non_blocking = false;  // cudaStreamCreate: a blocking stream
+      }
+      break;
+    case ApiKind::StreamDestroy:
+      if (ev.result == 0 && call.has_stream) {
+        if (call.stream_capture && call.stream_member < call.stream_capture->members.size())
+          call.stream_capture->members[call.stream_member].present = false;
+        streams_.erase(call.stream);
+      }
+      break;
+    case ApiKind::EventCreate:
+    case ApiKind::EventDestroy:
+      if (ev.result == 0 && ev.has(Field::Event)) events_.erase(ev.event);
+      break;
+    case ApiKind::EventRecord:
+      if (ev.result == 0 && ev.has(Field::Event)) record_event(call);
+      break;
+    case ApiKind::StreamWaitEvent:
+      if (ev.result == 0 && ev.has(Field::Event) && call.has_stream) wait_event(call);
+      break;
+    case ApiKind::Enqueue:
+    case ApiKind::GraphLaunch:
+      if (ev.result == 0) add_work(call);
+      break;
+    default:
+      break;
+  }
+}
+
+void CaptureModel::begin_capture(const Call& call) {
+  const ApiEvent& ev = *call.ev;
+  // A successful begin proves the stream was idle: drop a stale membership.
+  if (call.stream_capture && call.stream_capture->origin == call.stream)
+    end_capture(*call.stream_capture, ev);
+  Capture& c = *captures_.emplace_back(std::make_unique<Capture>());
+  c.id = first_id_ + next_id_++;
+  c.cuda_id = ev.has(Field::CaptureId) ? ev.capture_id : 0;
+  c.origin = call.stream;
+  c.mode = ev.has(Field::Mode) ? ev.mode : CaptureMode::Global;
+  c.tid = ev.tid;
+  c.begin = Site::of(ev);
+  c.non_blocking = call.stream_non_blocking;
+  Member& origin = c.members.emplace_back();
+  origin.stream = call.stream;
+  origin.clock.assign(1, 0);
+  StreamState& ss = streams_[call.stream];
+  ss.capture = &c;
+  ss.member = 0;
+  ss.terminated = nullptr;
+  if (call.stream_non_blocking) ss.non_blocking = call.stream_non_blocking;
+  threads_[ev.tid].captures.push_back(&c);
+  open_.push_back(&c);
+}
+
+void CaptureModel::end_capture(Capture& c, const ApiEvent& ev) {
+  c.ended = true;
+  if (!c.end.known) c.end = Site::of(ev);
+  for (const Member& m : c.members) {
+    StreamState* ss = streams_.find(m.stream);
+    if (ss && ss->capture == &c) ss->capture = nullptr;
+  }
+  erase_value(open_, &c);
+  if (ThreadState* thread = threads_.find(c.tid)) erase_value(thread->captures, &c);
+  c.lanes = lanes_of(c);
+  c.members.clear();
+  c.members.shrink_to_fit();
+}
+
+void CaptureModel::join(Capture& c, StreamKey stream, const EventState* from, const ApiEvent& ev) {
+  uint32_t index = static_cast<uint32_t>(c.members.size());
+  Member& m = c.members.emplace_back();
+  m.stream = stream;
+  if (from) {
+    m.clock = from->clock;
+    m.fork_event = ev.event;
+    m.fork_record = from->record;
+    m.forked_from = from->member;
+  }
+  m.clock.resize(index + 1, 0);
+  m.fork_wait = Site::of(ev);
+  StreamState& ss = streams_[stream];
+  ss.capture = &c;
+  ss.member = index;
+}
+
+void CaptureModel::record_event(const Call& call) {
+  const ApiEvent& ev = *call.ev;
+  EventState& es = events_[ev.event];
+  es.record = Site::of(ev);
+  Capture* c = call.stream_capture;
+  if (c && c->valid() && call.stream_member < c->members.size()) {
+    const Member& m = c->members[call.stream_member];
+    es.capture = c;
+    es.member = call.stream_member;
+    es.clock = m.clock;
+  } else {
+    es.capture = nullptr;
+    es.member = 0;
+    es.clock.clear();
+  }
+}
+
+void CaptureModel::wait_event(const Call& call) {
+  const ApiEvent& ev = *call.ev;
+  const EventState* es = events_.find(ev.event);
+  Capture* c = es ? es->capture : nullptr;
+  if (c && c->valid()) {
+    if (!call.stream_capture) {
+      join(*c, call.stream, es, ev);  // a fork: this stream now belongs to the capture
+    } else if (call.stream_capture == c && call.stream_member < c->members.size()) {
+      merge_clock(c->members[call.stream_member].clock, es->clock);  // a join
+      if (es->member != call.stream_member && es->member < c->members.size()) {
+        Member& source = c->members[es->member];
+        source.joined_into = call.stream_member;
+        source.join_wait = Site::of(ev);
+      }
+    }
+    return;
+  }
+  // An external wait (cudaEventWaitExternal) inside a capture is a node of its own.
+  if (call.stream_capture) add_work(call);
+}
+
+void CaptureModel::add_work(const Call& call) {
+  Capture* c = call.stream_capture;
+  if (!c || !c->valid() || call.stream_member >= c->members.size()) return;
+  Member& m = c->members[call.stream_member];
+  ++m.work;
+  if (m.clock.size() <= call.stream_member) m.clock.resize(call.stream_member + 1, 0);
+  m.clock[call.stream_member] = m.work;
+  m.last_work = Site::of(*call.ev);
+}
+
+std::vector<std::unique_ptr<Capture>> CaptureModel::retire_ended(bool all) {
+  for (auto& c : captures_) c->referenced = !c->ended;
+  auto mark = [](Capture* c) {
+    if (c) c->referenced = true;
+  };
+  if (!all) {
+    streams_.for_each([&](const StreamKey&, StreamState& ss) {
+      mark(ss.capture);
+      mark(ss.terminated);
+    });
+    events_.for_each([&](uint64_t, EventState& es) { mark(es.capture); });
+  }
+  std::vector<std::unique_ptr<Capture>> retired;
+  auto kept = captures_.begin();
+  for (auto& c : captures_) {
+    if (all || !c->referenced)
+      retired.push_back(std::move(c));
+    else
+      *kept++ = std::move(c);
+  }
+  captures_.erase(kept, captures_.end());
+  if (all) {
+    open_.clear();
+    streams_.for_each(
+        [](const StreamKey&, StreamState& ss) { ss.capture = ss.terminated = nullptr; });
+    events_.for_each([](uint64_t, EventState& es) { es.capture = nullptr; });
+    threads_.for_each([](uint64_t, ThreadState& t) { t.captures.clear(); });
+  }
+  retained_ = captures_.size();
+  return retired;
+}
+
+std::vector<Capture*> CaptureModel::thread_exit(uint32_t tid) {
+  std::vector<Capture*> open;
+  if (ThreadState* thread = threads_.find(tid)) open = thread->captures;
+  StreamKey per_thread{trace::kStreamPerThread, tid};
+  const StreamState* ss = streams_.find(per_thread);
+  if (ss && !ss->capture) streams_.erase(per_thread);
+  threads_.erase(tid);
+  return open;
+}
+
+}  // namespace capguard

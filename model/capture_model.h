@@ -1,0 +1,205 @@
+// The capture model: what the replayed program's streams, events, threads and captures are
+// doing, rebuilt from the trace one call at a time. CUDA's result codes are the truth; the
+// model supplies the context that a result alone cannot (which capture a call hit, where a
+// stream forked, which forked stream was never joined back).
+//
+// Each call goes through prepare() (resolve the stream, look up the captures involved, work out
+// which captures the result killed), then the rules read the prepared Call, then apply()
+// updates the state.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "model/api_catalog.h"
+#include "model/flat_map.h"
+#include "model/report.h"
+#include "trace/cuda_results.h"
+#include "trace/event.h"
+
+namespace capguard {
+
+// A stream as CUDA sees it: the per-thread default stream is one stream per thread.
+struct StreamKey {
+  uint64_t handle = 0;
+  uint32_t tid = 0;  // only for the per-thread stream (handle kStreamPerThread)
+  bool operator==(const StreamKey&) const = default;
+  bool is_legacy() const { return handle == trace::kStreamLegacy; }
+};
+struct StreamKeyHash {
+  size_t operator()(const StreamKey& k) const {
+    return static_cast<size_t>(mix_hash(k.handle ^ (static_cast<uint64_t>(k.tid) << 40)));
+  }
+};
+
+// Where something happened, enough to rebuild a report Location.
+struct Site {
+  bool known = false;
+  uint64_t seq = 0;
+  uint32_t stack = 0;
+  uint32_t tid = 0;
+  std::string_view api;
+  static Site of(const trace::ApiEvent& ev) { return {true, ev.seq, ev.stack, ev.tid, ev.api}; }
+};
+
+// A stream taking part in a capture. Vector clocks track joins: clock[i] is how much of member
+// i's work this stream has waited for (clock[self] is its own work count).
+struct Member {
+  StreamKey stream;
+  uint32_t work = 0;
+  std::vector<uint32_t> clock;
+  uint64_t fork_event = 0;
+  Site fork_record;  // where the event this stream waited on was recorded
+  Site fork_wait;    // the cudaStreamWaitEvent that brought it in
+  Site last_work;
+  bool present = true;       // false once the stream was destroyed
+  uint32_t forked_from = 0;  // the member whose recorded event this stream waited on to join
+  uint32_t joined_into = 0;  // the member that last waited on an event recorded here
+  Site join_wait;            // that wait: a join edge in the picture of the capture
+  bool joined = true;        // set when the capture ends: the origin waited for all its work
+};
+
+struct Capture {
+  uint32_t id = 0;       // the report's capture id (1-based)
+  uint64_t cuda_id = 0;  // CUDA's capture id when recorded; 0 unknown
+  StreamKey origin;
+  trace::CaptureMode mode = trace::CaptureMode::Global;
+  uint32_t tid = 0;
+  Site begin;
+  Site end;
+  std::optional<bool> non_blocking;          // the origin stream's flags, when known
+  CaptureState status = CaptureState::Open;  // Open while running and valid
+  bool ended = false;                        // EndCapture (or termination) happened
+  std::optional<size_t> root_cause;          // the finding that killed it
+  std::optional<uint64_t> nodes;
+  std::vector<Member> members;  // [0] is the origin; emptied when the capture ends
+  std::vector<Member> lanes;    // the members as the capture ended (no clocks), for reports
+  bool referenced = false;      // scratch for retire_ended()
+  bool valid() const { return !ended && status == CaptureState::Open; }
+  bool open() const { return !ended; }
+};
+
+struct EventState {
+  Capture* capture = nullptr;  // capture the last record happened in; null when eager
+  uint32_t member = 0;
+  std::vector<uint32_t> clock;
+  Site record;
+};
+
+struct ThreadState {
+  trace::CaptureMode mode = trace::CaptureMode::Global;  // cudaThreadExchangeStreamCaptureMode
+  bool mode_exchanged = false;
+  std::vector<Capture*> captures;  // open captures this thread began, oldest first
+};
+
+struct StreamState {
+  Capture* capture = nullptr;  // open capture the stream belongs to
+  uint32_t member = 0;
+  std::optional<bool> non_blocking;
+  Capture* terminated = nullptr;  // its capture was ended from another thread (908)
+};
+
+// One call, as the model understands it before applying it.
+struct Call {
+  const trace::ApiEvent* ev = nullptr;
+  ApiInfo api;
+  bool has_stream = false;
+  StreamKey stream;
+  std::optional<bool> stream_non_blocking;
+  Capture* stream_capture = nullptr;  // open capture the stream is in
+  uint32_t stream_member = 0;         // its index in stream_capture->members
+  Capture* event_capture = nullptr;   // capture that recorded the event (may have ended)
+  const EventState* event = nullptr;
+  const ThreadState* thread = nullptr;
+  Capture* own_capture = nullptr;     // the calling thread's newest open capture
+  std::span<Capture* const> victims;  // captures this call's result killed
+  Capture* consequence_of = nullptr;  // failed only because this capture was already dead
+
+  const trace::ApiEvent& event_record() const { return *ev; }
+  int result() const { return ev->result; }
+  bool stream_is_legacy() const { return has_stream && stream.is_legacy(); }
+};
+
+// CUDA's capture result codes (trace/cuda_results.h, shared with the interposer).
+using trace::kErrCapturedEvent;
+using trace::kErrCaptureImplicit;
+using trace::kErrCaptureInvalidated;
+using trace::kErrCaptureIsolation;
+using trace::kErrCaptureMerge;
+using trace::kErrCaptureUnjoined;
+using trace::kErrCaptureUnmatched;
+using trace::kErrCaptureUnsupported;
+using trace::kErrCaptureWrongThread;
+using trace::kErrIllegalState;
+
+// The kinds whose successful calls change the model while no capture is open. The interposer
+// must record each of them outside captures too (trace/api_kinds.def `outside`), or real
+// traces would lack what the model reads: tests/api_table_agreement_test.cpp holds them to it.
+bool reads_when_idle(ApiKind kind);
+
+class CaptureModel {
+ public:
+  explicit CaptureModel(uint32_t first_capture_id = 1) : first_id_(first_capture_id) {}
+
+  // True when nothing about this call can matter: no capture open, success, and a kind that
+  // changes no state. The replay's fast path.
+  bool irrelevant(const trace::ApiEvent& ev, const ApiInfo& api) const;
+  void prepare(const trace::ApiEvent& ev, const ApiInfo& api, Call& call);
+  // Updates the state; `finding` is the finding the rules made for this call, if any.
+  void apply(const Call& call, std::optional<size_t> finding);
+  // A thread ended: returns its captures still open (the caller reports them).
+  std::vector<Capture*> thread_exit(uint32_t tid);
+
+  // Captures whose rules prohibit a potentially unsafe call from thread `tid` now (CUDA's
+  // cudaStreamCaptureMode semantics), whether or not they are still valid.
+  std::vector<Capture*> prohibiting(uint32_t tid) const;
+  // A valid Global capture begun by a thread other than `tid` is open.
+  bool other_thread_has_global_capture(uint32_t tid) const;
+  // Forked members of `capture` whose last work its origin never waited for.
+  std::vector<const Member*> unjoined_members(const Capture& capture) const;
+  // The members of `capture` for a report: kept from when it ended, or as they are now while
+  // it is still open; `joined` filled in, clocks dropped.
+  static std::vector<Member> lanes_of(const Capture& capture);
+
+  std::span<Capture* const> open_captures() const { return open_; }
+  // The captures still held, oldest first: open ones, and ended ones not yet retired.
+  const std::vector<std::unique_ptr<Capture>>& captures() const { return captures_; }
+  // Hands over, oldest first, the ended captures that nothing in the model refers to any more
+  // (no stream, event or thread): nothing can change them again. Memory then stays bounded by
+  // live state, however many captures a long run makes. `all`: every capture, at the end.
+  std::vector<std::unique_ptr<Capture>> retire_ended(bool all = false);
+  // Enough captures ended since the last retire_ended() that another is worth its cost.
+  bool retirement_due() const {
+    return captures_.size() >= 2 * retained_ + events_.size() + streams_.size() + 1024;
+  }
+  Capture* capture_by_cuda_id(uint64_t cuda_id);
+
+ private:
+  StreamKey resolve(const trace::ApiEvent& ev, const ApiInfo& api, bool& has_stream) const;
+  Capture* attribute_dead_capture(const Call& call);
+  void compute_victims(Call& call);
+  void begin_capture(const Call& call);
+  void end_capture(Capture& capture, const trace::ApiEvent& ev);
+  void join(Capture& capture, StreamKey stream, const EventState* from, const trace::ApiEvent& ev);
+  void record_event(const Call& call);
+  void wait_event(const Call& call);
+  void add_work(const Call& call);
+
+  uint32_t first_id_;
+  uint32_t next_id_ = 0;  // captures begun so far
+  std::vector<std::unique_ptr<Capture>> captures_;
+  size_t retained_ = 0;  // captures_.size() after the last retire_ended()
+  std::vector<Capture*> open_;
+  std::vector<Capture*> victims_;  // reused storage behind Call::victims
+  FlatMap<StreamKey, StreamState, StreamKeyHash> streams_;
+  FlatMap<uint64_t, EventState, U64Hash> events_;
+  FlatMap<uint64_t, ThreadState, U64Hash> threads_;
+};
+
+const char* mode_name(trace::CaptureMode mode);  // global | thread_local | relaxed
+
+}  // namespace capguard

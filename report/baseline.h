@@ -1,0 +1,36 @@
+// Baselines: adopt capguard in CI on a program that already has findings, and fail only on new
+// ones. A baseline is an earlier report, JSON (README.md's contract) or SARIF from capguard;
+// findings are matched by fingerprint() (analyzer/fingerprint.h), never by pid or address.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "report/json_reader.h"
+#include "model/report.h"
+
+namespace capguard {
+
+struct Baseline {
+  std::string source;
+  std::set<std::string> fingerprints;
+};
+
+// Reads the findings of a capguard JSON report ({"findings": [...]}) or capguard SARIF log
+// ({"runs": [{"results": [{"partialFingerprints": ...}]}]}). Returns a message on failure,
+// e.g. "old.json:4:9: expected ',' or '}' in object" or "x.json: not a capguard report ...".
+std::optional<std::string> load_baseline(const std::string& path, Baseline& out);
+std::optional<std::string> baseline_from_json(const JsonValue& document, Baseline& out);
+
+struct BaselineStats {
+  size_t known = 0;  // findings removed because the baseline has them
+  size_t fresh = 0;  // findings kept: new since the baseline
+  size_t gone = 0;   // baseline fingerprints that no finding of this report has (fixed?)
+};
+
+// Removes the findings already in the baseline, keeping captures' root_cause consistent.
+BaselineStats apply_baseline(Report& report, const Baseline& baseline);
+
+}  // namespace capguard

@@ -1,0 +1,132 @@
+#include "report/json_writer.h"
+
+#include "report/utf8.h"
+
+namespace capguard {
+
+void append_json_string(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      const size_t n = utf8_sequence_length(s, i);
+      if (n == 0) {
+        out += "\\ufffd";
+        ++i;
+      } else {
+        out.append(s.substr(i, n));
+        i += n;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 0xf];
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+    ++i;
+  }
+  out += '"';
+}
+
+void JsonWriter::hand_over(bool all) {
+  constexpr size_t kChunk = 64 * 1024;
+  if (!sink_ || (!all && out_.size() < kChunk)) return;
+  sink_(out_);
+  out_.clear();
+}
+
+void JsonWriter::newline() {
+  out_ += '\n';
+  out_.append(2 * stack_.size(), ' ');
+}
+
+void JsonWriter::before_value() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (!stack_.empty()) {
+    if (!stack_.back().empty) out_ += ',';
+    stack_.back().empty = false;
+    newline();
+  }
+}
+
+JsonWriter& JsonWriter::raw(std::string_view token) {
+  before_value();
+  out_ += token;
+  return *this;
+}
+
+JsonWriter& JsonWriter::key(std::string_view name) {
+  if (!stack_.back().empty) out_ += ',';
+  stack_.back().empty = false;
+  newline();
+  append_json_string(out_, name);
+  out_ += ": ";
+  after_key_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(std::string_view s) {
+  before_value();
+  append_json_string(out_, s);
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(bool b) { return raw(b ? "true" : "false"); }
+
+JsonWriter& JsonWriter::begin_object() {
+  raw("{");
+  stack_.push_back({true});
+  return *this;
+}
+
+JsonWriter& JsonWriter::begin_array() {
+  raw("[");
+  stack_.push_back({false});
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_object() {
+  const bool empty = stack_.back().empty;
+  stack_.pop_back();
+  if (!empty) newline();
+  out_ += '}';
+  if (stack_.empty()) out_ += '\n';
+  hand_over(stack_.empty());
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_array() {
+  const bool empty = stack_.back().empty;
+  stack_.pop_back();
+  if (!empty) newline();
+  out_ += ']';
+  hand_over(stack_.empty());
+  return *this;
+}
+
+}  // namespace capguard

@@ -1,0 +1,204 @@
+// The HTML report: one self-contained page (inline CSS and SVG, no scripts, nothing fetched)
+// with the summary, every finding with its stacks and the source lines around each user frame,
+// and a picture of every capture (capture_picture.h).
+#include <fmt/format.h>
+
+#include <iterator>
+
+#include "report/capture_picture.h"
+#include "report/render.h"
+#include "report/source_lines.h"
+#include "report/xml_escape.h"
+
+namespace capguard {
+namespace {
+
+constexpr int kCulpritContext = 3;  // source lines either side of the culprit's user frame
+constexpr int kRelatedContext = 1;  // ... and of the other stacks
+
+constexpr const char* kStyle = R"(
+body { font: 14px/1.45 system-ui, sans-serif; margin: 24px; color: #1c2833; max-width: 1400px; }
+h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 28px 0 8px; }
+h3 { font-size: 16px; margin: 0 0 6px; } h4 { font-size: 13px; margin: 10px 0 2px; color: #455a64; }
+.summary { font-family: ui-monospace, monospace; background: #eceff1; padding: 6px 10px; }
+.finding { border: 1px solid #cfd8dc; border-left: 6px solid #c62828; border-radius: 6px;
+           padding: 12px 16px; margin: 14px 0; }
+.finding.warning { border-left-color: #b8860b; } .finding.note { border-left-color: #00838f; }
+.sev { font-weight: 700; color: #c62828; } .warning .sev { color: #b8860b; } .note .sev { color: #00838f; }
+.call, .message { margin: 4px 0; } .fix { margin: 8px 0 0; } .fix b { color: #2e7d32; }
+ol.stack { font-family: ui-monospace, monospace; font-size: 12.5px; margin: 2px 0; padding-left: 22px; }
+ol.stack li.user { font-weight: 700; } .hidden { color: #78909c; font-size: 12px; }
+pre.source { background: #fafafa; border: 1px solid #e0e0e0; margin: 4px 0 6px; padding: 4px 0;
+             font-size: 12.5px; overflow-x: auto; }
+pre.source span { display: block; padding: 0 8px; } pre.source span.culprit { background: #ffebee; font-weight: 700; }
+figure.capture { margin: 10px 0; overflow-x: auto; } figcaption { font-size: 12.5px; color: #455a64; }
+svg text { font: 11px system-ui, sans-serif; fill: #263238; } svg text.box-title { font-weight: 700; font-size: 12px; }
+svg text.lane-name { font-family: ui-monospace, monospace; } svg text.lane-name.unjoined { fill: #c62828; font-weight: 700; }
+svg text.culprit-label { font-weight: 700; fill: #b71c1c; } svg text.site { fill: #607d8b; font-size: 10px; }
+.legend { font-size: 12px; color: #455a64; }
+)";
+
+class HtmlWriter {
+ public:
+  HtmlWriter(const Report& report, const RenderOptions& options)
+      : report_(report), options_(options), sources_(options.source_root) {}
+
+  std::string write() {
+    out_ += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+    out_ += "<title>capguard report</title>\n<style>";
+    out_ += kStyle;
+    out_ += "</style>\n</head>\n<body>\n<h1>capguard report</h1>\n";
+    std::string summary = summary_line(report_);
+    if (!summary.empty() && summary.back() == '\n') summary.pop_back();
+    put("<p class=\"summary\">{}</p>\n", esc(summary));
+    write_processes();
+    out_ += "<h2 id=\"findings\">Findings</h2>\n";
+    if (report_.findings.empty()) out_ += "<p>No findings.</p>\n";
+    for (size_t i = 0; i < report_.findings.size(); ++i) write_finding(i, report_.findings[i]);
+    out_ += "<h2 id=\"captures\">Captures</h2>\n";
+    out_ +=
+        "<p class=\"legend\">Each lane is a stream, calls in order from left to right: "
+        "&#9646; begin/end of the capture, blue arrow: a stream forked in, green arrow: a join, "
+        "&#9675; last work on a lane (red: never joined back), &#9670; the culprit call; calls "
+        "that escaped the capture are drawn below it. Hover a mark for its source line.</p>\n";
+    if (report_.captures.empty()) out_ += "<p>No captures.</p>\n";
+    for (const CaptureInfo& capture : report_.captures) write_capture(capture);
+    out_ += "</body>\n</html>\n";
+    return std::move(out_);
+  }
+
+ private:
+  template <class... Args>
+  void put(fmt::format_string<Args...> format, Args&&... args) {
+    fmt::format_to(std::back_inserter(out_), format, std::forward<Args>(args)...);
+  }
+  static std::string esc(std::string_view s) { return xml_escape(s, false); }
+
+  void write_processes() {
+    out_ += "<ul class=\"processes\">\n";
+    for (const ProcessInfo& p : report_.processes) {
+      put("<li>process {}: <code>{}</code>", p.pid, esc(p.command));
+      if (!p.attached && !p.attach_message.empty())
+        put(" &#8212; not attached: {}", esc(p.attach_message));
+      out_ += "</li>\n";
+    }
+    out_ += "</ul>\n";
+  }
+
+  void write_finding(size_t index, const Finding& finding) {
+    const char* severity = to_string(finding.severity);
+    put("<article class=\"finding {}\" id=\"finding-{}\" data-rule=\"{}\"", severity, index + 1,
+        esc(finding.rule));
+    if (finding.capture) put(" data-capture=\"{}\"", *finding.capture);
+    put(">\n<h3><span class=\"sev\">{}</span> {} <small>(process {})</small></h3>\n", severity,
+        esc(finding.rule), finding.pid);
+    out_ += "<p class=\"call\">";
+    if (!finding.api.empty())
+      put("<code>{}</code> returned {} ({}) ", esc(finding.api),
+          esc(finding.result_name.empty() ? std::to_string(finding.result) : finding.result_name),
+          finding.result);
+    put("on thread {}</p>\n", finding.thread);
+    if (!finding.message.empty()) put("<p class=\"message\">{}</p>\n", esc(finding.message));
+    // The picture first: it is what the reader takes in at a glance.
+    const CaptureInfo* capture = report_.find_capture(finding.capture);
+    if (capture) write_picture(*capture);
+    write_stack(finding.location, kCulpritContext);
+    if (capture) {
+      put("<h4>{} began here (<a href=\"#capture-{}\">picture</a>)</h4>\n",
+          esc(capture_title(*capture)), capture->id);
+      write_stack(capture->begin);
+    }
+    for (const Related& related : finding.related) {
+      if (capture && related.role == "capture-begin" && related.location.seq == capture->begin.seq)
+        continue;
+      put("<h4>{}</h4>\n", esc(related_heading(related)));
+      write_stack(related.location);
+    }
+    if (finding.consequences > 0)
+      put("<p>{} later call(s) failed only because of this one (folded into this finding)</p>\n",
+          finding.consequences);
+    if (const RuleInfo* rule = find_rule_in(options_.rules, finding.rule);
+        rule != nullptr && !rule->fix.empty())
+      put("<p class=\"fix\"><b>fix:</b> {}</p>\n", esc(std::string(rule->fix)));
+    out_ += "</article>\n";
+  }
+
+  void write_stack(const Location& location, int context = kRelatedContext) {
+    if (location.frames.empty()) {
+      put("<p class=\"hidden\">{}</p>\n",
+          location.addresses.empty() ? "(no stack recorded)" : "(not symbolized)");
+      return;
+    }
+    const ShownFrames shown = frames_to_show(location);
+    put("<ol class=\"stack\" start=\"{}\">\n", shown.first);
+    for (size_t i = shown.first; i < shown.last; ++i) {
+      const Frame& frame = location.frames[i];
+      const bool user = static_cast<int>(i) == location.user_frame;
+      put("<li{}>", user ? " class=\"user\"" : "");
+      put("{}",
+          frame.function.empty() ? fmt::format("0x{:x}", frame.address) : esc(frame.function));
+      if (!frame.file.empty())
+        put(" <span class=\"file\">{}:{}</span>", esc(frame.file), frame.line);
+      else if (!frame.module.empty())
+        put(" ({}+0x{:x})", esc(frame.module), frame.offset);
+      out_ += "</li>\n";
+      if (user && options_.source) write_source(frame, context);
+    }
+    out_ += "</ol>\n";
+    if (shown.hidden_inner() + shown.hidden_outer(location) > 0)
+      put("<p class=\"hidden\">({} frames inside CUDA/capguard and {} outer frames not "
+          "shown)</p>\n",
+          shown.hidden_inner(), shown.hidden_outer(location));
+  }
+
+  void write_source(const Frame& frame, int context) {
+    const auto lines = sources_.around(frame.file, frame.line, context);
+    if (lines.empty()) return;
+    out_ += "<pre class=\"source\">";
+    for (const SourceLine& line : lines)
+      put("<span{}>{:>5} | {}</span>", line.number == frame.line ? " class=\"culprit\"" : "",
+          line.number, esc(line.text));
+    out_ += "</pre>\n";
+  }
+
+  void write_picture(const CaptureInfo& capture) {
+    put("<figure class=\"capture-picture\" data-capture=\"{}\">\n", capture.id);
+    out_ += capture_svg(picture_of(report_, capture));
+    out_ += "</figure>\n";
+  }
+
+  void write_capture(const CaptureInfo& capture) {
+    put("<figure class=\"capture\" id=\"capture-{}\" data-capture=\"{}\" data-status=\"{}\">\n",
+        capture.id, capture.id, to_string(capture.status));
+    out_ += capture_svg(picture_of(report_, capture));
+    put("<figcaption>{}, process {}, thread {}, origin {}, {} stream(s)",
+        esc(capture_title(capture)), capture.pid, capture.thread, esc(stream_label(capture.stream)),
+        capture.lanes.empty() ? 1 : capture.lanes.size());
+    if (capture.nodes) put(", {} nodes", *capture.nodes);
+    if (capture.root_cause)
+      put("; killed by <a href=\"#finding-{}\">finding {}</a>", *capture.root_cause + 1,
+          *capture.root_cause + 1);
+    out_ += "</figcaption>\n</figure>\n";
+    // The sites, folded: the picture is what this section is for.
+    out_ += "<details><summary>where it began and ended</summary>\n<h4>began here</h4>\n";
+    write_stack(capture.begin);
+    if (capture.end) {
+      out_ += "<h4>ended here</h4>\n";
+      write_stack(*capture.end);
+    }
+    out_ += "</details>\n";
+  }
+
+  const Report& report_;
+  const RenderOptions& options_;
+  SourceReader sources_;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string render_html(const Report& report, const RenderOptions& options) {
+  return HtmlWriter(report, options).write();
+}
+
+}  // namespace capguard

@@ -1,0 +1,144 @@
+// The JSON report: the stable machine interface (README.md). Deterministic (fields and elements in
+// a fixed order, so golden files can diff it), always valid UTF-8 (analyzer/json_writer.h).
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "report/json_writer.h"
+#include "report/render.h"
+#include "trace/format.h"
+
+namespace capguard {
+namespace {
+
+void write_location(JsonWriter& json, const Location& location) {
+  json.begin_object();
+  json.key("frames");
+  json.begin_array();
+  for (const auto& frame : location.frames) {
+    json.begin_object();
+    json.key("function");
+    frame.function.empty() ? json.null() : json.value(frame.function);
+    json.key("file");
+    frame.file.empty() ? json.null() : json.value(frame.file);
+    json.key("line");
+    frame.line > 0 ? json.value(static_cast<uint64_t>(frame.line)) : json.null();
+    json.key("module");
+    frame.module.empty() ? json.null() : json.value(frame.module);
+    json.end_object();
+  }
+  json.end_array();
+  json.key("user_frame");
+  location.user_frame >= 0 ? json.value(static_cast<uint64_t>(location.user_frame)) : json.null();
+  json.end_object();
+}
+
+void write_process(JsonWriter& json, const ProcessInfo& process) {
+  json.begin_object();
+  json.key("pid"), json.value(uint64_t{process.pid});
+  json.key("command"), json.value(process.command);
+  json.key("attached"), json.value(process.attached);
+  json.end_object();
+}
+
+void write_capture(JsonWriter& json, const CaptureInfo& capture) {
+  json.begin_object();
+  json.key("id"), json.value(uint64_t{capture.id});
+  json.key("pid"), json.value(uint64_t{capture.pid});
+  json.key("thread"), json.value(uint64_t{capture.thread});
+  json.key("stream"), json.value(fmt::format("0x{:x}", capture.stream));
+  json.key("mode"), json.value(capture.mode);
+  json.key("status"), json.value(to_string(capture.status));
+  json.key("nodes");
+  capture.nodes ? json.value(*capture.nodes) : json.null();
+  json.key("begin"), write_location(json, capture.begin);
+  json.key("end");
+  if (capture.end)
+    write_location(json, *capture.end);
+  else
+    json.null();
+  json.key("root_cause");
+  capture.root_cause ? json.value(uint64_t{*capture.root_cause}) : json.null();
+  if (capture.count > 1) {  // clean captures of one site, counted together (README)
+    json.key("count"), json.value(capture.count);
+    json.key("last_id"), json.value(uint64_t{capture.last_id});
+  }
+  json.end_object();
+}
+
+void write_finding(JsonWriter& json, const Finding& finding) {
+  json.begin_object();
+  json.key("rule"), json.value(finding.rule);
+  json.key("severity"), json.value(to_string(finding.severity));
+  json.key("message"), json.value(finding.message);
+  json.key("api"), json.value(finding.api);
+  json.key("result");
+  finding.result_name.empty() ? json.null() : json.value(finding.result_name);
+  json.key("pid"), json.value(uint64_t{finding.pid});
+  json.key("thread"), json.value(uint64_t{finding.thread});
+  json.key("capturing_thread"), json.value(finding.capturing_thread);
+  json.key("capture");
+  finding.capture ? json.value(uint64_t{*finding.capture}) : json.null();
+  json.key("location"), write_location(json, finding.location);
+  json.key("related");
+  json.begin_array();
+  for (const auto& related : finding.related) {
+    json.begin_object();
+    json.key("role"), json.value(related.role);
+    json.key("location"), write_location(json, related.location);
+    json.end_object();
+  }
+  json.end_array();
+  json.key("consequences"), json.value(uint64_t{finding.consequences});
+  json.end_object();
+}
+
+}  // namespace
+
+std::string render_json(const Report& report) {
+  std::string out;
+  render_json(report, [&](std::string_view piece) { out += piece; });
+  return out;  // ends with a newline
+}
+
+void render_json(const Report& report, const JsonSink& sink) {
+  JsonWriter json(sink);
+  json.begin_object();
+  json.key("tool"), json.value("capguard");
+  json.key("version"), json.value(trace::kToolVersion);
+  json.key("processes");
+  json.begin_array();
+  for (const auto& process : report.processes) write_process(json, process);
+  json.end_array();
+  json.key("captures");
+  json.begin_array();
+  for (const auto& capture : report.captures) write_capture(json, capture);
+  json.end_array();
+  json.key("findings");
+  json.begin_array();
+  for (const auto& finding : report.findings) write_finding(json, finding);
+  json.end_array();
+  if (!report.problems.empty()) {  // only then: reports of complete analyses keep their shape
+    json.key("problems");
+    json.begin_array();
+    for (const ToolProblem& problem : report.problems) {
+      json.begin_object();
+      json.key("level"), json.value(to_string(problem.level));
+      json.key("message"), json.value(problem.message);
+      json.end_object();
+    }
+    json.end_array();
+  }
+  json.key("summary");
+  json.begin_object();
+  json.key("errors"), json.value(uint64_t(report.count(Severity::Error)));
+  json.key("warnings"), json.value(uint64_t(report.count(Severity::Warning)));
+  json.key("notes"), json.value(uint64_t(report.count(Severity::Note)));
+  json.end_object();
+  json.end_object();
+}
+
+}  // namespace capguard

@@ -1,0 +1,242 @@
+// JUnit XML for CI test reporters (Jenkins, GitLab, GitHub test-report actions): one testsuite
+// per process, one testcase per capture plus one for the findings outside any capture. A
+// testcase fails when an error or warning is attached to it; notes go to <system-out>.
+// Each testcase carries at most one <failure> (the strictest readers accept no more): its
+// message names the root cause, its body is the text report of every finding of that case.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/base_name.h"
+#include "report/fingerprint.h"
+#include "report/render.h"
+#include "report/xml_escape.h"
+
+namespace capguard {
+namespace {
+
+std::string program_name(const std::string& command) {
+  return std::string(base_name(command.substr(0, command.find(' '))));
+}
+
+// A finding's text as the terminal shows it: a one-finding report through render_text.
+std::string finding_text(const Report& report, const Finding& finding) {
+  Report one;
+  for (size_t i = 0; i < report.processes.size() && one.processes.empty(); ++i) {
+    if (belongs_to(report, i, finding.process, finding.pid))
+      one.processes.push_back(report.processes[i]);
+  }
+  const uint32_t process = one.processes.empty() ? 0 : 1;  // its index in `one`
+  for (const CaptureInfo& c : report.captures) {
+    if (finding.capture && c.id == *finding.capture) {
+      one.captures.push_back(c);
+      one.captures.back().root_cause.reset();
+      one.captures.back().process = process;
+    }
+  }
+  one.findings.push_back(finding);
+  one.findings.back().process = process;
+  std::string text = render_text(one, RenderOptions{});
+  // The one-finding summary says nothing the testsuite counts don't: leave it out.
+  if (const size_t summary = text.rfind("\nSUMMARY:"); summary != std::string::npos) {
+    text.erase(summary + 1);
+  }
+  return text;
+}
+
+struct TestCase {
+  std::string name;
+  std::vector<size_t> findings;  // indexes into Report::findings, root cause first
+  std::string error;             // set when the case could not run at all (not attached)
+};
+
+class JunitRenderer {
+ public:
+  explicit JunitRenderer(const Report& report) : report_(report) {}
+
+  std::string render() {
+    // One suite per process; findings and captures of a pid without a process record get one
+    // per pid. Processes that share a pid (several hosts or containers) stay apart.
+    std::vector<Suite> suites_wanted;
+    for (size_t i = 0; i < report_.processes.size(); ++i)
+      suites_wanted.push_back({static_cast<uint32_t>(i + 1), report_.processes[i].pid});
+    const auto add_orphan = [&](uint32_t process, uint32_t pid) {
+      for (const Suite& suite : suites_wanted)
+        if (holds(suite, process, pid)) return;
+      suites_wanted.push_back({0, pid});
+    };
+    for (const CaptureInfo& c : report_.captures) add_orphan(c.process, c.pid);
+    for (const Finding& f : report_.findings) add_orphan(f.process, f.pid);
+
+    std::string suites;
+    size_t tests = 0, failures = 0, errors = 0;
+    if (!report_.problems.empty()) suites += problems_suite(tests, errors);
+    for (const Suite& suite : suites_wanted) {
+      const std::vector<TestCase> cases = cases_of(suite);
+      size_t suite_failures = 0, suite_errors = 0;
+      std::string body;
+      for (const TestCase& c : cases) {
+        if (!c.error.empty()) ++suite_errors;
+        if (!failing(c).empty()) ++suite_failures;
+        body += render_case(c, suite);
+      }
+      const ProcessInfo* process = process_of(suite);
+      const std::string command = process ? process->command : "pid " + std::to_string(suite.pid);
+      suites += fmt::format(
+          "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"0\">\n"
+          "    <properties>\n      <property name=\"pid\" value=\"{}\"/>\n    </properties>\n",
+          xml_escape("capguard: " + command), cases.size(), suite_failures, suite_errors,
+          suite.pid);
+      suites += body + "  </testsuite>\n";
+      tests += cases.size(), failures += suite_failures, errors += suite_errors;
+    }
+    return fmt::format(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        "<testsuites name=\"capguard\" tests=\"{}\" failures=\"{}\" errors=\"{}\">\n{}"
+        "</testsuites>\n",
+        tests, failures, errors, suites);
+  }
+
+ private:
+  // What kept capguard from checking everything, as error test cases: a test reporter then
+  // shows a run that checked nothing as broken, not as passed.
+  std::string problems_suite(size_t& tests, size_t& errors) const {
+    std::string body;
+    size_t suite_errors = 0;
+    for (const ToolProblem& problem : report_.problems) {
+      const bool error = problem.level == Severity::Error;
+      body += fmt::format("    <testcase classname=\"capguard\" name=\"{}\">\n",
+                          xml_escape(problem.message));
+      body += error
+                  ? fmt::format("      <error message=\"{}\" type=\"capguard\"/>\n",
+                                xml_escape(problem.message))
+                  : fmt::format("      <system-out>{}</system-out>\n", xml_escape(problem.message));
+      body += "    </testcase>\n";
+      suite_errors += error;
+    }
+    tests += report_.problems.size(), errors += suite_errors;
+    return fmt::format(
+               "  <testsuite name=\"capguard\" tests=\"{}\" failures=\"0\" errors=\"{}\" "
+               "skipped=\"0\">\n",
+               report_.problems.size(), suite_errors) +
+           body + "  </testsuite>\n";
+  }
+
+  struct Suite {
+    uint32_t process;  // 1-based index into Report::processes; 0: a pid without a record
+    uint32_t pid;
+  };
+
+  bool holds(const Suite& suite, uint32_t process, uint32_t pid) const {
+    if (suite.process != 0) return belongs_to(report_, suite.process - 1, process, pid);
+    return process == 0 && pid == suite.pid;
+  }
+
+  const ProcessInfo* process_of(const Suite& suite) const {
+    return suite.process != 0 ? &report_.processes[suite.process - 1] : nullptr;
+  }
+
+  bool has_capture(const Suite& suite, std::optional<uint32_t> id) const {
+    return id &&
+           std::any_of(report_.captures.begin(), report_.captures.end(), [&](const CaptureInfo& c) {
+             return holds(suite, c.process, c.pid) && c.id == *id;
+           });
+  }
+
+  static std::string capture_name(const CaptureInfo& c) {
+    std::string name = fmt::format("capture #{} (stream 0x{:x}, {})", c.id, c.stream, c.mode);
+    if (const Frame* f = anchor_frame(c.begin)) {
+      if (!f->file.empty()) {
+        name += fmt::format(" at {}:{}", base_name(f->file), f->line);
+      } else if (!f->function.empty()) {
+        name += " in " + f->function;
+      }
+    }
+    if (c.count > 1)  // clean captures of the same site, counted together (CaptureInfo::count)
+      name += fmt::format(", and {} more like it up to #{}", c.count - 1, c.last_id);
+    return name;
+  }
+
+  std::vector<TestCase> cases_of(const Suite& suite) const {
+    std::vector<TestCase> cases;
+    const ProcessInfo* process = process_of(suite);
+    if (process && !process->attached) {
+      cases.push_back({"capguard attached to the process", {}, process->attach_message});
+      if (cases.back().error.empty()) cases.back().error = "capguard did not attach";
+    }
+    for (const CaptureInfo& c : report_.captures) {
+      if (!holds(suite, c.process, c.pid)) continue;
+      TestCase tc{capture_name(c), {}, {}};
+      if (c.root_cause && *c.root_cause < report_.findings.size()) {
+        tc.findings.push_back(*c.root_cause);
+      }
+      for (size_t i = 0; i < report_.findings.size(); ++i) {
+        const Finding& f = report_.findings[i];
+        if (holds(suite, f.process, f.pid) && f.capture == c.id &&
+            (!c.root_cause || *c.root_cause != i)) {
+          tc.findings.push_back(i);
+        }
+      }
+      cases.push_back(std::move(tc));
+    }
+    TestCase outside{"outside any capture", {}, {}};
+    for (size_t i = 0; i < report_.findings.size(); ++i) {
+      const Finding& f = report_.findings[i];
+      if (holds(suite, f.process, f.pid) && !has_capture(suite, f.capture))
+        outside.findings.push_back(i);
+    }
+    cases.push_back(std::move(outside));
+    return cases;
+  }
+
+  std::vector<size_t> failing(const TestCase& c) const {
+    std::vector<size_t> out;
+    for (size_t i : c.findings) {
+      if (report_.findings[i].severity != Severity::Note) out.push_back(i);
+    }
+    return out;
+  }
+
+  std::string render_case(const TestCase& c, const Suite& suite) const {
+    const ProcessInfo* process = process_of(suite);
+    const std::string classname = "capguard." + (process ? program_name(process->command)
+                                                         : "pid" + std::to_string(suite.pid));
+    std::string out = fmt::format("    <testcase classname=\"{}\" name=\"{}\"",
+                                  xml_escape(classname), xml_escape(c.name));
+    const std::vector<size_t> fails = failing(c);
+    std::string notes;
+    for (size_t i : c.findings) {
+      if (report_.findings[i].severity == Severity::Note) {
+        notes += finding_text(report_, report_.findings[i]);
+      }
+    }
+    if (fails.empty() && notes.empty() && c.error.empty()) return out + "/>\n";
+    out += ">\n";
+    if (!c.error.empty()) {
+      out +=
+          fmt::format("      <error message=\"{}\" type=\"not-attached\"/>\n", xml_escape(c.error));
+    }
+    if (!fails.empty()) {
+      const Finding& first = report_.findings[fails.front()];
+      std::string message = first.rule + ": " + first.message;
+      if (fails.size() > 1) message += fmt::format(" (and {} more)", fails.size() - 1);
+      std::string text;
+      for (size_t i : fails) text += finding_text(report_, report_.findings[i]);
+      out += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
+                         xml_escape(message), xml_escape(first.rule), xml_escape(text, false));
+    }
+    if (!notes.empty()) out += "      <system-out>" + xml_escape(notes, false) + "</system-out>\n";
+    return out + "    </testcase>\n";
+  }
+
+  const Report& report_;
+};
+
+}  // namespace
+
+std::string render_junit(const Report& report) { return JunitRenderer(report).render(); }
+
+}  // namespace capguard

@@ -1,0 +1,289 @@
+// The sanitizer-style text report: one block per finding (heading, the call and its result,
+// the message, the culprit's stack from the user frame outward, the capture it broke, the
+// related locations, the fix), then one greppable SUMMARY line.
+#include <fmt/format.h>
+
+#include <iterator>
+#include <string>
+#include <string_view>
+
+#include "model/base_name.h"
+#include "report/render.h"
+#include "report/source_lines.h"
+#include "model/frame_owner.h"
+#include "report/utf8.h"
+
+namespace capguard {
+namespace {
+
+constexpr size_t kMaxFramesShown = 12;         // from the user frame outward
+constexpr size_t kMaxLibraryFramesShown = 10;  // between CUDA and the user frame
+
+struct Style {
+  bool color = false;
+  std::string_view paint(std::string_view code) const { return color ? code : ""; }
+  std::string_view bold() const { return paint("\033[1m"); }
+  std::string_view reset() const { return paint("\033[0m"); }
+  std::string_view severity(Severity s) const {
+    switch (s) {
+      case Severity::Error:
+        return paint("\033[1;31m");
+      case Severity::Warning:
+        return paint("\033[1;35m");
+      case Severity::Note:
+        return paint("\033[1;36m");
+    }
+    return "";
+  }
+};
+
+const char* heading_word(Severity s) {
+  switch (s) {
+    case Severity::Error:
+      return "ERROR";
+    case Severity::Warning:
+      return "WARNING";
+    case Severity::Note:
+      return "NOTE";
+  }
+  return "ERROR";
+}
+
+std::string plural(int n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// "#2 0x55d1c2a3b1b2 in train_step(float*) /src/app.cu:42 (app)"
+void append_frame(std::string& out, size_t index, const Frame& frame, const Style& style,
+                  bool is_user_frame) {
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "    {}#{} 0x{:x}", is_user_frame ? style.bold() : "", index, frame.address);
+  if (!frame.function.empty()) fmt::format_to(it, " in {}", terminal_safe(frame.function));
+  if (!frame.file.empty()) {
+    fmt::format_to(it, " {}:{}", terminal_safe(frame.file), frame.line);
+    if (!frame.module.empty()) fmt::format_to(it, " ({})", terminal_safe(base_name(frame.module)));
+  } else if (!frame.module.empty()) {
+    fmt::format_to(it, " ({}+0x{:x})", terminal_safe(frame.module), frame.offset);
+  } else {
+    out += " (no module maps this address)";
+  }
+  if (is_user_frame) out += style.reset();
+  out += '\n';
+}
+
+bool is_outer_runtime_frame(const Frame& frame) {
+  const FrameOwner owner = owner_of(frame);
+  return owner == FrameOwner::Runtime || owner == FrameOwner::Unknown || frame.function == "_start";
+}
+
+//       11 |   cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+//    >  12 |   cudaStreamSynchronize(s);
+void append_source(std::string& out, SourceReader& sources, const Frame& frame,
+                   const Style& style) {
+  for (const SourceLine& line : sources.around(frame.file, frame.line, 1)) {
+    const bool culprit = line.number == frame.line;
+    fmt::format_to(std::back_inserter(out), "      {}{} {:>5} |{}{}{}\n",
+                   culprit ? style.bold() : "", culprit ? '>' : ' ', line.number,
+                   line.text.empty() ? "" : " ", terminal_safe(line.text), culprit ? style.reset() : "");
+  }
+}
+
+// Shows the stack from the first frame outside CUDA and capguard: the library frames that led
+// from the user's call to CUDA (the middle of a long run elided), then the user frame and its
+// callers. The frames inside CUDA and capguard and the C runtime's frames below main are
+// counted, not listed. With a SourceReader, the user frame's line follows it with one line of
+// context, as compilers print it.
+void append_stack(std::string& out, const Location& location, const Style& style,
+                  SourceReader* sources) {
+  const auto& frames = location.frames;
+  if (frames.empty()) {
+    out += location.addresses.empty() ? "    (no stack recorded)\n" : "    (not symbolized)\n";
+    return;
+  }
+  const ShownFrames shown = frames_to_show(location);
+  auto it = std::back_inserter(out);
+  const size_t libraries = shown.anchor - shown.first;
+  const bool elide = libraries > kMaxLibraryFramesShown + 1;  // a line for one frame saves none
+  for (size_t i = shown.first; i < shown.last; ++i) {
+    if (elide && i == shown.first + kMaxLibraryFramesShown / 2) {
+      const size_t skipped = libraries - kMaxLibraryFramesShown;
+      fmt::format_to(it, "    ({} not shown)\n",
+                     plural(static_cast<int>(skipped), "library frame", "library frames"));
+      i += skipped - 1;
+      continue;
+    }
+    const bool user = static_cast<int>(i) == location.user_frame;
+    append_frame(out, i, frames[i], style, user);
+    if (user && sources) append_source(out, *sources, frames[i], style);
+  }
+  const size_t inner = shown.hidden_inner(), outer = shown.hidden_outer(location);
+  if (inner > 0 && outer > 0)
+    fmt::format_to(it, "    ({} inside CUDA/capguard and {} not shown)\n",
+                   plural(static_cast<int>(inner), "frame", "frames"),
+                   plural(static_cast<int>(outer), "outer frame", "outer frames"));
+  else if (inner > 0)
+    fmt::format_to(it, "    ({} inside CUDA/capguard not shown)\n",
+                   plural(static_cast<int>(inner), "frame", "frames"));
+  else if (outer > 0)
+    fmt::format_to(it, "    ({} not shown)\n",
+                   plural(static_cast<int>(outer), "outer frame", "outer frames"));
+}
+
+}  // namespace
+
+std::string related_heading(const Related& related) {
+  std::string heading;
+  if (related.role == "capture-begin")
+    heading = "capture began here";
+  else if (related.role == "capture-end")
+    heading = "capture ended here";
+  else if (related.role == "fork")
+    heading = "stream forked into the capture here";
+  else if (related.role == "event-record")
+    heading = "event recorded here";
+  else if (related.role == "last-work")
+    heading = "last work on that stream here";
+  else
+    heading = related.role;
+  if (!related.detail.empty()) heading += fmt::format(" ({})", terminal_safe(related.detail));
+  return heading;
+}
+
+namespace {
+
+// "thread 29" in the message, and not as the start of "thread 2958".
+bool mentions_thread(std::string_view message, uint32_t thread) {
+  const std::string needle = fmt::format("thread {}", thread);
+  for (size_t at = message.find(needle); at != std::string_view::npos;
+       at = message.find(needle, at + 1)) {
+    const size_t end = at + needle.size();
+    if (end == message.size() || message[end] < '0' || message[end] > '9') return true;
+  }
+  return false;
+}
+
+// Another process of the report has the same pid (several hosts or containers).
+bool shares_pid(const Report& report, size_t index) {
+  for (size_t i = 0; i < report.processes.size(); ++i)
+    if (i != index && report.processes[i].pid == report.processes[index].pid) return true;
+  return false;
+}
+
+void append_finding(std::string& out, const Report& report, const Finding& finding,
+                    const Style& style, SourceReader* sources, std::span<const RuleInfo> rules) {
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "=={}=={}{}: capguard: {}{}\n", finding.pid, style.severity(finding.severity),
+                 heading_word(finding.severity), finding.rule, style.reset());
+  // The message first: what went wrong, the call and what CUDA answered, said once.
+  if (!finding.message.empty()) fmt::format_to(it, "  {}\n", terminal_safe(finding.message));
+  const bool failed = finding.result != 0;
+  if (failed && (finding.message.empty() ||
+                 (!finding.result_name.empty() &&
+                  finding.message.find(finding.result_name) == std::string::npos))) {
+    fmt::format_to(it, "  {} returned ", finding.api.empty() ? std::string("the call") : terminal_safe(finding.api));
+    if (finding.result_name.empty())
+      fmt::format_to(it, "{}\n", finding.result);
+    else
+      fmt::format_to(it, "{} ({})\n", finding.result_name, finding.result);
+  }
+  out += "  called here";
+  if (!mentions_thread(finding.message, finding.thread)) {
+    fmt::format_to(it, " on thread {}", finding.thread);
+    if (finding.capture)
+      out += finding.capturing_thread ? " (the capturing thread)" : " (not the capturing thread)";
+  }
+  out += ":\n";
+  append_stack(out, finding.location, style, sources);
+
+  const CaptureInfo* capture = report.find_capture(finding.capture);
+  if (capture != nullptr) {
+    fmt::format_to(it, "  capture #{} (stream 0x{:x}, {} mode, thread {}, {}) began here:\n",
+                   capture->id, capture->stream, capture->mode, capture->thread,
+                   to_string(capture->status));
+    append_stack(out, capture->begin, style, sources);
+  }
+  for (const auto& related : finding.related) {
+    const bool repeats_capture_begin = capture != nullptr && related.role == "capture-begin" &&
+                                       related.location.seq == capture->begin.seq;
+    if (repeats_capture_begin) continue;
+    fmt::format_to(it, "  {}:\n", related_heading(related));
+    append_stack(out, related.location, style, sources);
+  }
+  if (finding.consequences > 0)
+    fmt::format_to(it, "  {} failed only because of this one (folded into this finding)\n",
+                   plural(static_cast<int>(finding.consequences), "later call", "later calls"));
+  if (const RuleInfo* rule = find_rule_in(rules, finding.rule); rule != nullptr && !rule->fix.empty())
+    fmt::format_to(it, "  fix: {}\n", rule->fix);
+  fmt::format_to(it, "  [{}] see `capguard explain {}`\n\n", finding.rule, finding.rule);
+}
+
+}  // namespace
+
+ShownFrames frames_to_show(const Location& location) {
+  const auto& frames = location.frames;
+  ShownFrames shown;
+  if (frames.empty()) return shown;
+  const bool has_user = location.user_frame >= 0;
+  const size_t user = has_user ? static_cast<size_t>(location.user_frame) : 0;
+  shown.first = first_frame_outside_cuda(frames);
+  if (shown.first >= frames.size() || (has_user && shown.first > user)) shown.first = user;
+  shown.anchor = has_user ? user : shown.first;  // the outer frames are counted from here
+  shown.last = frames.size();
+  while (shown.last > shown.anchor + 1 && is_outer_runtime_frame(frames[shown.last - 1]))
+    --shown.last;
+  if (shown.last - shown.anchor > kMaxFramesShown) shown.last = shown.anchor + kMaxFramesShown;
+  return shown;
+}
+
+std::string summary_line(const Report& report) {
+  uint64_t by_state[4] = {};
+  for (const auto& capture : report.captures)
+    by_state[static_cast<int>(capture.status)] += capture.count;
+  const uint64_t total = report.capture_count();
+  std::string captures = fmt::format("{} {}", total, total == 1 ? "capture" : "captures");
+  std::string parts;
+  for (CaptureState s :
+       {CaptureState::Ok, CaptureState::Invalidated, CaptureState::Failed, CaptureState::Open}) {
+    const uint64_t n = by_state[static_cast<int>(s)];
+    if (n == 0) continue;
+    parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", n, to_string(s));
+  }
+  if (!parts.empty()) captures += ": " + parts;
+  return fmt::format("SUMMARY: capguard: {}, {}, {} in {} ({})\n",
+                     plural(report.count(Severity::Error), "error", "errors"),
+                     plural(report.count(Severity::Warning), "warning", "warnings"),
+                     plural(report.count(Severity::Note), "note", "notes"),
+                     plural(static_cast<int>(report.processes.size()), "process", "processes"),
+                     captures);
+}
+
+std::string render_text(const Report& report, const RenderOptions& options) {
+  const Style style{options.color};
+  SourceReader reader(options.source_root);
+  SourceReader* sources = options.source ? &reader : nullptr;
+  std::string out;
+  const bool several = report.processes.size() > 1;
+  for (size_t i = 0; i < report.processes.size(); ++i) {
+    const ProcessInfo& process = report.processes[i];
+    if (several)
+      fmt::format_to(std::back_inserter(out), "== process {}{}: {}\n", process.pid,
+                     shares_pid(report, i) ? " (" + terminal_safe(process.trace_path) + ")" : "",
+                     terminal_safe(process.command));
+    if (!process.attached && !process.attach_message.empty())
+      fmt::format_to(std::back_inserter(out), "=={}==capguard: not attached: {}\n", process.pid,
+                     terminal_safe(process.attach_message));
+    for (const auto& finding : report.findings)
+      if (belongs_to(report, i, finding.process, finding.pid))
+        append_finding(out, report, finding, style, sources, options.rules);
+  }
+  for (const auto& finding : report.findings) {  // findings of processes without a record
+    bool known = false;
+    for (size_t i = 0; i < report.processes.size(); ++i)
+      known = known || belongs_to(report, i, finding.process, finding.pid);
+    if (!known) append_finding(out, report, finding, style, sources, options.rules);
+  }
+  out += summary_line(report);
+  return out;
+}
+
+}  // namespace capguard

@@ -1,0 +1,270 @@
+#include "symbolize/symbolizer.h"
+
+#include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "model/base_name.h"
+
+namespace capguard {
+
+namespace {
+
+std::string to_hex(const unsigned char* bytes, int size) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  for (int i = 0; i < size; ++i) {
+    hex += kDigits[bytes[i] >> 4];
+    hex += kDigits[bytes[i] & 0xf];
+  }
+  return hex;
+}
+
+bool same_build_id(std::string_view recorded_hex, const std::string& actual_hex) {
+  if (recorded_hex.size() != actual_hex.size()) return false;
+  for (size_t i = 0; i < actual_hex.size(); ++i) {
+    char c = recorded_hex[i];
+    if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
+    if (c != actual_hex[i]) return false;
+  }
+  return true;
+}
+
+const Dwfl_Callbacks kOfflineCallbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = nullptr,
+};
+
+// The name a function was declared with: its linkage name demangled when it has one
+// (qualified, with parameters), else its plain name; followed through DW_AT_abstract_origin.
+std::string die_name(Dwarf_Die* die) {
+  Dwarf_Attribute attribute;
+  for (int name : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name})
+    if (dwarf_attr_integrate(die, name, &attribute) != nullptr)
+      if (const char* text = dwarf_formstring(&attribute)) return demangle(text);
+  if (dwarf_attr_integrate(die, DW_AT_name, &attribute) != nullptr)
+    if (const char* text = dwarf_formstring(&attribute)) return text;
+  return {};
+}
+
+// Where an inlined call was made: its DW_AT_call_file (an index into the unit's files) and
+// DW_AT_call_line.
+bool call_site(Dwarf_Die* unit, Dwarf_Die* inlined, std::string& file, int& line) {
+  Dwarf_Attribute attribute;
+  Dwarf_Word index = 0, number = 0;
+  if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attribute), &index) != 0 ||
+      dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attribute), &number) != 0)
+    return false;
+  Dwarf_Files* files = nullptr;
+  size_t count = 0;
+  if (dwarf_getsrcfiles(unit, &files, &count) != 0 || index >= count) return false;
+  const char* name = dwarf_filesrc(files, index, nullptr, nullptr);
+  if (name == nullptr || number == 0) return false;
+  file = name;
+  line = static_cast<int>(number);
+  return true;
+}
+
+// One module of one process, opened lazily with its own Dwfl session (each process may map
+// the same file at a different base).
+class OpenModule {
+ public:
+  explicit OpenModule(const Module& module) {
+    if (access(module.path.c_str(), R_OK) != 0) return;
+    dwfl_ = dwfl_begin(&kOfflineCallbacks);
+    if (dwfl_ == nullptr) return;
+    dwfl_report_begin(dwfl_);
+    handle_ =
+        dwfl_report_elf(dwfl_, module.path.c_str(), module.path.c_str(), -1, module.base, false);
+    dwfl_report_end(dwfl_, nullptr, nullptr);
+    if (handle_ != nullptr && !module.build_id.empty()) {
+      const unsigned char* bits = nullptr;
+      GElf_Addr vaddr = 0;
+      const int size = dwfl_module_build_id(handle_, &bits, &vaddr);
+      // A rebuilt file at the same path would give confidently wrong names: use none.
+      if (size <= 0 || !same_build_id(module.build_id, to_hex(bits, size))) handle_ = nullptr;
+    }
+  }
+  ~OpenModule() {
+    if (dwfl_ != nullptr) dwfl_end(dwfl_);
+  }
+  OpenModule(const OpenModule&) = delete;
+  OpenModule& operator=(const OpenModule&) = delete;
+
+  // Appends the frames of the instruction at `pc` (a runtime address) to `frames`: one for each
+  // function inlined there, innermost first (file:line from the line table, then each inlined
+  // call's site), then the function the code was compiled into (its ELF symbol).
+  void describe(uint64_t pc, Frame frame, std::vector<Frame>& frames) const {
+    if (handle_ == nullptr) {
+      frames.push_back(frame);
+      return;
+    }
+    GElf_Off offset = 0;
+    GElf_Sym symbol{};
+    frame.function =
+        demangle(dwfl_module_addrinfo(handle_, pc, &offset, &symbol, nullptr, nullptr, nullptr));
+    if (Dwfl_Line* line = dwfl_module_getsrc(handle_, pc)) {
+      int line_number = 0;
+      const char* file = dwfl_lineinfo(line, nullptr, &line_number, nullptr, nullptr, nullptr);
+      if (file != nullptr && line_number > 0) {
+        frame.file = file;
+        frame.line = line_number;
+      }
+    }
+    Dwarf_Addr bias = 0;
+    Dwarf_Die* unit = dwfl_module_addrdie(handle_, pc, &bias);
+    Dwarf_Die* scopes = nullptr;
+    const int count = unit == nullptr ? 0 : dwarf_getscopes(unit, pc - bias, &scopes);
+    const std::string outer = frame.function;
+    for (int i = 0; i < count; ++i) {
+      const int tag = dwarf_tag(&scopes[i]);
+      if (tag == DW_TAG_subprogram) break;
+      if (tag != DW_TAG_inlined_subroutine) continue;  // lexical blocks
+      std::string file;
+      int line = 0;
+      if (!call_site(unit, &scopes[i], file, line)) break;
+      frame.function = die_name(&scopes[i]);
+      frames.push_back(frame);
+      frame.file = file;
+      frame.line = line;
+      frame.function = outer;
+    }
+    std::free(scopes);
+    frames.push_back(frame);
+  }
+
+ private:
+  Dwfl* dwfl_ = nullptr;
+  Dwfl_Module* handle_ = nullptr;
+};
+
+class Symbolizer {
+ public:
+  Symbolizer(const std::vector<ProcessModules>& modules, const SymbolCache* cache,
+             const UserCode& user)
+      : modules_(modules), cache_(cache), user_(user) {}
+
+  // `process` (Finding::process) tells apart processes that share a pid; 0: by pid alone.
+  void symbolize(Location& location, uint32_t pid, uint32_t process) {
+    if (location.pid != 0) pid = location.pid;
+    owner_ = find_process(pid, process);
+    const uint64_t owner_key = process != 0 ? process : uint64_t{1} << 32 | pid;
+    if (!location.addresses.empty()) {
+      location.frames.clear();
+      std::vector<Frame> python;
+      for (uint64_t address : location.addresses) {
+        if (is_python_frame_tag(address)) {
+          python.push_back(python_frame(static_cast<uint32_t>(address)));
+        } else {
+          const std::vector<Frame>& frames = frames_at(owner_key, pid, address);
+          location.frames.insert(location.frames.end(), frames.begin(), frames.end());
+        }
+      }
+      if (!python.empty()) interleave_python_frames(location.frames, python);
+    }
+    location.user_frame = choose_user_frame(location.frames, user_);
+  }
+
+ private:
+  // The frames at a return address: several where code was inlined there.
+  const std::vector<Frame>& frames_at(uint64_t owner_key, uint32_t pid, uint64_t return_address) {
+    auto [cached, inserted] = frames_.try_emplace({owner_key, return_address});
+    std::vector<Frame>& frames = cached->second;
+    if (!inserted) return frames;
+    Frame frame;
+    frame.address = return_address;
+    resolve(frame, frames);
+    const bool unknown = frames.size() == 1 && frames[0].function.empty() && frames[0].file.empty();
+    if (unknown && cache_ != nullptr) {
+      if (const std::vector<Frame>* known = cache_->find(pid, return_address)) {
+        const uint64_t offset = frames[0].offset;
+        frames = *known;
+        for (Frame& f : frames) f.offset = offset;
+      }
+    }
+    return frames;
+  }
+
+  Frame python_frame(uint32_t id) const {
+    Frame frame;
+    frame.module = kPythonModule;
+    if (owner_ == nullptr) return frame;
+    if (const auto it = owner_->python_frames.find(id); it != owner_->python_frames.end()) {
+      frame.file = it->second.file;
+      frame.function = it->second.function;
+      frame.line = it->second.line;
+    }
+    return frame;
+  }
+
+  void resolve(Frame frame, std::vector<Frame>& frames) {
+    // Every recorded address is a return address: the call itself is the instruction before.
+    const uint64_t pc = frame.address == 0 ? 0 : frame.address - 1;
+    const Module* module = owner_ == nullptr ? nullptr : owner_->find(pc);
+    if (module == nullptr) {
+      frames.push_back(frame);
+      return;
+    }
+    frame.module = module->path;
+    frame.offset = frame.address - module->base;
+    auto [open, added] = open_.try_emplace(module);
+    if (added) open->second = std::make_unique<OpenModule>(*module);
+    open->second->describe(pc, frame, frames);
+  }
+
+  const ProcessModules* find_process(uint32_t pid, uint32_t index) const {
+    for (const auto& process : modules_)
+      if (index != 0 ? process.process == index : process.pid == pid) return &process;
+    if (index != 0) return find_process(pid, 0);  // modules made without an index (tests)
+    return nullptr;
+  }
+
+  const std::vector<ProcessModules>& modules_;
+  const SymbolCache* cache_;
+  const UserCode& user_;
+  const ProcessModules* owner_ = nullptr;  // of the location being symbolized
+  std::map<const Module*, std::unique_ptr<OpenModule>> open_;
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<Frame>> frames_;  // (process, address)
+};
+
+// The interpreter's own native frames: the python3.X executable or libpython3.X.
+bool is_interpreter(const Frame& frame) {
+  const std::string_view module = base_name(frame.module);
+  return !is_python_frame(frame) &&
+         (module.starts_with("python3") || module.starts_with("libpython3"));
+}
+
+}  // namespace
+
+void interleave_python_frames(std::vector<Frame>& native, const std::vector<Frame>& python) {
+  auto at = native.begin();
+  while (at != native.end() && !is_interpreter(*at)) ++at;
+  native.insert(at, python.begin(), python.end());
+}
+
+void symbolize(Report& report, const std::vector<ProcessModules>& modules, const SymbolCache* cache,
+               const UserCode& user) {
+  Symbolizer symbolizer(modules, cache, user);
+  for (auto& finding : report.findings) {
+    symbolizer.symbolize(finding.location, finding.pid, finding.process);
+    for (auto& related : finding.related)
+      symbolizer.symbolize(related.location, finding.pid, finding.process);
+  }
+  for (auto& capture : report.captures) {
+    for_each_location(capture,
+                      [&](Location& l) { symbolizer.symbolize(l, capture.pid, capture.process); });
+  }
+}
+
+}  // namespace capguard

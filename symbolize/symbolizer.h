@@ -1,0 +1,34 @@
+// Offline symbolization: turns the raw return addresses recorded in a trace into function,
+// file:line and module, using the module map recorded by the same process (elfutils libdw,
+// DWARF line tables first, ELF symbol tables when there is no DWARF). Then picks each
+// location's user frame (frame_owner.h): the innermost frame of the program's own code, not
+// CUDA's, capguard's, the C/C++ runtime's or a library's.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/demangle.h"
+#include "model/frame_owner.h"
+#include "symbolize/modules.h"
+#include "model/report.h"
+#include "symbolize/symbol_cache.h"
+
+namespace capguard {
+
+// Fills Location::frames (from Location::addresses, when any were recorded) and
+// Location::user_frame for every location in the report: findings, their related locations,
+// and the captures' begin and end. A module whose file is missing or whose build-id differs
+// from the recorded one yields frames with module and offset only, unless `cache` (frames
+// resolved earlier, on the machine that recorded the trace) knows the address. `user`: what
+// the user said their code is (--user-code).
+void symbolize(Report& report, const std::vector<ProcessModules>& modules,
+               const SymbolCache* cache = nullptr, const UserCode& user = {});
+
+
+// Puts a stack's Python frames (innermost first) where the interpreter runs them: before the
+// first native frame of the interpreter (a python3.X executable or libpython), or after all
+// native frames when none is seen (an unsymbolized or clamped stack).
+void interleave_python_frames(std::vector<Frame>& native, const std::vector<Frame>& python);
+
+}  // namespace capguard
