@@ -49,6 +49,7 @@ bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, Ca
     return false;
   }
   api.subscribe = reinterpret_cast<decltype(api.subscribe)>(dlsym(lib, "cuptiSubscribe"));
+  api.subscribe_v2 = reinterpret_cast<decltype(api.subscribe_v2)>(dlsym(lib, "cuptiSubscribe_v2"));
   api.enable_domain =
       reinterpret_cast<decltype(api.enable_domain)>(dlsym(lib, "cuptiEnableDomain"));
   api.enable_callback =
@@ -60,11 +61,26 @@ bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, Ca
     return false;
   }
   CUpti_SubscriberHandle subscriber = nullptr;
-  const CUptiResult subscribed = api.subscribe(&subscriber, callback, userdata);
+  // cuptiSubscribe_v2 shows a competing tool "CUPTI for capguard" and tells us who holds CUPTI
+  // instead of leaving a guess.
+  char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN * 4] = {};
+  CUpti_SubscriberParams params{};
+  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+  params.subscriberName = "capguard";
+  params.oldSubscriberName = holder;
+  params.oldSubscriberSize = sizeof(holder);
+  const CUptiResult subscribed = api.subscribe_v2 != nullptr
+                                     ? api.subscribe_v2(&subscriber, callback, userdata, &params)
+                                     : api.subscribe(&subscriber, callback, userdata);
   if (subscribed == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-    snprintf(why, why_capacity,
-             "CUPTI is already in use by another subscriber (a profiler such as Nsight Systems "
-             "or PyTorch's profiler)");
+    holder[sizeof(holder) - 1] = '\0';
+    if (holder[0] != '\0') {
+      snprintf(why, why_capacity, "CUPTI is already in use by another subscriber: %s", holder);
+    } else {
+      snprintf(why, why_capacity,
+               "CUPTI is already in use by another subscriber (a profiler such as Nsight "
+               "Systems or PyTorch's profiler)");
+    }
     return false;
   }
   if (subscribed != CUPTI_SUCCESS) {

@@ -12,6 +12,7 @@ namespace capguard::interposer {
 
 struct CuptiApi {
   decltype(&cuptiSubscribe) subscribe = nullptr;
+  decltype(&cuptiSubscribe_v2) subscribe_v2 = nullptr;  // CUDA 13: names us, and who holds CUPTI
   decltype(&cuptiEnableDomain) enable_domain = nullptr;
   decltype(&cuptiEnableCallback) enable_callback = nullptr;
   decltype(&cuptiGetResultString) get_result_string = nullptr;
