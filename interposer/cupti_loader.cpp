@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 
 namespace capguard::interposer {
@@ -74,7 +75,8 @@ bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, Ca
                                      : api.subscribe(&subscriber, callback, userdata);
   if (subscribed == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
     holder[sizeof(holder) - 1] = '\0';
-    if (holder[0] != '\0') {
+    // A holder that subscribed without a name is reported by CUPTI as "... <not provided>".
+    if (holder[0] != '\0' && strstr(holder, "not provided") == nullptr) {
       snprintf(why, why_capacity, "CUPTI is already in use by another subscriber: %s", holder);
     } else {
       snprintf(why, why_capacity,

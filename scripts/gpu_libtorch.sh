@@ -16,7 +16,7 @@ if ! python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; th
   exit 0
 fi
 flags=$(python3 - <<'PY'
-import os, torch
+import glob, os, torch
 from torch.utils import cpp_extension as ext
 try:
     includes = ext.include_paths(device_type="cuda")
@@ -24,9 +24,17 @@ except TypeError:  # torch < 2.6
     includes = ext.include_paths(cuda=True)
 lib = os.path.join(os.path.dirname(torch.__file__), "lib")
 abi = int(torch._C._GLIBCXX_USE_CXX11_ABI)
+# The programs call cudart too: the one torch loads (pip's nvidia/*/lib), else the toolkit's.
+cudart = sorted(glob.glob(os.path.join(os.path.dirname(torch.__file__), "..", "nvidia", "*", "lib",
+                                       "libcudart.so.*")))
+if cudart:
+    where = os.path.dirname(os.path.realpath(cudart[0]))
+    runtime = [f"-L{where}", f"-Wl,-rpath,{where}", f"-l:{os.path.basename(cudart[0])}"]
+else:
+    runtime = ["-L/usr/local/cuda/lib64", "-lcudart"]
 print(" ".join([f"-I{p}" for p in includes] + ["-I/usr/local/cuda/include", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
                 f"-L{lib}", f"-Wl,-rpath,{lib}", "-Wl,--no-as-needed", "-ltorch_cuda", "-ltorch", "-ltorch_cpu",
-                "-lc10_cuda", "-lc10", "-Wl,--as-needed"]))
+                "-lc10_cuda", "-lc10", "-Wl,--as-needed"] + runtime))
 PY
 )
 echo "torch $(python3 -c 'import torch; print(torch.__version__, torch.version.cuda)')"
