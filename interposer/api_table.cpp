@@ -32,11 +32,13 @@ constexpr bool contains(const char* text, const char* word) {
   return false;
 }
 
-constexpr CallbackInfo make_info(const char* name, ApiKind kind, int per_thread, int returns_error,
-                                 int has_params, std::initializer_list<SlotOffset> offsets) {
+constexpr CallbackInfo make_info(const char* name, ApiKind kind, MemoryOp memory, int per_thread,
+                                 int returns_error, int has_params,
+                                 std::initializer_list<SlotOffset> offsets) {
   CallbackInfo info;
   info.name = name;
   info.kind = kind;
+  info.memory = memory;
   info.per_thread = per_thread != 0;
   info.returns_error = returns_error != 0;
   info.has_params = has_params != 0;
@@ -52,9 +54,10 @@ constexpr CallbackInfo make_info(const char* name, ApiKind kind, int per_thread,
 
 #define CG_OFF(api, member, slot) \
   SlotOffset { Slot::slot, offsetof(api##_params, member) }
-#define CG_API(domain, cbid, api, kind, per_thread, returns_error, has_params, ...) \
-  Entry{trace::ApiDomain::domain, cbid,                                             \
-        make_info(#api, ApiKind::kind, per_thread, returns_error, has_params, {__VA_ARGS__})},
+#define CG_API(domain, cbid, api, kind, memory, per_thread, returns_error, has_params, ...)     \
+  Entry{trace::ApiDomain::domain, cbid,                                                         \
+        make_info(#api, ApiKind::kind, MemoryOp::memory, per_thread, returns_error, has_params, \
+                  {__VA_ARGS__})},
 
 constexpr Entry kEntries[] = {
 #include "interposer/api_table.inc"
