@@ -1,0 +1,59 @@
+// Graph lifetime (issue 9): the part of the record policy outside captures that the graph watch
+// (graph_watch.h) decides, shared by the recorder and the tests' simulated interposer
+// (tests/event_builder.h), so both record the same calls.
+//
+// Outside captures: an allocation or free of the catalog's memory column is recorded (a
+// stream-ordered one only while a graph exec lives: PyTorch's cudaMallocAsync backend allocates
+// per tensor); a graph launch while the watch wants it (an exec's first launches, every launch
+// of an exec a free hit); a synchronize or query once any exec exists, when it failed (a
+// replay's sticky error surfaces there; "not ready" is no failure) or follows a recorded
+// launch. Everything else is should_record's (api_table.h).
+#pragma once
+
+#include "interposer/api_table.h"
+#include "interposer/graph_watch.h"
+
+namespace capguard::interposer {
+
+inline bool is_sync_kind(ApiKind kind) {
+  return kind == ApiKind::StreamSync || kind == ApiKind::DeviceSync || kind == ApiKind::EventSync;
+}
+
+// Whether the graph watch wants this call recorded although should_record would not. Counts the
+// launch (and consumes the pending launches for a sync), so ask once per call, outside captures.
+inline bool graph_watch_records(const CallbackInfo& info, int32_t result, uint64_t exec,
+                                GraphWatch& watch) {
+  if (info.kind == ApiKind::GraphLaunch) return watch.on_launch(exec);
+  if (is_sync_kind(info.kind)) {
+    if (!watch.anything()) return false;
+    if (result == trace::kErrNotReady) return false;
+    return watch.on_sync(result);
+  }
+  if (info.memory != MemoryOp::None) return info.has(Slot::Stream) && watch.any_live();
+  return false;
+}
+
+// After a recorded call: what the watch learns from it (the recorder walks the graph too).
+inline void note_graph_call(const CallbackInfo& info, const trace::ApiEvent& event,
+                            GraphWatch& watch) {
+  if (event.result != 0) return;
+  if (is_free(info.memory)) {
+    if (event.pointer != 0)
+      watch.on_free(event.pointer, event.has(trace::Field::Size) ? event.size : 0);
+  } else if (info.kind == ApiKind::GraphExecDestroy) {
+    watch.on_destroy(event.graph_exec);
+  } else if ((info.kind == ApiKind::GraphInstantiate || info.kind == ApiKind::GraphExecUpdate) &&
+             event.graph_exec != 0) {
+    watch.on_instantiate(event.graph_exec);
+  }
+}
+
+// The callbacks the reduced set holds beside callback_needed_outside_capture's while the watch
+// wants them (callback_gate.h).
+inline bool callback_wanted_by_graph_watch(const CallbackInfo& info, const GraphWatch& watch) {
+  if (info.kind == ApiKind::GraphLaunch) return watch.launches_wanted();
+  if (is_sync_kind(info.kind)) return watch.syncs_wanted();
+  return false;
+}
+
+}  // namespace capguard::interposer
