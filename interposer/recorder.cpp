@@ -37,6 +37,7 @@ struct ThreadState {
   uint32_t enter_correlation = 0;  // of the top-level call in progress: its EXIT must match
   // Graph lifetime: a free's size, asked at its ENTER (before the memory goes away) for the
   // EXIT of the same top-level call (free_correlation). Kept here, not in the correlation bits.
+  bool free_size_known = false;
   uint32_t free_correlation = 0;
   uint64_t free_size = 0;
   uint64_t generation = 0;
@@ -229,7 +230,7 @@ void Recorder::on_enter(const CallbackInfo& info, const CUpti_CallbackData& data
     config_.gate->want_full();
   }
   // Graph lifetime (issue 9): a free's size, asked before the memory goes away.
-  t_state.free_correlation = 0;
+  t_state.free_size_known = false;
   if (is_free(info.memory) && config_.graph_driver.address_range != nullptr) {
     const uint64_t pointer = decode_pointer(info, data.functionParams);
     uint64_t base = 0;
@@ -237,6 +238,7 @@ void Recorder::on_enter(const CallbackInfo& info, const CUpti_CallbackData& data
     InToolScope guard;
     if (pointer != 0 && config_.graph_driver.address_range(&base, &size, pointer) == 0 &&
         base == pointer) {
+      t_state.free_size_known = true;
       t_state.free_correlation = data.correlationId;
       t_state.free_size = size;
     }
@@ -332,8 +334,8 @@ void Recorder::on_exit(ApiDomain domain, const CallbackInfo& info, const CUpti_C
       info.kind == ApiKind::StreamDestroy) {
     reduce_callbacks_if_idle();
   }
-  if (is_free(info.memory) && t_state.free_correlation == data.correlationId &&
-      t_state.free_correlation != 0 && !event.has(Field::Size)) {
+  if (is_free(info.memory) && t_state.free_size_known &&
+      t_state.free_correlation == data.correlationId && !event.has(Field::Size)) {
     event.size = t_state.free_size;
     event.set(Field::Size);
   }
