@@ -44,6 +44,9 @@ constexpr CallbackInfo make_info(const char* name, ApiKind kind, MemoryOp memory
   info.has_params = has_params != 0;
   info.internal = name[0] == '_' && name[1] == '_';
   info.getter = contains(name, "Get");
+  info.synchronizes =
+      (kind == ApiKind::StreamSync || kind == ApiKind::DeviceSync || kind == ApiKind::EventSync) &&
+      contains(name, "Synchronize");
   for (const SlotOffset& o : offsets) {
     // Params structs are a few pointers long; an offset past 254 would not fit the table.
     if (o.offset > 254) params_struct_too_large_for_the_offset_table();

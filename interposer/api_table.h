@@ -45,6 +45,7 @@ struct CallbackInfo {
   bool has_params = false;     // CUPTI passes a params struct
   bool internal = false;       // the runtime's own __cuda* entry points (<<<>>> configuration)
   bool getter = false;         // *Get* calls: names, attributes, the current context, ...
+  bool synchronizes = false;  // a sync kind that waits (*Synchronize), not a query (graph_policy.h)
   uint8_t offset_plus_one[kSlotCount] = {};  // 0 = the call has no such parameter
 
   bool has(Slot slot) const { return offset_plus_one[static_cast<size_t>(slot)] != 0; }

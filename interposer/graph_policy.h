@@ -15,18 +15,13 @@
 
 namespace capguard::interposer {
 
-inline bool is_sync_kind(ApiKind kind) {
-  return kind == ApiKind::StreamSync || kind == ApiKind::DeviceSync || kind == ApiKind::EventSync;
-}
-
 // Whether the graph watch wants this call recorded although should_record would not. Counts the
 // launch (and consumes the pending launches for a sync), so ask once per call, outside captures.
 inline bool graph_watch_records(const CallbackInfo& info, int32_t result, uint64_t exec,
                                 GraphWatch& watch) {
   if (info.kind == ApiKind::GraphLaunch) return watch.on_launch(exec);
-  if (is_sync_kind(info.kind)) {
+  if (info.synchronizes) {
     if (!watch.anything()) return false;
-    if (result == trace::kErrNotReady) return false;
     return watch.on_sync(result);
   }
   if (info.memory != MemoryOp::None) return info.has(Slot::Stream) && watch.any_live();
@@ -52,7 +47,7 @@ inline void note_graph_call(const CallbackInfo& info, const trace::ApiEvent& eve
 // wants them (callback_gate.h).
 inline bool callback_wanted_by_graph_watch(const CallbackInfo& info, const GraphWatch& watch) {
   if (info.kind == ApiKind::GraphLaunch) return watch.launches_wanted();
-  if (is_sync_kind(info.kind)) return watch.syncs_wanted();
+  if (info.synchronizes) return watch.syncs_wanted();
   return false;
 }
 

@@ -222,6 +222,12 @@ TEST_CASE("record policy: everything during a capture, outside only roles and ca
   CHECK_FALSE(
       should_record(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020), false, 0));
   CHECK_FALSE(should_record(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000), false, 0));
+  // The syncs the graph watch may record are those that wait, not the queries.
+  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020).synchronizes);
+  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020).synchronizes);
+  CHECK(api_info(ApiDomain::Driver, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize).synchronizes);
+  CHECK_FALSE(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020).synchronizes);
+  CHECK_FALSE(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020).synchronizes);
 }
 
 }  // namespace

@@ -12,7 +12,6 @@ inline constexpr int kErrIllegalState = 401;  // e.g. EndCapture on a stream tha
 inline constexpr bool is_sticky_error(int result) {
   return result == 700 || result == 701 || (result >= 714 && result <= 719) || result == 999;
 }
-inline constexpr int kErrNotReady = 600;  // cudaErrorNotReady / CUDA_ERROR_NOT_READY: no failure
 inline constexpr int kErrCaptureUnsupported = 900;
 inline constexpr int kErrCaptureInvalidated = 901;
 inline constexpr int kErrCaptureMerge = 902;
