@@ -2,12 +2,12 @@
 // (graph_watch.h) decides, shared by the recorder and the tests' simulated interposer
 // (tests/event_builder.h), so both record the same calls.
 //
-// Outside captures: an allocation or free of the catalog's memory column is recorded (a
-// stream-ordered one only while a graph exec lives: PyTorch's cudaMallocAsync backend allocates
-// per tensor); a graph launch while the watch wants it (an exec's first launches, every launch
-// of an exec a free hit); a synchronize or query once any exec exists, when it failed (a
-// replay's sticky error surfaces there; "not ready" is no failure) or follows a recorded
-// launch. Everything else is should_record's (api_table.h).
+// Outside captures: an allocation or free of the catalog's memory column that takes no stream is
+// should_record's (api_table.h); a stream-ordered one is recorded only while a graph exec lives
+// (PyTorch's cudaMallocAsync backend allocates per tensor); a graph launch while the watch wants
+// it (an exec's first launches, every launch of an exec a free hit); a synchronize (not a query:
+// PyTorch polls events) once any exec exists, when it failed (a replay's sticky error surfaces
+// there) or follows a recorded launch.
 #pragma once
 
 #include "interposer/api_table.h"
