@@ -50,6 +50,9 @@ class ReplaySink : public trace::TraceSink {
   }
   void on_event(const trace::ApiEvent& ev) override { replay_.feed(ev); }
   void on_thread_exit(uint32_t tid, uint64_t) override { replay_.thread_exit(tid); }
+  void on_graph_node(const trace::GraphNodeRecord& r) override { replay_.graph_node(r); }
+  void on_graph(const trace::GraphRecord& r) override { replay_.graph(r); }
+  void on_graph_update(const trace::GraphUpdateRecord& r) override { replay_.graph_update(r); }
   void on_skipped_line(const trace::ReadError& error) override {
     if (++skipped_ <= kSkippedLinesNamed) analysis_.skipped_lines.push_back(error);
   }

@@ -44,25 +44,36 @@ void Replay::define_stack(uint32_t id, std::span<const uint64_t> addresses) {
   stack_pool_.insert(stack_pool_.end(), addresses.begin(), addresses.end());
 }
 
-const ApiInfo& Replay::classify(std::string_view api) {
+const Replay::ApiCacheEntry& Replay::classify_entry(std::string_view api) {
   // Names are interned by the reader, so the address identifies the name; the content check
   // keeps a caller that reuses a buffer correct.
   ApiCacheEntry* entry = api_cache_.find(reinterpret_cast<uintptr_t>(api.data()));
   if (entry && entry->name.size() == api.size() &&
       std::memcmp(entry->name.data(), api.data(), api.size()) == 0)
-    return entry->info;
+    return *entry;
   ApiCacheEntry& fresh = api_cache_[reinterpret_cast<uintptr_t>(api.data())];
   fresh.name = api;
   fresh.info = classify_api(api);
-  return fresh.info;
+  fresh.graph_op = graph_op(fresh.info);
+  return fresh;
 }
 
+const ApiInfo& Replay::classify(std::string_view api) { return classify_entry(api).info; }
+
 void Replay::feed(const ApiEvent& ev) {
-  const ApiInfo& api = classify(ev.api);
+  const ApiCacheEntry& entry = classify_entry(ev.api);
+  const ApiInfo& api = entry.info;
   // The error these return is the earlier call's, already judged there: not a failure of theirs.
   if (api.kind == ApiKind::ErrorReport) return;
+  // Graph lifetime: allocations, frees, launches, syncs, sticky errors (graph_lifetime.h).
+  if (GraphLifetime::wants(ev, api, entry.graph_op)) {
+    graphs_.feed(ev, api, entry.graph_op, model_);
+    emit_graph_facts();
+  }
   if (model_.irrelevant(ev, api)) return;
   model_.prepare(ev, api, call_);
+  if (api.kind == ApiKind::EndCapture && call_.stream_capture != nullptr)
+    graphs_.on_end_capture(ev, *call_.stream_capture);
 
   if (Capture* dead = call_.consequence_of) {
     ++report_.findings[*dead->root_cause].consequences;
@@ -122,7 +133,11 @@ size_t Replay::emit(const rules::Rule& rule, rules::Draft& draft, const ApiEvent
       rules::add_capture_begin(draft, *draft.capture);
   }
   f.location = location(where);
-  if (ev && call_.has_stream) f.stream = call_.stream.handle;
+  if (ev && !emitting_graph_ && call_.has_stream) {
+    f.stream = call_.stream.handle;
+  } else if (ev && emitting_graph_ && ev->has(trace::Field::Stream)) {  // call_ is not prepared
+    f.stream = api->per_thread && ev->stream == 0 ? trace::kStreamPerThread : ev->stream;
+  }
   for (rules::RelatedSite& r : draft.related)
     f.related.push_back({std::move(r.role), std::move(r.detail), location(r.site)});
   report_.findings.push_back(std::move(f));
@@ -180,9 +195,37 @@ void Replay::thread_exit(uint32_t tid) {
   for (Capture* capture : model_.thread_exit(tid)) report_open(*capture, true);
 }
 
+void Replay::graph_node(const trace::GraphNodeRecord& record) { graphs_.on_graph_node(record); }
+void Replay::graph(const trace::GraphRecord& record) { graphs_.on_graph(record); }
+void Replay::graph_update(const trace::GraphUpdateRecord& record) {
+  graphs_.on_graph_update(record);
+  emit_graph_facts();
+}
+
+void Replay::emit_graph_facts() {
+  emitting_graph_ = true;
+  for (GraphFacts& facts : graphs_.pending()) {
+    for (const rules::Rule* rule : rules::rule_list()) {
+      if (!rule->on_graph) continue;
+      rules::Draft draft;
+      if (!rule->on_graph(facts, draft)) continue;
+      const ApiInfo* api = facts.ev != nullptr ? &classify(facts.ev->api) : nullptr;
+      graphs_.reported(facts, emit(*rule, draft, facts.ev, api, facts.where));
+      break;
+    }
+  }
+  emitting_graph_ = false;
+  graphs_.pending().clear();
+  for (const auto& [index, count] : graphs_.consequences())
+    report_.findings[index].consequences += count;
+  graphs_.consequences().clear();
+}
+
 void Replay::finish() {
   if (finished_) return;
   finished_ = true;
+  graphs_.finish();
+  emit_graph_facts();
   std::vector<Capture*> open(model_.open_captures().begin(), model_.open_captures().end());
   for (Capture* capture : open) report_open(*capture, false);
   retire(model_.retire_ended(true));

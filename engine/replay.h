@@ -13,6 +13,7 @@
 #include "model/api_catalog.h"
 #include "model/capture_model.h"
 #include "model/flat_map.h"
+#include "model/graph_lifetime.h"
 #include "model/report.h"
 #include "trace/event.h"
 
@@ -35,6 +36,10 @@ class Replay {
   void define_stack(uint32_t id, std::span<const uint64_t> addresses);
   void feed(const trace::ApiEvent& ev);
   void thread_exit(uint32_t tid);
+  // Graph records (format.h v3): what an exec's nodes hold, rejected updates.
+  void graph_node(const trace::GraphNodeRecord& record);
+  void graph(const trace::GraphRecord& record);
+  void graph_update(const trace::GraphUpdateRecord& record);
   // The process ended (or its trace did): reports captures left open, writes report.captures.
   void finish();
 
@@ -48,6 +53,7 @@ class Replay {
               const ApiInfo* api, const Site& where);
   void report_open(Capture& capture, bool thread_exited);
   Location location(const Site& site) const;
+  void emit_graph_facts();
   CaptureLane lane(const Member& member, bool origin) const;
   // Moves ended captures out of the model into report.captures (see CaptureInfo::count).
   void retire(std::vector<std::unique_ptr<Capture>> captures);
@@ -75,12 +81,15 @@ class Replay {
   struct ApiCacheEntry {
     std::string_view name;
     ApiInfo info;
+    GraphOp graph_op = GraphOp::None;
   };
+  const ApiCacheEntry& classify_entry(std::string_view api);
 
   Report& report_;
   uint32_t pid_;
   uint32_t process_ = 0;
   CaptureModel model_;
+  GraphLifetime graphs_;
   Call call_;
   std::vector<uint64_t> stack_pool_;  // addresses of every distinct stack, back to back
   FlatMap<uint64_t, StackSpan, U64Hash> stacks_;
@@ -91,6 +100,7 @@ class Replay {
   FlatMap<CleanGroupKey, size_t, CleanGroupKeyHash> clean_groups_;  // -> index in report.captures
   std::optional<size_t> orphan_root_;  // capture-invalidated for a 901 nobody explains
   bool finished_ = false;
+  bool emitting_graph_ = false;            // emit() for a graph fact: call_ is not that call's
   mutable uint64_t undefined_stacks_ = 0;  // counted where a location is built
 };
 

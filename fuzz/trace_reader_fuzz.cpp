@@ -39,6 +39,15 @@ struct TouchingSink : capguard::trace::TraceSink {
     touch(e.api);
     sum += e.seq + e.fields + e.stream + static_cast<uint64_t>(e.status_after);
   }
+  void on_graph_node(const capguard::trace::GraphNodeRecord& r) override {
+    touch(r.name);
+    for (const capguard::trace::GraphRef& ref : r.refs) sum += ref.address + ref.index;
+  }
+  void on_graph(const capguard::trace::GraphRecord& r) override { sum += r.exec + r.nodes; }
+  void on_graph_update(const capguard::trace::GraphUpdateRecord& r) override {
+    touch(r.name);
+    sum += r.seq + r.result;
+  }
 };
 
 struct EventSink : capguard::trace::TraceSink {

@@ -32,16 +32,21 @@ constexpr bool contains(const char* text, const char* word) {
   return false;
 }
 
-constexpr CallbackInfo make_info(const char* name, ApiKind kind, int per_thread, int returns_error,
-                                 int has_params, std::initializer_list<SlotOffset> offsets) {
+constexpr CallbackInfo make_info(const char* name, ApiKind kind, MemoryOp memory, int per_thread,
+                                 int returns_error, int has_params,
+                                 std::initializer_list<SlotOffset> offsets) {
   CallbackInfo info;
   info.name = name;
   info.kind = kind;
+  info.memory = memory;
   info.per_thread = per_thread != 0;
   info.returns_error = returns_error != 0;
   info.has_params = has_params != 0;
   info.internal = name[0] == '_' && name[1] == '_';
   info.getter = contains(name, "Get");
+  info.synchronizes =
+      (kind == ApiKind::StreamSync || kind == ApiKind::DeviceSync || kind == ApiKind::EventSync) &&
+      contains(name, "Synchronize");
   for (const SlotOffset& o : offsets) {
     // Params structs are a few pointers long; an offset past 254 would not fit the table.
     if (o.offset > 254) params_struct_too_large_for_the_offset_table();
@@ -52,9 +57,10 @@ constexpr CallbackInfo make_info(const char* name, ApiKind kind, int per_thread,
 
 #define CG_OFF(api, member, slot) \
   SlotOffset { Slot::slot, offsetof(api##_params, member) }
-#define CG_API(domain, cbid, api, kind, per_thread, returns_error, has_params, ...) \
-  Entry{trace::ApiDomain::domain, cbid,                                             \
-        make_info(#api, ApiKind::kind, per_thread, returns_error, has_params, {__VA_ARGS__})},
+#define CG_API(domain, cbid, api, kind, memory, per_thread, returns_error, has_params, ...)     \
+  Entry{trace::ApiDomain::domain, cbid,                                                         \
+        make_info(#api, ApiKind::kind, MemoryOp::memory, per_thread, returns_error, has_params, \
+                  {__VA_ARGS__})},
 
 constexpr Entry kEntries[] = {
 #include "interposer/api_table.inc"

@@ -28,17 +28,24 @@ enum class Slot : uint8_t {
   OutGraph,
   GraphExec,
   OutGraphExec,
+  // Graph lifetime (issue 9).
+  UpdateInfo,  // cudaGraphExecUpdateResultInfo* / CUgraphExecUpdateResultInfo*
+  Ptr,         // the address freed / registered / mapped
+  OutPtr,      // where an allocation writes its address
+  Size,        // bytes allocated / registered / mapped / unmapped
 };
-inline constexpr size_t kSlotCount = 12;
+inline constexpr size_t kSlotCount = 16;
 
 struct CallbackInfo {
   const char* name = nullptr;  // CUPTI's enum name (cudaMemcpyAsync_v3020); null if unknown
   ApiKind kind = ApiKind::Other;
+  MemoryOp memory = MemoryOp::None;  // the catalog's memory column (graph lifetime)
   bool per_thread = false;     // a _ptsz/_ptds entry point: stream 0 means cudaStreamPerThread
   bool returns_error = false;  // functionReturnValue is a cudaError_t / CUresult
   bool has_params = false;     // CUPTI passes a params struct
   bool internal = false;       // the runtime's own __cuda* entry points (<<<>>> configuration)
   bool getter = false;         // *Get* calls: names, attributes, the current context, ...
+  bool synchronizes = false;  // a sync kind that waits (*Synchronize), not a query (graph_policy.h)
   uint8_t offset_plus_one[kSlotCount] = {};  // 0 = the call has no such parameter
 
   bool has(Slot slot) const { return offset_plus_one[static_cast<size_t>(slot)] != 0; }
@@ -60,8 +67,10 @@ uint32_t api_table_size(trace::ApiDomain domain);
 // any capture this process knows of is then not seen. Every capture opens with a BeginCapture
 // (always on) and the capture errors of docs/measured.md come while one is open; every
 // testcase keeps its findings with the reduced set (docs/performance.md).
+// Graph lifetime (issue 9): the allocations and frees of the catalog's memory column too, and
+// (graph_policy.h) graph launches and syncs while the graph watch wants them.
 inline bool callback_needed_outside_capture(const CallbackInfo& info) {
-  return recorded_outside_capture(info.kind);
+  return recorded_outside_capture(info.kind) || info.memory != MemoryOp::None;
 }
 inline bool is_capture_error(ApiKind kind, int32_t result) {
   return trace::is_capture_error(result) ||
@@ -80,8 +89,16 @@ inline bool is_capture_body(const CallbackInfo& info, int32_t result) {
          info.has(Slot::Stream) && !info.has(Slot::Event) && !info.has(Slot::OutEvent) &&
          result == 0;
 }
+// Graph lifetime (issue 9): an allocation or free that takes no stream, when it succeeded or
+// returned a sticky error (a faulted replay surfaces at whatever call comes next). Stream-ordered
+// ones, launches and syncs: graph_policy.h.
+inline bool memory_recorded_outside_capture(const CallbackInfo& info, int32_t result) {
+  return info.memory != MemoryOp::None && !info.has(Slot::Stream) &&
+         (result == 0 || trace::is_sticky_error(result));
+}
 inline bool should_record(const CallbackInfo& info, bool capture_active, int32_t result) {
-  const bool tracked = recorded_outside_capture(info.kind);
+  const bool tracked =
+      recorded_outside_capture(info.kind) || memory_recorded_outside_capture(info, result);
   // Every <<<>>> launch calls __cudaPushCallConfiguration and __cudaPopCallConfiguration
   // around cudaLaunchKernel: recording them cost two stacks per captured launch for nothing.
   if (!tracked && info.internal && result == 0) return false;

@@ -43,13 +43,23 @@ bool CallbackGate::enable_reduced_set_locked() {
   bool ok = true;
   for (trace::ApiDomain domain : {trace::ApiDomain::Runtime, trace::ApiDomain::Driver}) {
     for (uint32_t cbid = 1; cbid < api_table_size(domain); ++cbid) {
-      if (!callback_needed_outside_capture(api_info(domain, cbid))) continue;
+      const CallbackInfo& info = api_info(domain, cbid);
+      if (!callback_needed_outside_capture(info) &&
+          (also_wanted_ == nullptr || !also_wanted_(info, also_wanted_context_)))
+        continue;
       ok = ok && switches_.enable_callback(1, switches_.subscriber, cupti_domain(domain), cbid) ==
                      CUPTI_SUCCESS;
     }
   }
   if (ok) full_.store(false, std::memory_order_release);
   return ok;
+}
+
+void CallbackGate::reapply_reduced_set() {
+  if (always_full_) return;
+  pthread_mutex_lock(&mutex_);
+  if (!full() && !enable_reduced_set_locked()) enable_everything_locked();  // never blind
+  pthread_mutex_unlock(&mutex_);
 }
 
 bool CallbackGate::enable_everything() {

@@ -26,6 +26,8 @@
 
 namespace capguard::interposer {
 
+struct CallbackInfo;
+
 struct CuptiSwitches {
   CUptiResult (*enable_domain)(uint32_t enable, CUpti_SubscriberHandle,
                                CUpti_CallbackDomain) = nullptr;
@@ -66,6 +68,17 @@ class CallbackGate {
   // whose ENTER was seen then may never get its EXIT.
   bool reduced_since(uint32_t generation) const { return reduction_generation() > generation; }
 
+  // Graph lifetime (issue 9): callbacks the reduced set also holds while `wanted` says so (the
+  // recorder's graph watch: graph launches, syncs). Set once, before callbacks flow.
+  void set_also_wanted(bool (*wanted)(const CallbackInfo&, const void*), const void* context) {
+    also_wanted_ = wanted;
+    also_wanted_context_ = context;
+  }
+  // The watch now wants callbacks the reduced set did not hold: outside full, enables the
+  // reduced set again under the lock (switching on only, as a reduction does after its
+  // switch-off; callbacks are switched off only all at once, by the next reduction).
+  void reapply_reduced_set();
+
   uint64_t switched_on() const { return switched_on_.load(std::memory_order_relaxed); }
   uint64_t reductions() const { return reductions_.load(std::memory_order_relaxed); }
 
@@ -83,6 +96,8 @@ class CallbackGate {
   std::atomic<uint32_t> idle_thread_{0};         // the thread that ended the last capture
   std::atomic<bool> other_threads_busy_{false};  // another thread called CUDA since then
   bool (*still_needed_)(const void*) = nullptr;
+  bool (*also_wanted_)(const CallbackInfo&, const void*) = nullptr;
+  const void* also_wanted_context_ = nullptr;
   const void* still_needed_context_ = nullptr;
   std::atomic<bool> full_{true};
   std::atomic<uint32_t> generation_{0};

@@ -82,8 +82,17 @@ void decode_params(const CallbackInfo& info, const void* params, int32_t result,
     event.graph_exec = read_handle(info, params, Slot::GraphExec);
     event.set(Field::GraphExec);
   }
+  if (info.has(Slot::Ptr)) {  // graph lifetime (issue 9)
+    event.pointer = read_handle(info, params, Slot::Ptr);
+    event.set(Field::Pointer);
+  }
+  if (info.has(Slot::Size)) {
+    event.size = read_at<uint64_t>(params, info.offset(Slot::Size));
+    event.set(Field::Size);
+  }
   // Out-pointers hold something only when the call succeeded.
   if (result != 0) return;
+  if (read_out_handle(info, params, Slot::OutPtr, event.pointer)) event.set(Field::Pointer);
   if (read_out_handle(info, params, Slot::OutStream, event.stream)) event.set(Field::Stream);
   if (read_out_handle(info, params, Slot::OutEvent, event.event)) event.set(Field::Event);
   if (read_out_handle(info, params, Slot::OutGraph, event.graph)) event.set(Field::Graph);
@@ -96,6 +105,21 @@ uint64_t queryable_stream(const CallbackInfo& info, uint64_t stream) {
   if (stream == trace::kStreamLegacy) return 0;
   if (stream == 0) return info.per_thread ? trace::kStreamPerThread : 0;
   return stream;
+}
+
+uint64_t decode_graph_exec(const CallbackInfo& info, const void* params) {
+  if (params == nullptr || !info.has(Slot::GraphExec)) return 0;
+  return read_handle(info, params, Slot::GraphExec);
+}
+
+uint64_t decode_pointer(const CallbackInfo& info, const void* params) {
+  if (params == nullptr || !info.has(Slot::Ptr)) return 0;
+  return read_handle(info, params, Slot::Ptr);
+}
+
+const void* decode_update_info(const CallbackInfo& info, const void* params) {
+  if (params == nullptr || !info.has(Slot::UpdateInfo)) return nullptr;
+  return read_at<const void*>(params, info.offset(Slot::UpdateInfo));
 }
 
 }  // namespace capguard::interposer

@@ -15,6 +15,7 @@
 
 #include "interposer/cupti_loader.h"
 #include "interposer/driver.h"
+#include "interposer/graph_walker.h"
 #include "interposer/recorder.h"
 #include "interposer/stack.h"
 
@@ -81,6 +82,7 @@ Recorder* make_recorder() {
   RecorderConfig config;
   config.trace_dir = g_trace_dir;
   load_driver_api(config.driver);
+  load_graph_driver(config.graph_driver);  // graph lifetime (issue 9)
   config.capture_stack = &capture_stack;
   config.self_start = g_self_start;
   config.self_end = g_self_end;

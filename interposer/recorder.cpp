@@ -1,13 +1,16 @@
 #include "interposer/recorder.h"
 
+#include <cuda.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <utility>
 
 #include "interposer/decode.h"
+#include "interposer/graph_policy.h"
 #include "interposer/python_frames.h"
 #include "interposer/stack.h"
 #include "trace/errno_guard.h"
@@ -32,6 +35,11 @@ struct ThreadState {
   bool recorded = false;
   uint32_t tid = 0;
   uint32_t enter_correlation = 0;  // of the top-level call in progress: its EXIT must match
+  // Graph lifetime: a free's size, asked at its ENTER (before the memory goes away) for the
+  // EXIT of the same top-level call (free_correlation). Kept here, not in the correlation bits.
+  bool free_size_known = false;
+  uint32_t free_correlation = 0;
+  uint64_t free_size = 0;
   uint64_t generation = 0;
   StackCache stacks;
 };
@@ -73,7 +81,18 @@ bool is_capture_control(ApiKind kind) {
 }  // namespace
 
 Recorder::Recorder(const RecorderConfig& config)
-    : config_(config), generation_(g_generations.fetch_add(1) + 1) {}
+    : config_(config), generation_(g_generations.fetch_add(1) + 1) {
+  // Graph lifetime (issue 9): the reduced set holds graph launches and syncs while the graph
+  // watch wants them.
+  if (config_.gate != nullptr) {
+    config_.gate->set_also_wanted(
+        [](const CallbackInfo& info, const void* self) {
+          return callback_wanted_by_graph_watch(info,
+                                                static_cast<const Recorder*>(self)->graph_watch_);
+        },
+        this);
+  }
+}
 
 bool Recorder::start() {
   if (!writer_.open(config_.trace_dir, static_cast<uint32_t>(getpid()),
@@ -134,7 +153,7 @@ void Recorder::on_api(ApiDomain domain, uint32_t cbid, const CUpti_CallbackData&
   // every later call of this thread looking nested: the next ENTER notices and starts afresh.
   if (t.runtime_depth > 0 && enter && config_.gate != nullptr &&
       config_.gate->reduced_since(t.outer_generation) &&
-      !callback_needed_outside_capture(api_info(ApiDomain::Runtime, t.outer_cbid))) {
+      !in_reduced_set(api_info(ApiDomain::Runtime, t.outer_cbid))) {
     t.runtime_depth = 0;
   }
   if (domain == ApiDomain::Runtime) {
@@ -210,7 +229,26 @@ void Recorder::on_enter(const CallbackInfo& info, const CUpti_CallbackData& data
     stash |= corr::kBeginCounted;
     config_.gate->want_full();
   }
+  // Graph lifetime (issue 9): a free's size, asked before the memory goes away.
+  t_state.free_size_known = false;
+  if (is_free(info.memory) && config_.graph_driver.address_range != nullptr) {
+    const uint64_t pointer = decode_pointer(info, data.functionParams);
+    uint64_t base = 0;
+    size_t size = 0;
+    InToolScope guard;
+    if (pointer != 0 && config_.graph_driver.address_range(&base, &size, pointer) == 0 &&
+        base == pointer) {
+      t_state.free_size_known = true;
+      t_state.free_correlation = data.correlationId;
+      t_state.free_size = size;
+    }
+  }
   if (data.correlationData != nullptr) *data.correlationData = stash;
+}
+
+bool Recorder::in_reduced_set(const CallbackInfo& info) const {
+  return callback_needed_outside_capture(info) ||
+         callback_wanted_by_graph_watch(info, graph_watch_);
 }
 
 void Recorder::reduce_callbacks_if_idle() {
@@ -246,7 +284,12 @@ void Recorder::on_exit(ApiDomain domain, const CallbackInfo& info, const CUpti_C
   const bool active = (stash & corr::kActiveAtEnter) || captures_.any();
   // Most calls that reach here are not written (outside captures while the callbacks linger
   // on, a capture's body, getters): decide before decoding anything else.
-  if (!should_record(info, active, event.result)) return;
+  // Graph lifetime (issue 9): outside captures the graph watch decides launches, syncs and
+  // stream-ordered allocations (graph_policy.h).
+  const bool forced =
+      !active && graph_watch_records(info, event.result,
+                                     decode_graph_exec(info, data.functionParams), graph_watch_);
+  if (!forced && !should_record(info, active, event.result)) return;
   if (active && is_capture_body(info, event.result) && captures_.contains(queried)) return;
   decode_params(info, data.functionParams, event.result, event);
 
@@ -291,6 +334,21 @@ void Recorder::on_exit(ApiDomain domain, const CallbackInfo& info, const CUpti_C
       info.kind == ApiKind::StreamDestroy) {
     reduce_callbacks_if_idle();
   }
+  if (is_free(info.memory) && t_state.free_size_known &&
+      t_state.free_correlation == data.correlationId && !event.has(Field::Size)) {
+    event.size = t_state.free_size;
+    event.set(Field::Size);
+  }
+  if (is_alloc(info.memory) && event.result == 0 && event.pointer != 0 && !event.has(Field::Size) &&
+      config_.graph_driver.address_range != nullptr) {
+    uint64_t base = 0;
+    size_t size = 0;
+    InToolScope guard;
+    if (config_.graph_driver.address_range(&base, &size, event.pointer) == 0) {
+      event.size = size;
+      event.set(Field::Size);
+    }
+  }
   if (stash & corr::kFlagsKnown) {
     event.stream_flags = static_cast<uint32_t>((stash >> corr::kFlagsShift) & 3);
     event.set(Field::StreamFlags);
@@ -307,6 +365,10 @@ void Recorder::on_exit(ApiDomain domain, const CallbackInfo& info, const CUpti_C
   }
 
   record(event);
+  if (info.memory != MemoryOp::None || info.kind == ApiKind::GraphInstantiate ||
+      info.kind == ApiKind::GraphExecUpdate || info.kind == ApiKind::GraphExecDestroy) {
+    after_graph_call(info, data, event, active);
+  }
 }
 
 void Recorder::record(ApiEvent& event) {
@@ -404,6 +466,57 @@ void Recorder::after_fork_child() {
   t_state.tid = 0;  // the child's only thread has a new id
   generation_.store(g_generations.fetch_add(1) + 1, std::memory_order_release);
   reopen_needed_.store(true, std::memory_order_release);
+}
+
+// Graph lifetime (issue 9) ------------------------------------------------------------------
+
+void Recorder::after_graph_call(const CallbackInfo& info, const CUpti_CallbackData& data,
+                                const ApiEvent& event, bool active) {
+  InToolScope guard;
+  const bool launches_before = graph_watch_.launches_wanted();
+  const bool syncs_before = graph_watch_.syncs_wanted();
+  note_graph_call(info, event, graph_watch_);
+  const bool can_write = !ended_.load(std::memory_order_acquire) && writer_.is_open();
+  const bool walk =
+      event.result == 0 && event.graph_exec != 0 &&
+      (info.kind == ApiKind::GraphInstantiate || info.kind == ApiKind::GraphExecUpdate);
+  if (walk && can_write) {  // the exec (now) holds the graph's addresses
+    std::pair<Recorder*, uint64_t> context(this, event.graph_exec);
+    walk_graph(
+        config_.graph_driver, writer_, event.graph_exec, event.graph,
+        [](void* ctx, uint64_t base, uint64_t) {
+          auto* c = static_cast<std::pair<Recorder*, uint64_t>*>(ctx);
+          c->first->graph_watch_.add_base(c->second, base);
+        },
+        &context);
+  }
+  if (info.kind == ApiKind::GraphExecUpdate && event.result != 0 && can_write) {
+    const auto* result_info = static_cast<const CUgraphExecUpdateResultInfo*>(
+        decode_update_info(info, data.functionParams));
+    if (result_info != nullptr) {
+      trace::GraphUpdateRecord update;
+      update.seq = event.seq;
+      update.exec = event.graph_exec;
+      update.result = static_cast<uint32_t>(result_info->result);
+      const char* name = nullptr;
+      uint32_t type = 0;
+      if (describe_node(config_.graph_driver, result_info->errorNode, type, name)) {
+        update.error_type = type;
+        if (name != nullptr) update.name = name;
+      }
+      char buffer[trace::kMaxGraphNameLength * 3 + 128];
+      const size_t n = trace::format_graph_update(buffer, sizeof buffer, update);
+      if (n != 0) writer_.write_record(buffer, n);
+    }
+  }
+  // The watch wants launch or sync callbacks it did not: outside captures, the reduced set is
+  // applied again with them (switching on only; the gate switches off all at once, when it
+  // reduces after a capture).
+  if (!active && config_.gate != nullptr &&
+      ((!launches_before && graph_watch_.launches_wanted()) ||
+       (!syncs_before && graph_watch_.syncs_wanted()))) {
+    config_.gate->reapply_reduced_set();
+  }
 }
 
 }  // namespace capguard::interposer

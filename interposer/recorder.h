@@ -15,6 +15,8 @@
 #include "interposer/callback_gate.h"
 #include "interposer/capture_set.h"
 #include "interposer/driver.h"
+#include "interposer/graph_walker.h"
+#include "interposer/graph_watch.h"
 #include "interposer/modules.h"
 #include "trace/writer.h"
 
@@ -28,6 +30,7 @@ struct RecorderConfig {
   uint64_t self_start = 0, self_end = 0;       // the interposer's own code: left out of stacks
   void (*on_thread_first_record)() = nullptr;  // arms the thread-exit record
   CallbackGate* gate = nullptr;  // null: every callback stays enabled (the unit tests)
+  GraphDriver graph_driver;      // graph lifetime (issue 9): the graph walk's driver calls
 };
 
 class Recorder {
@@ -53,6 +56,7 @@ class Recorder {
 
   const trace::TraceWriter& writer() const { return writer_; }
   const CaptureSet& captures() const { return captures_; }
+  const GraphWatch& graph_watch() const { return graph_watch_; }
 
  private:
   void on_enter(const CallbackInfo& info, const CUpti_CallbackData& data);
@@ -60,6 +64,10 @@ class Recorder {
   bool query_status(uint64_t stream, trace::CaptureStatus& status, uint64_t& id);
   void record(trace::ApiEvent& event);
   void reduce_callbacks_if_idle();
+  // Graph lifetime (issue 9).
+  bool in_reduced_set(const CallbackInfo& info) const;
+  void after_graph_call(const CallbackInfo& info, const CUpti_CallbackData& data,
+                        const trace::ApiEvent& event, bool active);
   bool ensure_open();
   void write_preamble();
 
@@ -67,6 +75,7 @@ class Recorder {
   trace::TraceWriter writer_;
   ModuleMap modules_;
   CaptureSet captures_;
+  GraphWatch graph_watch_;
   std::atomic<uint64_t> next_seq_{1};
   std::atomic<uint32_t> next_stack_id_{1};
   std::atomic<uint64_t> generation_;  // changes per trace file; thread caches follow it

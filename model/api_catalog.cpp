@@ -21,6 +21,19 @@ constexpr Entry kEntries[] = {
 #undef CAPGUARD_API
 };
 
+struct MemoryEntry {
+  std::string_view name;
+  MemoryOp op;
+};
+
+constexpr MemoryEntry kMemory[] = {
+#define CAPGUARD_API(name, kind, stream)
+#define CAPGUARD_API_MEMORY(name, op, pointer, direction, size) {#name, MemoryOp::op},
+#include "trace/api_catalog.def"
+#undef CAPGUARD_API_MEMORY
+#undef CAPGUARD_API
+};
+
 constexpr auto kSorted = [] {
   std::array<Entry, std::size(kEntries)> sorted{};
   std::copy(std::begin(kEntries), std::end(kEntries), sorted.begin());
@@ -49,6 +62,8 @@ ApiInfo classify_api(std::string_view name) {
   info.base = api_base_name(name, &info.per_thread);
   info.domain = name.starts_with("cu") && !name.starts_with("cuda") ? trace::ApiDomain::Driver
                                                                     : trace::ApiDomain::Runtime;
+  for (const MemoryEntry& m : kMemory)  // a short list, asked once per distinct name
+    if (m.name == info.base) info.memory = m.op;
   if (const Entry* entry = find_entry(info.base)) {
     info.kind = entry->kind;
     info.takes_stream = entry->takes_stream;

@@ -13,6 +13,7 @@ namespace capguard {
 
 struct ApiInfo {
   ApiKind kind = ApiKind::Other;
+  MemoryOp memory = MemoryOp::None;
   bool takes_stream = false;  // the call names a stream (Field::Stream is meaningful)
   bool per_thread = false;    // a _ptsz/_ptds entry point: stream 0 is the per-thread stream
   trace::ApiDomain domain = trace::ApiDomain::Runtime;

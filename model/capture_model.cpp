@@ -71,6 +71,15 @@ StreamKey CaptureModel::resolve(const ApiEvent& ev, const ApiInfo& api, bool& ha
   return {ev.stream, 0};
 }
 
+const Capture* CaptureModel::stream_capture(const ApiEvent& ev, const ApiInfo& api) const {
+  if (open_.empty()) return nullptr;
+  bool has_stream = false;
+  const StreamKey key = resolve(ev, api, has_stream);
+  if (!has_stream) return nullptr;
+  const StreamState* ss = streams_.find(key);
+  return ss != nullptr ? ss->capture : nullptr;
+}
+
 Capture* CaptureModel::capture_by_cuda_id(uint64_t cuda_id) {
   if (cuda_id == 0) return nullptr;
   for (Capture* c : open_)

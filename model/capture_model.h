@@ -177,6 +177,9 @@ class CaptureModel {
     return captures_.size() >= 2 * retained_ + events_.size() + streams_.size() + 1024;
   }
   Capture* capture_by_cuda_id(uint64_t cuda_id);
+  // Graph lifetime (issue 9): the open capture the call's stream belongs to, if any (a
+  // cudaMallocAsync there makes a memory node, not an allocation).
+  const Capture* stream_capture(const trace::ApiEvent& ev, const ApiInfo& api) const;
 
  private:
   StreamKey resolve(const trace::ApiEvent& ev, const ApiInfo& api, bool& has_stream) const;

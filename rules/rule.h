@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "model/capture_model.h"
+#include "model/graph_lifetime.h"
 #include "rules/rule_table.h"
 
 namespace capguard::rules {
@@ -34,11 +35,14 @@ struct Draft {
 using CallCheck = bool (*)(const Call& call, const CaptureModel& model, Draft& draft);
 // A capture still open when its thread exited (thread_exited) or the process ended.
 using OpenCheck = bool (*)(const Capture& capture, bool thread_exited, Draft& draft);
+// Graph lifetime (issue 9): a fact the graph-lifetime model concluded (graph_lifetime.h).
+using GraphCheck = bool (*)(const GraphFacts& facts, Draft& draft);
 
 struct Rule {
   RuleInfo info;
   CallCheck on_call = nullptr;
   OpenCheck on_open = nullptr;
+  GraphCheck on_graph = nullptr;
 };
 
 // All rules in table order.
@@ -55,5 +59,11 @@ std::string hex(uint64_t value);                // "0x55d0"
 const Capture* capture_of(const Call& call);
 void add_capture_begin(Draft& draft, const Capture& capture,
                        const std::string& role = "capture-begin");
+
+// Graph lifetime wording (describe_graph.cpp).
+std::string kernel_name(std::string_view mangled);  // demangled; "a kernel" when unknown
+std::string describe_exec(const ExecState& exec);   // "graph exec #2 (0x55..), captured by ..."
+std::string describe_node_ref(const ExecState& exec, const NodeRef& ref);
+void add_exec_sites(Draft& draft, const ExecState& exec);  // instantiate + capture-begin
 
 }  // namespace capguard::rules

@@ -22,6 +22,11 @@ extern const Rule kEscapedLegacyWork;
 extern const Rule kEscapedSideStreamWork;
 extern const Rule kCaptureNeverEnded;
 extern const Rule kRelaxedModeUnsafeCall;
+// Graph lifetime (issue 9): they judge GraphFacts (on_graph), not calls.
+extern const Rule kReplayAfterFree;
+extern const Rule kGraphReplayFailed;
+extern const Rule kGraphRebuiltEveryStep;
+extern const Rule kGraphUpdateRejected;
 
 namespace {
 constinit const Rule* const kRules[] = {
@@ -30,6 +35,8 @@ constinit const Rule* const kRules[] = {
     &kUncapturedEventWait,       &kEndCaptureMisuse,   &kUnsupportedDuringCapture,
     &kCaptureInvalidated,        &kEscapedSyncCopy,    &kEscapedLegacyWork,
     &kEscapedSideStreamWork,     &kCaptureNeverEnded,  &kRelaxedModeUnsafeCall,
+    &kReplayAfterFree,           &kGraphReplayFailed,  &kGraphRebuiltEveryStep,
+    &kGraphUpdateRejected,
 };
 }  // namespace
 

@@ -46,6 +46,11 @@ SEVERITY = {
     "escaped-side-stream-work": "warning",
     "capture-never-ended": "warning",
     "relaxed-mode-unsafe-call": "note",
+    # Graph lifetime (issue 9).
+    "replay-after-free": "error",
+    "graph-replay-failed": "error",
+    "graph-rebuilt-every-step": "warning",
+    "graph-update-rejected": "warning",
 }
 EXPECT = re.compile(r"(?://|#)\s*expect:\s*(.*)$")
 EXIT_FINDINGS = 1  # `run` and `report` with findings at or above --fail-on (default: error)

@@ -23,6 +23,7 @@ TEST_CASE("every callback id has the kind the analyzer gives its name") {
       const ApiInfo analyzer_side = classify_api(info.name);
       CHECK(analyzer_side.kind == info.kind);
       CHECK(analyzer_side.per_thread == info.per_thread);
+      CHECK(analyzer_side.memory == info.memory);  // graph lifetime: the memory column
     }
   }
   CHECK(named > 1000);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "engine/replay.h"
 #include "model/report.h"
 #include "interposer/api_table.h"
+#include "interposer/graph_policy.h"
 #include "trace/event.h"
 
 namespace capguard::testing {
@@ -159,6 +161,9 @@ struct Sim {
   uint32_t current_thread = 1;
   std::vector<uint64_t> open_origins;  // the interposer's CaptureSet
   int unrecorded = 0;                  // events the interposer would not have written
+  // The interposer's graph watch (graph_policy.h): which launches, syncs and stream-ordered
+  // allocations it records outside captures. Tests add the bases a graph walk would.
+  std::unique_ptr<interposer::GraphWatch> graph_watch = std::make_unique<interposer::GraphWatch>();
   bool every_event = false;
 
   struct EveryEvent {};
@@ -193,10 +198,13 @@ struct Sim {
       open_origins.erase(origin);
     }
     if (info.kind == ApiKind::BeginCapture && e.result == 0) open_origins.push_back(e.stream);
-    if (!interposer::should_record(info, active || info.kind == ApiKind::EndCapture, e.result)) {
-      return false;
-    }
-    return !(active && interposer::is_capture_body(info, e.result) && on_origin);
+    const bool capture_active = active || info.kind == ApiKind::EndCapture;
+    const bool forced = !capture_active &&
+                        interposer::graph_watch_records(info, e.result, e.graph_exec, *graph_watch);
+    if (!forced && !interposer::should_record(info, capture_active, e.result)) return false;
+    if (active && interposer::is_capture_body(info, e.result) && on_origin) return false;
+    interposer::note_graph_call(info, e, *graph_watch);
+    return true;
   }
   const Report& finish() {
     replay.finish();

@@ -212,6 +212,22 @@ TEST_CASE("record policy: everything during a capture, outside only roles and ca
   CHECK_FALSE(should_record(malloc_, false, 2));
   CHECK_FALSE(should_record(malloc_, false, 401));  // IllegalState is a capture error only here:
   CHECK(should_record(end, false, 401));            // EndCapture on a stream not capturing
+  // Graph lifetime: allocations and frees that take no stream are recorded outside captures
+  // when they succeed (or return a sticky error); syncs, graph launches and stream-ordered
+  // allocations there are the graph watch's decision (graph_policy.h), not the table's.
+  CHECK(should_record(malloc_, false, 0));
+  CHECK(should_record(malloc_, false, 700));
+  CHECK(should_record(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020), false, 0));
+  CHECK_FALSE(should_record(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020), false, 0));
+  CHECK_FALSE(
+      should_record(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020), false, 0));
+  CHECK_FALSE(should_record(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000), false, 0));
+  // The syncs the graph watch may record are those that wait, not the queries.
+  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020).synchronizes);
+  CHECK(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020).synchronizes);
+  CHECK(api_info(ApiDomain::Driver, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize).synchronizes);
+  CHECK_FALSE(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020).synchronizes);
+  CHECK_FALSE(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020).synchronizes);
 }
 
 }  // namespace

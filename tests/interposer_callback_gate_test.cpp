@@ -168,4 +168,40 @@ TEST_CASE("another thread calling CUDA after the capture keeps every callback on
   CHECK_FALSE(gate.full());
 }
 
+TEST_CASE(
+    "graph lifetime: the reduced set holds what the graph watch wants, re-applied on demand") {
+  CallbackGate gate;
+  start(gate);
+  bool launches = false;
+  gate.set_also_wanted(
+      [](const CallbackInfo& info, const void* wanted) {
+        return info.kind == ApiKind::GraphLaunch && *static_cast<const bool*>(wanted);
+      },
+      &launches);
+  // Allocations and frees are in the reduced set by the catalog's memory column.
+  CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020));
+  CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020));
+  CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecDestroy_v10000));
+  CHECK_FALSE(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000));
+  launches = true;  // a new exec: its first launches are wanted
+  gate.reapply_reduced_set();
+  CHECK_FALSE(gate.full());
+  CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000));
+  CHECK(on(kDriver, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch));
+  CHECK_FALSE(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+  // Not wanted any more: it stays on until the gate reduces, all at once, after a capture.
+  launches = false;
+  gate.reapply_reduced_set();
+  CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000));
+  gate.want_full();
+  gate.allow_reduced(&never_needed, nullptr, kThread);
+  CHECK_FALSE(gate.full());
+  CHECK_FALSE(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000));
+  // While everything is on, re-applying changes nothing.
+  gate.want_full();
+  launches = true;
+  gate.reapply_reduced_set();
+  CHECK(gate.full());
+}
+
 }  // namespace capguard::interposer

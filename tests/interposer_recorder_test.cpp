@@ -284,10 +284,13 @@ TEST_CASE("outside captures, a capture error is recorded whatever the call") {
   call(*r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000,
        "cudaStreamEndCapture", &p, 401);
   const RecordingSink sink = read_back(*r);
-  REQUIRE(api_names(sink) == std::vector<std::string>{"cudaMalloc", "cudaStreamEndCapture"});
-  CHECK(sink.events[0].result == 900);
-  CHECK(sink.events[1].result == 401);
-  CHECK_FALSE(sink.events[1].has(Field::Graph));  // a failed call wrote no graph
+  // The successful cudaMalloc is recorded too: allocations are (graph lifetime, issue 9).
+  REQUIRE(api_names(sink) ==
+          std::vector<std::string>{"cudaMalloc", "cudaMalloc", "cudaStreamEndCapture"});
+  CHECK(sink.events[0].result == 0);
+  CHECK(sink.events[1].result == 900);
+  CHECK(sink.events[2].result == 401);
+  CHECK_FALSE(sink.events[2].has(Field::Graph));  // a failed call wrote no graph
 }
 
 TEST_CASE("a callback without params or return value is recorded, not dereferenced") {
@@ -590,6 +593,103 @@ TEST_CASE("a thread whose EXIT the gate swallowed still records its next capture
   }
   CHECK(worker_calls ==
         std::vector<std::string>{"cudaStreamBeginCapture", "cudaStreamSynchronize"});
+}
+
+}  // namespace
+}  // namespace capguard::interposer
+
+namespace capguard::interposer {
+namespace {
+
+// Graph lifetime (issue 9): the recorder's side, through the switchboard with a fake driver.
+int fake_range(uint64_t* base, size_t* size, uint64_t address) {
+  if (address < 0x7000 || address >= 0x8000) return 500;  // CUDA_ERROR_NOT_FOUND
+  *base = 0x7000;
+  *size = 0x1000;
+  return 0;
+}
+
+struct GraphRecordSink : RecordingSink {
+  size_t graph_nodes = 0, graphs = 0;
+  void on_graph_node(const trace::GraphNodeRecord&) override { ++graph_nodes; }
+  void on_graph(const trace::GraphRecord&) override { ++graphs; }
+};
+
+TEST_CASE(
+    "graph lifetime: allocations and frees carry address and size; launches outside "
+    "captures are recorded for each exec's first launches only; syncs when they matter") {
+  TempDir dir;
+  g_fake = FakeCuda{};
+  RecorderConfig config;
+  config.trace_dir = dir.path().c_str();
+  config.driver.stream_get_capture_info = &fake_capture_info;
+  config.capture_stack = &fake_stack;
+  config.graph_driver.address_range = &fake_range;
+  config.graph_driver.get_nodes = [](void*, void**, size_t* count) {
+    *count = 0;
+    return 0;
+  };
+  Recorder r(config);
+  REQUIRE(r.start());
+
+  void* allocated = as<void*>(0x7000);
+  cudaMalloc_v3020_params m{&allocated, 0x1000};
+  call(r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc", &m, 0);
+  cudaStreamSynchronize_v3020_params sync{as<cudaStream_t>(kStream)};
+  call(r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+       "cudaStreamSynchronize", &sync, 0);  // no exec yet: not recorded
+  cudaGraphExec_t exec = as<cudaGraphExec_t>(0xe1);
+  cudaGraphInstantiate_v12000_params inst{&exec, as<cudaGraph_t>(0x9000), 0};
+  call(r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v12000,
+       "cudaGraphInstantiate", &inst, 0);
+  cudaGraphLaunch_v10000_params gl{exec, as<cudaStream_t>(kStream)};
+  for (int i = 0; i < 6; ++i) {
+    call(r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, "cudaGraphLaunch",
+         &gl, 0);
+  }
+  call(r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+       "cudaStreamSynchronize", &sync, 0);  // follows recorded launches
+  call(r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+       "cudaStreamSynchronize", &sync, 0);  // nothing new: not recorded
+  // A stream-ordered free is recorded while an exec lives (this one: 0xe1).
+  cudaFreeAsync_v11020_params fa{as<void*>(0x7800), as<cudaStream_t>(kStream)};
+  call(r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020, "cudaFreeAsync", &fa,
+       0);
+  cudaFree_v3020_params f{as<void*>(0x7000)};
+  call(r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, "cudaFree", &f, 0);
+  call(r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+       "cudaStreamSynchronize", &sync, 700);  // a failure always
+
+  GraphRecordSink sink;
+  const auto error = trace::read_trace(r.writer().path(), sink);
+  REQUIRE_MESSAGE(!error, error->to_string());
+  const std::vector<std::string> expected = {
+      "cudaMalloc",      "cudaGraphInstantiate", "cudaGraphLaunch",       "cudaGraphLaunch",
+      "cudaGraphLaunch", "cudaGraphLaunch",      "cudaStreamSynchronize", "cudaFreeAsync",
+      "cudaFree",        "cudaStreamSynchronize"};
+  REQUIRE(api_names(sink) == expected);
+  CHECK(sink.events[0].pointer == 0x7000u);
+  CHECK(sink.events[0].size == 0x1000u);
+  CHECK(sink.events[7].pointer == 0x7800u);
+  CHECK_FALSE(sink.events[7].has(Field::Size));  // not the base of its range
+  CHECK(sink.events[8].pointer == 0x7000u);
+  CHECK(sink.events[8].size == 0x1000u);  // asked at the free's ENTER
+  CHECK(sink.events[9].result == 700);
+  CHECK(sink.graphs == 1);  // the walk's summary, even of an empty graph
+
+  // Once no exec lives, stream-ordered allocations and frees outside captures are not recorded.
+  cudaGraphExecDestroy_v10000_params d{exec};
+  call(r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecDestroy_v10000,
+       "cudaGraphExecDestroy", &d, 0);
+  void* pooled = as<void*>(0x7800);
+  cudaMallocAsync_v11020_params ma{&pooled, 64, as<cudaStream_t>(kStream)};
+  call(r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020, "cudaMallocAsync",
+       &ma, 0);
+  call(r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020, "cudaFreeAsync", &fa,
+       0);
+  GraphRecordSink after;
+  REQUIRE_FALSE(trace::read_trace(r.writer().path(), after));
+  CHECK(api_names(after).back() == "cudaGraphExecDestroy");
 }
 
 }  // namespace

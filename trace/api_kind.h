@@ -14,6 +14,16 @@ enum class ApiKind : uint8_t {
 #undef CAPGUARD_API_KIND
 };
 
+// What a call does to memory a graph's nodes may hold: the memory column of api_catalog.def
+// (graph lifetime, issue 9).
+enum class MemoryOp : uint8_t { None, AllocDevice, AllocHost, FreeDevice, FreeHost, Unmap };
+constexpr bool is_alloc(MemoryOp op) {
+  return op == MemoryOp::AllocDevice || op == MemoryOp::AllocHost;
+}
+constexpr bool is_free(MemoryOp op) {
+  return op == MemoryOp::FreeDevice || op == MemoryOp::FreeHost || op == MemoryOp::Unmap;
+}
+
 constexpr const char* to_string(ApiKind kind) {
   switch (kind) {
 #define CAPGUARD_API_KIND(kind, name, outside) \

@@ -8,6 +8,10 @@
 namespace capguard::trace {
 
 inline constexpr int kErrIllegalState = 401;  // e.g. EndCapture on a stream that is not capturing
+// Errors that stay with the context once a kernel faulted: every later call returns them.
+inline constexpr bool is_sticky_error(int result) {
+  return result == 700 || result == 701 || (result >= 714 && result <= 719) || result == 999;
+}
 inline constexpr int kErrCaptureUnsupported = 900;
 inline constexpr int kErrCaptureInvalidated = 901;
 inline constexpr int kErrCaptureMerge = 902;

@@ -3,13 +3,13 @@
 // A trace is UTF-8 text, one record per line, written by one process. Each record is one
 // opcode character, a space, then space-separated fields. Numbers are lower-case hex without
 // "0x". Strings that may contain spaces or newlines are escaped: every byte outside 0x21..0x7e
-// and every '%' is written as %XX. Grammar (version 2; version 1 is the same without Python
-// frames, and readers accept both):
+// and every '%' is written as %XX. Grammar (version 3; version 1 is the same without Python
+// frames, version 2 the same without the graph records; readers accept all three):
 //
 //   trace    := header record* ['z' end]
 //   header   := 'v' tool-version format-version              first line, exactly once
 //   record   := process | command | module | python-frame | stack | event | thread-exit
-//               | attach
+//               | attach | graph-node | graph | graph-update
 //   process  := 'p' pid ppid start-unix-ns                   once, right after the header
 //   command  := 'c' escaped-command-line                     once
 //   attach   := 'i' state escaped-message                    state: 'ok' | 'failed'
@@ -27,6 +27,28 @@
 //                                                            unknown keys are ignored
 //                                                            (same major version)
 //   thread-exit := 'x' tid time-ns
+//   graph-node := 'g' exec index depth type escaped-name ref*
+//                                                            one node of the graph an exec was
+//                                                            instantiated from (v3), written
+//                                                            after the instantiate's event;
+//                                                            index counts nodes in walk order,
+//                                                            depth 0 top level, 1+ inside
+//                                                            child graphs; type: CUgraphNodeType;
+//                                                            name: the kernel's ('' otherwise)
+//   ref      := role index ':' hex                           an address the node uses: role 'a'
+//                                                            kernel argument (index: the
+//                                                            parameter), 's' copy source, 'd'
+//                                                            copy/memset destination (index 0)
+//   graph    := 'G' exec graph nodes edges topology-hash complete
+//                                                            after the exec's nodes (v3):
+//                                                            complete 0 when the walk stopped
+//                                                            at its bounds
+//   graph-update := 'u' seq exec result error-type escaped-name
+//                                                            cudaGraphExecUpdate's details for
+//                                                            event `seq` (v3): result is
+//                                                            cudaGraphExecUpdateResult, then
+//                                                            the error node's type (ff: none)
+//                                                            and kernel name
 //   end      := 'z' time-ns exit-status                      clean process exit
 //
 // `api` is the CUDA function name as CUPTI reports it (cudaMemcpyAsync_ptsz, cuMemcpyHtoD_v2);
@@ -52,7 +74,7 @@
 
 namespace capguard::trace {
 
-inline constexpr int kFormatVersion = 2;
+inline constexpr int kFormatVersion = 3;
 inline constexpr char kToolVersion[] = "0.1.0";
 
 // Bounds both sides agree on. The writer never produces more; the reader rejects more, so a

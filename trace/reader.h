@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "trace/event.h"
+#include "trace/graph_record.h"
 
 namespace capguard::trace {
 
@@ -53,6 +54,10 @@ class TraceSink {
   virtual void on_event(const ApiEvent&) {}
   virtual void on_thread_exit(uint32_t /*tid*/, uint64_t /*time_ns*/) {}
   virtual void on_end(uint64_t /*time_ns*/, int /*exit_status*/) {}
+  // Graph records (v3, graph_record.h).
+  virtual void on_graph_node(const GraphNodeRecord&) {}
+  virtual void on_graph(const GraphRecord&) {}
+  virtual void on_graph_update(const GraphUpdateRecord&) {}
   // A damaged line (past the header) that was skipped; reading goes on after it.
   virtual void on_skipped_line(const struct ReadError&) {}
 };

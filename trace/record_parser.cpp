@@ -125,6 +125,12 @@ const char* RecordParser::record_name(char type) {
       return "thread-exit";
     case 'z':
       return "end";
+    case 'g':
+      return "graph-node";
+    case 'G':
+      return "graph";
+    case 'u':
+      return "graph-update";
     default:
       return nullptr;
   }
@@ -154,6 +160,11 @@ bool RecordParser::parse(std::string_view line) {
   if (line.size() > 1 && line[1] != ' ') return fail("expected a space after the record type");
   if (records_ == 1 && type != 'v') return fail("the first record must be the 'v' header");
   if (records_ == 2 && type != 'p') return fail("the header must be followed by the 'p' record");
+  if (type == 'g' || type == 'G' || type == 'u') {
+    if (graphs_.parse(line, sink_, error_)) return true;
+    record_name_ = "";
+    return false;
+  }
   Cursor in(line);
   switch (type) {
     case 'e':

@@ -11,6 +11,7 @@
 
 #include "trace/api_names.h"
 #include "trace/field_cursor.h"
+#include "trace/graph_record.h"
 #include "trace/reader.h"
 
 namespace capguard::trace {
@@ -65,6 +66,7 @@ class RecordParser {
   std::vector<uint32_t> python_frames_;
   ApiEvent event_;
   ApiNames api_names_;
+  GraphRecordParser graphs_;
 };
 
 }  // namespace capguard::trace

@@ -50,6 +50,8 @@ class TraceWriter {
                           std::string_view function);
   void write_thread_exit(uint32_t tid, uint64_t time_ns);
   void write_end(uint64_t time_ns, int exit_status);
+  // A record already formatted, '\n' included (graph_record.h), in one write(2).
+  void write_record(const char* data, size_t size) { write_all(data, size); }
 
   static constexpr size_t kMaxStackDepth = 64;
   static constexpr size_t kMaxPythonDepth = 64;

@@ -1,0 +1,54 @@
+// Graph lifetime (issue 9): the part of the record policy outside captures that the graph watch
+// (graph_watch.h) decides, shared by the recorder and the tests' simulated interposer
+// (tests/event_builder.h), so both record the same calls.
+//
+// Outside captures: an allocation or free of the catalog's memory column that takes no stream is
+// should_record's (api_table.h); a stream-ordered one is recorded only while a graph exec lives
+// (PyTorch's cudaMallocAsync backend allocates per tensor); a graph launch while the watch wants
+// it (an exec's first launches, every launch of an exec a free hit); a synchronize (not a query:
+// PyTorch polls events) once any exec exists, when it failed (a replay's sticky error surfaces
+// there) or follows a recorded launch.
+#pragma once
+
+#include "interposer/api_table.h"
+#include "interposer/graph_watch.h"
+
+namespace capguard::interposer {
+
+// Whether the graph watch wants this call recorded although should_record would not. Counts the
+// launch (and consumes the pending launches for a sync), so ask once per call, outside captures.
+inline bool graph_watch_records(const CallbackInfo& info, int32_t result, uint64_t exec,
+                                GraphWatch& watch) {
+  if (info.kind == ApiKind::GraphLaunch) return watch.on_launch(exec);
+  if (info.synchronizes) {
+    if (!watch.anything()) return false;
+    return watch.on_sync(result);
+  }
+  if (info.memory != MemoryOp::None) return info.has(Slot::Stream) && watch.any_live();
+  return false;
+}
+
+// After a recorded call: what the watch learns from it (the recorder walks the graph too).
+inline void note_graph_call(const CallbackInfo& info, const trace::ApiEvent& event,
+                            GraphWatch& watch) {
+  if (event.result != 0) return;
+  if (is_free(info.memory)) {
+    if (event.pointer != 0)
+      watch.on_free(event.pointer, event.has(trace::Field::Size) ? event.size : 0);
+  } else if (info.kind == ApiKind::GraphExecDestroy) {
+    watch.on_destroy(event.graph_exec);
+  } else if ((info.kind == ApiKind::GraphInstantiate || info.kind == ApiKind::GraphExecUpdate) &&
+             event.graph_exec != 0) {
+    watch.on_instantiate(event.graph_exec);
+  }
+}
+
+// The callbacks the reduced set holds beside callback_needed_outside_capture's while the watch
+// wants them (callback_gate.h).
+inline bool callback_wanted_by_graph_watch(const CallbackInfo& info, const GraphWatch& watch) {
+  if (info.kind == ApiKind::GraphLaunch) return watch.launches_wanted();
+  if (info.synchronizes) return watch.syncs_wanted();
+  return false;
+}
+
+}  // namespace capguard::interposer

@@ -1,0 +1,251 @@
+#include "interposer/graph_walker.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace capguard::interposer {
+namespace {
+
+template <typename Fn>
+void resolve(void* lib, const char* name, Fn& fn) {
+  fn = reinterpret_cast<Fn>(dlsym(lib, name));
+}
+
+constexpr uint64_t kFnvBasis = 0xcbf29ce484222325ull;
+constexpr uint64_t kFnvPrime = 0x100000001b3ull;
+uint64_t mix(uint64_t hash, uint64_t value) { return (hash ^ value) * kFnvPrime; }
+uint64_t hash_text(uint64_t hash, const char* text) {
+  for (; text != nullptr && *text != '\0'; ++text)
+    hash = mix(hash, static_cast<unsigned char>(*text));
+  return hash;
+}
+
+struct Walk {
+  const GraphDriver& driver;
+  trace::TraceWriter& writer;
+  uint64_t exec;
+  BaseSink on_base;
+  void* context;
+  const WalkLimits& limits;
+  char* buffer;
+  trace::GraphRef* refs;
+  size_t walked = 0;
+  size_t edges = 0;
+  uint64_t hash = kFnvBasis;
+  bool complete = true;
+
+  // An address the node holds, when it lies inside a live allocation (or, without the
+  // driver's range query, any value that could be a pointer).
+  bool keep(uint64_t address) {
+    if (address < 0x10000) return false;
+    if (driver.address_range == nullptr) return true;
+    uint64_t base = 0;
+    size_t size = 0;
+    if (driver.address_range(&base, &size, address) != 0) return false;
+    if (on_base != nullptr) on_base(context, base, size);
+    return true;
+  }
+
+  void emit(uint32_t index, uint32_t depth, uint32_t type, const char* name, size_t ref_count) {
+    trace::GraphNodeRecord record;
+    record.exec = exec;
+    record.index = index;
+    record.depth = depth;
+    record.type = type;
+    record.name = name != nullptr ? std::string_view(name) : std::string_view();
+    size_t first = 0;
+    do {  // a node with more refs than one record holds is written as several records
+      const size_t count = ref_count - first < trace::kMaxRefsPerRecord ? ref_count - first
+                                                                        : trace::kMaxRefsPerRecord;
+      record.refs = {refs + first, count};
+      const size_t n = trace::format_graph_node(buffer, trace::kGraphRecordBufferSize, record);
+      if (n != 0) writer.write_record(buffer, n);
+      first += count;
+    } while (first < ref_count);
+  }
+
+  size_t kernel_refs(void* node, const char*& name) {
+    CUDA_KERNEL_NODE_PARAMS params;
+    std::memset(&params, 0, sizeof params);
+    if (driver.kernel_params == nullptr || driver.kernel_params(node, &params) != 0) return 0;
+    name = nullptr;
+    if (params.func != nullptr && driver.func_name != nullptr) {
+      driver.func_name(&name, params.func);
+    } else if (params.kern != nullptr && driver.kernel_name != nullptr) {
+      driver.kernel_name(&name, params.kern);
+    }
+    hash = hash_text(hash, name);
+    if (params.kernelParams == nullptr) return 0;
+    size_t count = 0;
+    for (uint32_t i = 0; i < limits.max_params; ++i) {
+      size_t offset = 0, size = 0;
+      int status = -1;
+      if (params.func != nullptr && driver.func_param_info != nullptr) {
+        status = driver.func_param_info(params.func, i, &offset, &size);
+      } else if (params.kern != nullptr && driver.kernel_param_info != nullptr) {
+        status = driver.kernel_param_info(params.kern, i, &offset, &size);
+      }
+      if (status != 0) break;  // CUDA_ERROR_INVALID_VALUE past the last parameter
+      if (size != sizeof(uint64_t) || params.kernelParams[i] == nullptr) continue;
+      uint64_t value = 0;
+      std::memcpy(&value, params.kernelParams[i], sizeof value);
+      if (count < trace::kMaxRefsPerRecord * 4 && keep(value)) refs[count++] = {'a', i, value};
+    }
+    return count;
+  }
+
+  size_t memcpy_refs(void* node) {
+    CUDA_MEMCPY3D copy;
+    std::memset(&copy, 0, sizeof copy);
+    if (driver.memcpy_params == nullptr || driver.memcpy_params(node, &copy) != 0) return 0;
+    size_t count = 0;
+    const auto side = [&](char role, CUmemorytype type, const void* host, CUdeviceptr device) {
+      uint64_t address = 0;
+      if (type == CU_MEMORYTYPE_HOST) address = reinterpret_cast<uint64_t>(host);
+      if (type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED) address = device;
+      if (address != 0 && keep(address)) refs[count++] = {role, 0, address};
+    };
+    side('s', copy.srcMemoryType, copy.srcHost, copy.srcDevice);
+    side('d', copy.dstMemoryType, copy.dstHost, copy.dstDevice);
+    return count;
+  }
+
+  size_t memset_refs(void* node) {
+    CUDA_MEMSET_NODE_PARAMS set;
+    std::memset(&set, 0, sizeof set);
+    if (driver.memset_params == nullptr || driver.memset_params(node, &set) != 0) return 0;
+    if (set.dst == 0 || !keep(set.dst)) return 0;
+    refs[0] = {'d', 0, set.dst};
+    return 1;
+  }
+
+  void graph(void* g, uint32_t depth) {
+    if (depth > limits.max_depth) {
+      complete = false;
+      return;
+    }
+    size_t count = 0;
+    if (driver.get_nodes(g, nullptr, &count) != 0) {
+      complete = false;
+      return;
+    }
+    if (driver.get_edges != nullptr) {
+      size_t e = 0;
+      if (driver.get_edges(g, nullptr, nullptr, nullptr, &e) == 0) edges += e;
+    }
+    if (count == 0) return;
+    if (walked + count > limits.max_nodes) {
+      complete = false;
+      count = limits.max_nodes > walked ? limits.max_nodes - walked : 0;
+      if (count == 0) return;
+    }
+    auto* nodes = static_cast<void**>(std::calloc(count, sizeof(void*)));
+    if (nodes == nullptr) {
+      complete = false;
+      return;
+    }
+    size_t got = count;
+    if (driver.get_nodes(g, nodes, &got) == 0) {
+      if (got < count) count = got;
+      for (size_t i = 0; i < count && walked < limits.max_nodes; ++i) {
+        int type = -1;
+        if (driver.node_type == nullptr || driver.node_type(nodes[i], &type) != 0) continue;
+        const uint32_t index = static_cast<uint32_t>(walked++);
+        hash = mix(hash, static_cast<uint64_t>(type) + 1);
+        const char* name = nullptr;
+        size_t ref_count = 0;
+        if (type == CU_GRAPH_NODE_TYPE_KERNEL) {
+          ref_count = kernel_refs(nodes[i], name);
+        } else if (type == CU_GRAPH_NODE_TYPE_MEMCPY) {
+          ref_count = memcpy_refs(nodes[i]);
+        } else if (type == CU_GRAPH_NODE_TYPE_MEMSET) {
+          ref_count = memset_refs(nodes[i]);
+        }
+        // Nodes that hold no address are still written: the analyzer counts and names them.
+        emit(index, depth, static_cast<uint32_t>(type), name, ref_count);
+        if (type == CU_GRAPH_NODE_TYPE_GRAPH && driver.child_graph != nullptr) {
+          void* child = nullptr;
+          if (driver.child_graph(nodes[i], &child) == 0 && child != nullptr)
+            graph(child, depth + 1);
+        }
+      }
+    } else {
+      complete = false;
+    }
+    std::free(nodes);
+  }
+};
+
+}  // namespace
+
+bool load_graph_driver(GraphDriver& d) {
+  void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (lib == nullptr) return false;
+  // The versioned names are what cuda.h maps the plain names to in CUDA 13.
+  resolve(lib, "cuGraphGetNodes", d.get_nodes);
+  resolve(lib, "cuGraphGetEdges_v2", d.get_edges);
+  resolve(lib, "cuGraphNodeGetType", d.node_type);
+  resolve(lib, "cuGraphKernelNodeGetParams_v2", d.kernel_params);
+  resolve(lib, "cuFuncGetParamInfo", d.func_param_info);
+  resolve(lib, "cuKernelGetParamInfo", d.kernel_param_info);
+  resolve(lib, "cuFuncGetName", d.func_name);
+  resolve(lib, "cuKernelGetName", d.kernel_name);
+  resolve(lib, "cuGraphMemcpyNodeGetParams", d.memcpy_params);
+  resolve(lib, "cuGraphMemsetNodeGetParams", d.memset_params);
+  resolve(lib, "cuGraphChildGraphNodeGetGraph", d.child_graph);
+  resolve(lib, "cuMemGetAddressRange_v2", d.address_range);
+  dlclose(lib);
+  return d.get_nodes != nullptr;
+}
+
+size_t walk_graph(const GraphDriver& driver, trace::TraceWriter& writer, uint64_t exec,
+                  uint64_t graph, BaseSink on_base, void* context, const WalkLimits& limits) {
+  if (driver.get_nodes == nullptr || graph == 0) return 0;
+  auto* buffer = static_cast<char*>(std::malloc(trace::kGraphRecordBufferSize));
+  auto* refs = static_cast<trace::GraphRef*>(
+      std::calloc(trace::kMaxRefsPerRecord * 4 + 2, sizeof(trace::GraphRef)));
+  if (buffer == nullptr || refs == nullptr) {
+    std::free(buffer);
+    std::free(refs);
+    return 0;
+  }
+  Walk walk{driver, writer, exec, on_base, context, limits, buffer, refs};
+  walk.graph(reinterpret_cast<void*>(graph), 0);
+  trace::GraphRecord summary;
+  summary.exec = exec;
+  summary.graph = graph;
+  summary.nodes = static_cast<uint32_t>(walk.walked);
+  summary.edges = static_cast<uint32_t>(walk.edges);
+  summary.topology_hash = mix(mix(walk.hash, walk.walked), walk.edges);
+  summary.complete = walk.complete;
+  const size_t n = trace::format_graph(buffer, trace::kGraphRecordBufferSize, summary);
+  if (n != 0) writer.write_record(buffer, n);
+  std::free(buffer);
+  std::free(refs);
+  return walk.walked;
+}
+
+bool describe_node(const GraphDriver& driver, void* node, uint32_t& type, const char*& name) {
+  name = nullptr;
+  int raw = -1;
+  if (node == nullptr || driver.node_type == nullptr || driver.node_type(node, &raw) != 0)
+    return false;
+  type = static_cast<uint32_t>(raw);
+  if (raw == CU_GRAPH_NODE_TYPE_KERNEL && driver.kernel_params != nullptr) {
+    CUDA_KERNEL_NODE_PARAMS params;
+    std::memset(&params, 0, sizeof params);
+    if (driver.kernel_params(node, &params) == 0) {
+      if (params.func != nullptr && driver.func_name != nullptr) {
+        driver.func_name(&name, params.func);
+      } else if (params.kern != nullptr && driver.kernel_name != nullptr) {
+        driver.kernel_name(&name, params.kern);
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace capguard::interposer

@@ -1,0 +1,138 @@
+#include "interposer/graph_watch.h"
+
+namespace capguard::interposer {
+namespace {
+
+constexpr uint64_t kTombstone = ~0ull;
+
+size_t slot_of(uint64_t exec) {
+  return static_cast<size_t>((exec * 0x9e3779b97f4a7c15ull) >> 54) % GraphWatch::kSlots;
+}
+uint64_t bloom_bit(uint64_t base) { return 1ull << ((base * 0x9e3779b97f4a7c15ull) >> 58); }
+
+}  // namespace
+
+GraphWatch::Slot* GraphWatch::find(uint64_t exec) {
+  if (exec == 0 || exec == kTombstone) return nullptr;
+  size_t i = slot_of(exec);
+  for (size_t probe = 0; probe < kSlots; ++probe, i = (i + 1) % kSlots) {
+    const uint64_t here = slots_[i].exec.load(std::memory_order_acquire);
+    if (here == exec) return &slots_[i];
+    if (here == 0) return nullptr;
+  }
+  return nullptr;
+}
+
+void GraphWatch::set_interesting(Slot& slot, bool interesting) {
+  if (slot.interesting.exchange(interesting) != interesting) {
+    interest_.fetch_add(interesting ? 1 : -1, std::memory_order_acq_rel);
+  }
+}
+
+void GraphWatch::on_instantiate(uint64_t exec) {
+  if (exec == 0 || exec == kTombstone) return;
+  any_exec_.store(true, std::memory_order_relaxed);
+  pthread_mutex_lock(&mutex_);
+  Slot* slot = find(exec);
+  if (slot == nullptr) {
+    size_t i = slot_of(exec);
+    for (size_t probe = 0; probe < kSlots; ++probe, i = (i + 1) % kSlots) {
+      const uint64_t here = slots_[i].exec.load(std::memory_order_relaxed);
+      if (here == 0 || here == kTombstone) {
+        slot = &slots_[i];
+        break;
+      }
+    }
+  }
+  if (slot == nullptr) {
+    overflow_.store(true, std::memory_order_relaxed);
+  } else {
+    if (slot->exec.load(std::memory_order_relaxed) != exec) live_.fetch_add(1);
+    slot->base_count = 0;
+    slot->bloom = 0;
+    slot->launches.store(0, std::memory_order_relaxed);
+    slot->watched.store(false, std::memory_order_relaxed);
+    slot->exec.store(exec, std::memory_order_release);
+    set_interesting(*slot, true);
+  }
+  pthread_mutex_unlock(&mutex_);
+}
+
+void GraphWatch::add_base(uint64_t exec, uint64_t base) {
+  pthread_mutex_lock(&mutex_);
+  if (Slot* slot = find(exec)) {
+    bool known = false;
+    for (uint32_t i = 0; i < slot->base_count; ++i) known |= slot->bases[i] == base;
+    if (!known) {
+      if (slot->base_count < kExactBases) {
+        slot->bases[slot->base_count++] = base;
+      } else {
+        slot->bloom |= bloom_bit(base);
+      }
+    }
+  }
+  pthread_mutex_unlock(&mutex_);
+}
+
+void GraphWatch::on_destroy(uint64_t exec) {
+  pthread_mutex_lock(&mutex_);
+  if (Slot* slot = find(exec)) {
+    set_interesting(*slot, false);
+    slot->exec.store(kTombstone, std::memory_order_release);
+    live_.fetch_sub(1);
+  }
+  pthread_mutex_unlock(&mutex_);
+}
+
+void GraphWatch::on_free(uint64_t base, uint64_t size) {
+  if (!any_exec_.load(std::memory_order_relaxed)) return;
+  if (live_.load(std::memory_order_relaxed) <= 0 && !overflow_.load(std::memory_order_relaxed))
+    return;
+  if (overflow_.load(std::memory_order_relaxed)) overflow_watched_.store(true);
+  const uint64_t end = size != 0 ? base + size : base + 1;
+  pthread_mutex_lock(&mutex_);
+  for (Slot& slot : slots_) {
+    const uint64_t exec = slot.exec.load(std::memory_order_relaxed);
+    if (exec == 0 || exec == kTombstone) continue;
+    bool hit = size == 0 ? false : (slot.bloom != 0);  // a range: any bloomed base may be in it
+    if (slot.bloom & bloom_bit(base)) hit = true;
+    for (uint32_t i = 0; i < slot.base_count && !hit; ++i)
+      hit = slot.bases[i] >= base && slot.bases[i] < end;
+    if (hit) {
+      slot.watched.store(true, std::memory_order_relaxed);
+      set_interesting(slot, true);
+    }
+  }
+  pthread_mutex_unlock(&mutex_);
+}
+
+bool GraphWatch::on_launch(uint64_t exec) {
+  bool record = false;
+  if (Slot* slot = find(exec)) {
+    if (slot->watched.load(std::memory_order_relaxed)) {
+      record = true;
+    } else {
+      const uint32_t n = slot->launches.fetch_add(1, std::memory_order_relaxed) + 1;
+      record = n <= trace::kRecordedFirstLaunches;
+      if (n >= trace::kRecordedFirstLaunches) {
+        pthread_mutex_lock(&mutex_);
+        if (slot->exec.load(std::memory_order_relaxed) == exec &&
+            !slot->watched.load(std::memory_order_relaxed)) {
+          set_interesting(*slot, false);
+        }
+        pthread_mutex_unlock(&mutex_);
+      }
+    }
+  } else {
+    record = overflow_watched_.load(std::memory_order_relaxed);
+  }
+  if (record) launches_pending_.fetch_add(1, std::memory_order_relaxed);
+  return record;
+}
+
+bool GraphWatch::on_sync(int32_t result) {
+  if (result != 0) return true;
+  return launches_pending_.exchange(0, std::memory_order_relaxed) != 0;
+}
+
+}  // namespace capguard::interposer

@@ -1,0 +1,349 @@
+#include "model/graph_lifetime.h"
+
+#include <algorithm>
+
+namespace capguard {
+
+using trace::ApiEvent;
+using trace::Field;
+
+ExecState* GraphLifetime::exec(uint64_t handle) {
+  auto it = execs_.find(handle);
+  return it != execs_.end() ? &it->second : nullptr;
+}
+
+void GraphLifetime::feed(const ApiEvent& ev, const ApiInfo& api, GraphOp op,
+                         const CaptureModel& model) {
+  // A sticky error (a kernel faulted) surfaces at whatever call comes next.
+  if (is_sticky_error(ev.result)) {
+    sticky(ev, api);
+    return;
+  }
+  if (api.kind == ApiKind::BeginCapture) {
+    if (ev.result == 0 && ev.has(Field::Stream)) begin_times_[ev.stream] = ev.time_ns;
+    return;
+  }
+  if (api.kind == ApiKind::GraphInstantiate) {
+    if (ev.result == 0 && ev.has(Field::GraphExec) && ev.graph_exec != 0) instantiate(ev);
+    return;
+  }
+  if (api.kind == ApiKind::GraphLaunch) {
+    if (ev.result == 0 && model.stream_capture(ev, api) == nullptr) launch(ev, api);
+    return;
+  }
+  if (api.kind == ApiKind::StreamSync || api.kind == ApiKind::DeviceSync) {
+    if (ev.result == 0) sync(ev, api);
+    return;
+  }
+  if (op == GraphOp::None) return;
+  if (op == GraphOp::ExecDestroy) {
+    if (ev.result == 0 && ev.has(Field::GraphExec)) destroy(ev.graph_exec);
+    return;
+  }
+  if (op == GraphOp::ExecUpdate) {
+    update(ev);
+    return;
+  }
+  // In a capture, stream-ordered allocations and frees become memory nodes of the graph.
+  if (ev.result != 0 || !ev.has(Field::Pointer) || ev.pointer == 0 ||
+      model.stream_capture(ev, api) != nullptr)
+    return;
+  if (is_alloc(op)) {
+    allocate(ev, op);
+  } else {
+    release(ev, op);
+  }
+}
+
+void GraphLifetime::allocate(const ApiEvent& ev, GraphOp op) {
+  MemoryBlock block;
+  block.base = ev.pointer;
+  block.size = ev.has(Field::Size) ? ev.size : 0;
+  block.host = op == GraphOp::AllocHost;
+  block.alloc = Site::of(ev);
+  // An address an exec still holds, freed earlier, now belongs to this allocation.
+  for (auto& [handle, state] : execs_) {
+    for (GraphHit& hit : state.hits) {
+      if (!hit.reused_by && block.contains(hit.ref.address)) hit.reused_by = block;
+    }
+  }
+  if (blocks_.size() >= kMaxLiveBlocks && !blocks_.contains(block.base)) return;
+  blocks_[block.base] = block;
+}
+
+void GraphLifetime::release(const ApiEvent& ev, GraphOp op) {
+  MemoryBlock block;
+  if (op == GraphOp::Unmap) {
+    block.base = ev.pointer;
+    block.size = ev.has(Field::Size) ? ev.size : 0;
+    // Every mapping inside the range goes.
+    auto it = blocks_.lower_bound(block.base);
+    while (it != blocks_.end() && it->first < block.base + std::max<uint64_t>(block.size, 1)) {
+      if (!block.alloc.known) block.alloc = it->second.alloc;
+      it = blocks_.erase(it);
+    }
+  } else {
+    auto it = blocks_.find(ev.pointer);
+    if (it != blocks_.end()) {
+      block = it->second;
+      blocks_.erase(it);
+    } else {
+      block.base = ev.pointer;
+      block.host = op == GraphOp::FreeHost;
+    }
+    if (ev.has(Field::Size) && ev.size != 0) block.size = ev.size;
+  }
+  const Site free_site = Site::of(ev);
+  for (auto& [handle, state] : execs_) {
+    for (const NodeRef& ref : state.refs) {
+      if (!block.contains(ref.address)) continue;
+      // One hit per exec and block: the first node that holds it.
+      const bool known = std::any_of(state.hits.begin(), state.hits.end(), [&](const GraphHit& h) {
+        return h.block.base == block.base && h.free.seq == free_site.seq;
+      });
+      if (!known) state.hits.push_back({ref, block, free_site, std::nullopt});
+    }
+  }
+}
+
+void GraphLifetime::instantiate(const ApiEvent& ev) {
+  if (ExecState* old = exec(ev.graph_exec)) destroy(old->handle);  // a handle CUDA reused
+  if (execs_.size() >= kMaxLiveExecs) return;
+  ExecState& state = execs_[ev.graph_exec];
+  state.handle = ev.graph_exec;
+  state.serial = next_serial_++;
+  state.graph = ev.has(Field::Graph) ? ev.graph : 0;
+  state.instantiate = Site::of(ev);
+  state.instantiate_time = ev.time_ns;
+  if (auto it = graphs_.find(state.graph); it != graphs_.end()) {
+    state.capture = it->second.capture;
+    state.capture_begin_time = it->second.begin_time;
+  }
+}
+
+void GraphLifetime::on_end_capture(const ApiEvent& ev, const Capture& capture) {
+  if (ev.result != 0 || !ev.has(Field::Graph) || ev.graph == 0) return;
+  if (graphs_.size() >= kMaxGraphs && !graphs_.contains(ev.graph)) {
+    graphs_.erase(graph_order_.front());  // the oldest graph: long since instantiated
+    graph_order_.pop_front();
+  }
+  auto [slot, fresh] = graphs_.try_emplace(ev.graph);
+  if (fresh) graph_order_.push_back(ev.graph);
+  CaptureOfGraph& entry = slot->second;
+  // A copy without its lanes: the model retires the capture into the report as it ends.
+  auto copy = std::make_shared<Capture>(capture);
+  copy->members.clear();
+  copy->lanes.clear();
+  entry.capture = std::move(copy);
+  auto it = begin_times_.find(capture.origin.handle);
+  entry.begin_time = it != begin_times_.end() ? it->second : 0;
+}
+
+void GraphLifetime::on_graph_node(const trace::GraphNodeRecord& record) {
+  ExecState* state = exec(record.exec);
+  if (state == nullptr || state->walked) return;  // a walk without its instantiate: ignored
+  if (record.index >= state->nodes.size()) {
+    if (record.index != state->nodes.size()) return;  // a gap: the trace is damaged
+    state->nodes.push_back({record.type, record.depth, std::string(record.name)});
+  }
+  for (const trace::GraphRef& ref : record.refs) {
+    if (total_refs_ >= kMaxRefsPerProcess) break;
+    state->refs.push_back({record.index, ref.role, ref.index, ref.address});
+    ++total_refs_;
+  }
+}
+
+void GraphLifetime::on_graph(const trace::GraphRecord& record) {
+  ExecState* state = exec(record.exec);
+  if (state == nullptr || state->walked) return;
+  state->walked = true;
+  state->topology_hash = record.topology_hash;
+  // graph-rebuilt-every-step counts instantiations per capture site and topology.
+  if (state->capture == nullptr || !record.complete) return;
+  const uint32_t site = state->capture->begin.stack;
+  if (site == 0) return;
+  auto it = std::find_if(rebuilds_.begin(), rebuilds_.end(), [&](const RebuildStats& r) {
+    return r.site_stack == site && r.topology_hash == record.topology_hash;
+  });
+  if (it == rebuilds_.end()) {
+    if (rebuilds_.size() >= kMaxRebuildSites) return;
+    rebuilds_.push_back({});
+    it = rebuilds_.end() - 1;
+    it->site_stack = site;
+    it->topology_hash = record.topology_hash;
+  }
+  ++it->count;
+  it->nodes = record.nodes;
+  it->last_instantiate = state->instantiate;
+  it->capture = state->capture;
+  if (state->capture_begin_time != 0 && state->instantiate_time > state->capture_begin_time)
+    it->cost_ns += state->instantiate_time - state->capture_begin_time;
+  state->rebuild_key = static_cast<size_t>(it - rebuilds_.begin());
+}
+
+void GraphLifetime::close_rebuild(ExecState& state) {
+  if (state.rebuild_key >= rebuilds_.size()) return;
+  RebuildStats& r = rebuilds_[state.rebuild_key];
+  r.max_launches = std::max(r.max_launches, state.launches);
+  state.rebuild_key = SIZE_MAX;
+}
+
+void GraphLifetime::destroy(uint64_t handle) {
+  auto it = execs_.find(handle);
+  if (it == execs_.end()) return;
+  close_rebuild(it->second);
+  total_refs_ -= std::min(total_refs_, it->second.refs.size());
+  for (auto& [stream, list] : in_flight_)
+    list.erase(std::remove(list.begin(), list.end(), handle), list.end());
+  execs_.erase(it);
+}
+
+void GraphLifetime::launch(const ApiEvent& ev, const ApiInfo& api) {
+  ExecState* state = exec(ev.has(Field::GraphExec) ? ev.graph_exec : 0);
+  if (state == nullptr) return;
+  ++state->launches;
+  state->last_launch = Site::of(ev);
+  const uint64_t raw_stream = ev.has(Field::Stream) ? ev.stream : 0;
+  const uint64_t stream = api.per_thread && raw_stream == 0 ? trace::kStreamPerThread : raw_stream;
+  state->last_stream = stream;
+  std::vector<uint64_t>& list = in_flight_[stream];
+  if (std::find(list.begin(), list.end(), state->handle) == list.end())
+    list.push_back(state->handle);
+  if (state->hits.empty()) return;
+  if (state->replay_after_free) {
+    consequences_.push_back({*state->replay_after_free, 1});
+    return;
+  }
+  GraphFacts facts;
+  facts.kind = GraphFactKind::ReplayAfterFree;
+  facts.ev = &ev;
+  facts.where = Site::of(ev);
+  facts.exec = state;
+  facts.hit = &state->hits.front();
+  facts.more_hits = state->hits.size() - 1;
+  facts_.push_back(std::move(facts));
+}
+
+void GraphLifetime::sync(const ApiEvent& ev, const ApiInfo& api) {
+  if (api.kind == ApiKind::DeviceSync) {
+    in_flight_.clear();
+  } else if (ev.has(Field::Stream)) {
+    in_flight_.erase(api.per_thread && ev.stream == 0 ? trace::kStreamPerThread : ev.stream);
+  }
+}
+
+void GraphLifetime::sticky(const ApiEvent& ev, const ApiInfo& api) {
+  if (sticky_seen_) {
+    if (sticky_finding_) consequences_.push_back({*sticky_finding_, 1});
+    return;
+  }
+  sticky_seen_ = true;
+  GraphFacts facts;
+  facts.kind = GraphFactKind::ReplayFailed;
+  facts.ev = &ev;
+  facts.where = Site::of(ev);
+  const bool one_stream = api.kind == ApiKind::StreamSync && ev.has(Field::Stream);
+  const uint64_t stream = api.per_thread && ev.stream == 0 ? trace::kStreamPerThread : ev.stream;
+  for (const auto& [s, list] : in_flight_) {
+    if (one_stream && s != stream) continue;
+    for (uint64_t handle : list)
+      if (const ExecState* state = exec(handle)) facts.in_flight.push_back(state);
+  }
+  // Execs past their recorded launches may have been replaying unseen.
+  for (const auto& [handle, state] : execs_) {
+    if (state.launches < trace::kRecordedFirstLaunches) continue;
+    if (one_stream && state.last_stream != stream) continue;  // replayed on another stream
+    if (std::find(facts.in_flight.begin(), facts.in_flight.end(), &state) != facts.in_flight.end())
+      continue;
+    facts.maybe_in_flight.push_back(&state);
+  }
+  if (facts.in_flight.empty() && facts.maybe_in_flight.empty()) return;  // no graph to blame
+  auto by_serial = [](const ExecState* a, const ExecState* b) { return a->serial < b->serial; };
+  std::sort(facts.in_flight.begin(), facts.in_flight.end(), by_serial);
+  std::sort(facts.maybe_in_flight.begin(), facts.maybe_in_flight.end(), by_serial);
+  facts_.push_back(std::move(facts));
+}
+
+void GraphLifetime::update(const ApiEvent& ev) {
+  const uint64_t handle = ev.has(Field::GraphExec) ? ev.graph_exec : 0;
+  if (ev.result == 0) {
+    // The exec now holds the new graph's addresses; the interposer walks it again.
+    if (ExecState* state = exec(handle)) {
+      total_refs_ -= std::min(total_refs_, state->refs.size());
+      state->nodes.clear();
+      state->refs.clear();
+      state->hits.clear();
+      state->replay_after_free.reset();
+      state->walked = false;
+      close_rebuild(*state);
+    }
+    return;
+  }
+  if (updates_.size() >= kMaxGraphs) return;  // details that never come: a damaged trace
+  PendingUpdate& pending = updates_[ev.seq];
+  pending.copy = ev;
+  pending.where = Site::of(ev);
+  pending.exec = handle;
+  pending.graph = ev.has(Field::Graph) ? ev.graph : 0;
+}
+
+void GraphLifetime::on_graph_update(const trace::GraphUpdateRecord& record) {
+  auto it = updates_.find(record.seq);
+  if (it == updates_.end()) return;
+  PendingUpdate& pending = it->second;
+  GraphFacts facts;
+  facts.kind = GraphFactKind::UpdateRejected;
+  facts.ev = &pending.copy;
+  facts.where = pending.where;
+  facts.exec = exec(pending.exec);
+  facts.update_result = record.result;
+  facts.error_type = record.error_type;
+  facts.error_name = std::string(record.name);
+  facts.details_known = true;
+  facts.update_graph = pending.graph;
+  if (auto g = graphs_.find(pending.graph); g != graphs_.end())
+    facts.update_capture = g->second.capture.get();
+  facts_.push_back(std::move(facts));
+  // The record is consumed right after this (the replay emits before the next record).
+  kept_update_ = std::move(pending);
+  updates_.erase(it);
+  facts_.back().ev = &kept_update_.copy;
+}
+
+void GraphLifetime::finish() {
+  for (auto& [seq, pending] : updates_) {  // rejected updates whose details never came
+    GraphFacts facts;
+    facts.kind = GraphFactKind::UpdateRejected;
+    facts.ev = &pending.copy;
+    facts.where = pending.where;
+    facts.exec = exec(pending.exec);
+    facts.update_graph = pending.graph;
+    if (auto g = graphs_.find(pending.graph); g != graphs_.end())
+      facts.update_capture = g->second.capture.get();
+    facts_.push_back(std::move(facts));
+  }
+  for (auto& [handle, state] : execs_) close_rebuild(state);
+  for (const RebuildStats& r : rebuilds_) {
+    if (r.count < kRebuildThreshold || r.max_launches >= trace::kRecordedFirstLaunches) continue;
+    GraphFacts facts;
+    facts.kind = GraphFactKind::Rebuilt;
+    facts.where = r.last_instantiate;
+    facts.rebuilds = r.count;
+    facts.max_launches = r.max_launches;
+    facts.rebuild_cost_ns = r.cost_ns;
+    facts.nodes = r.nodes;
+    facts.exec = nullptr;
+    facts.rebuilt_capture = r.capture.get();
+    facts_.push_back(std::move(facts));
+  }
+}
+
+void GraphLifetime::reported(const GraphFacts& facts, size_t finding) {
+  if (facts.kind == GraphFactKind::ReplayAfterFree && facts.exec != nullptr) {
+    if (ExecState* state = exec(facts.exec->handle)) state->replay_after_free = finding;
+  } else if (facts.kind == GraphFactKind::ReplayFailed) {
+    sticky_finding_ = finding;
+  }
+}
+
+}  // namespace capguard

@@ -1,0 +1,194 @@
+// Graph lifetime (issue 9): what happens to instantiated graphs after their capture. Replayed
+// from the trace beside the capture model: live allocations and frees, the addresses each exec's
+// nodes hold (graph records, format.h v3), its launches, the syncs where a sticky error
+// surfaces, and rejected updates. It concludes facts (GraphFacts); the graph rules (rules/
+// replay_after_free.cpp, graph_replay_failed.cpp, graph_rebuilt_every_step.cpp,
+// graph_update_rejected.cpp) word them, and the replay turns them into findings.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/api_catalog.h"
+#include "model/capture_model.h"
+#include "model/graph_api.h"
+#include "trace/event.h"
+#include "trace/graph_record.h"
+
+namespace capguard {
+
+struct MemoryBlock {
+  uint64_t base = 0;
+  uint64_t size = 0;  // 0 when unknown: then only the base address is matched
+  bool host = false;
+  Site alloc;  // alloc.known false: allocated before the trace began
+  bool contains(uint64_t address) const {
+    return address >= base && address < base + (size != 0 ? size : 1);
+  }
+};
+
+struct GraphNodeInfo {
+  uint32_t type = 0;
+  uint32_t depth = 0;
+  std::string name;  // kernel name; empty otherwise
+};
+
+struct NodeRef {
+  uint32_t node = 0;  // index into ExecState::nodes
+  char role = 'a';    // 'a' kernel argument, 's' copy source, 'd' destination
+  uint32_t index = 0;
+  uint64_t address = 0;
+};
+
+struct GraphHit {  // a free that hit an address an exec's node holds
+  NodeRef ref;
+  MemoryBlock block;
+  Site free;
+  std::optional<MemoryBlock> reused_by;  // a later allocation over the same address
+};
+
+struct ExecState {
+  uint64_t handle = 0;
+  uint32_t serial = 0;  // 1-based, per process, in instantiate order
+  uint64_t graph = 0;
+  Site instantiate;
+  uint64_t instantiate_time = 0;
+  // The capture that made its graph, when known: a copy taken as it ended (the model retires
+  // captures into the report as they end, graph_lifetime outlives them).
+  std::shared_ptr<const Capture> capture;
+  uint64_t capture_begin_time = 0;
+  std::vector<GraphNodeInfo> nodes;
+  std::vector<NodeRef> refs;
+  bool walked = false;  // its 'G' record arrived
+  uint64_t topology_hash = 0;
+  uint32_t launches = 0;  // recorded launches
+  Site last_launch;
+  uint64_t last_stream = 0;  // of the last recorded launch
+  std::vector<GraphHit> hits;
+  std::optional<size_t> replay_after_free;  // the finding, once reported
+  size_t rebuild_key = SIZE_MAX;            // index into the rebuild statistics
+};
+
+enum class GraphFactKind : uint8_t { ReplayAfterFree, ReplayFailed, Rebuilt, UpdateRejected };
+
+struct GraphFacts {
+  GraphFactKind kind = GraphFactKind::ReplayAfterFree;
+  const trace::ApiEvent* ev = nullptr;  // the call the finding is at (null at the end)
+  Site where;
+  const ExecState* exec = nullptr;
+  // replay-after-free
+  const GraphHit* hit = nullptr;
+  size_t more_hits = 0;
+  // graph-replay-failed: the execs launched and not yet known to be finished
+  std::vector<const ExecState*> in_flight;
+  std::vector<const ExecState*> maybe_in_flight;  // past their recorded launches
+  // graph-rebuilt-every-step
+  uint32_t rebuilds = 0;
+  uint32_t max_launches = 0;
+  uint64_t rebuild_cost_ns = 0;  // capture begin to instantiate, summed
+  uint32_t nodes = 0;
+  const Capture* rebuilt_capture = nullptr;
+  // graph-update-rejected
+  uint32_t update_result = 1;
+  uint32_t error_type = 0xff;
+  std::string error_name;
+  bool details_known = false;
+  uint64_t update_graph = 0;
+  const Capture* update_capture = nullptr;  // the capture that made the rejected graph
+};
+
+class GraphLifetime {
+ public:
+  // Thresholds of graph-rebuilt-every-step (its explanation states them).
+  static constexpr uint32_t kRebuildThreshold = 10;
+
+  // Every event, before the capture model applies it. `capture` is the open capture its
+  // stream belongs to (null if none).
+  void feed(const trace::ApiEvent& ev, const ApiInfo& api, GraphOp op, const CaptureModel& model);
+  // Whether feed() has anything to do with this call (cheap: asked for every call).
+  static bool wants(const trace::ApiEvent& ev, const ApiInfo& api, GraphOp op) {
+    return op != GraphOp::None || api.kind == ApiKind::GraphInstantiate ||
+           api.kind == ApiKind::GraphLaunch || api.kind == ApiKind::BeginCapture ||
+           api.kind == ApiKind::StreamSync || api.kind == ApiKind::DeviceSync || ev.result != 0;
+  }
+  // An EndCapture that produced a graph.
+  void on_end_capture(const trace::ApiEvent& ev, const Capture& capture);
+  void on_graph_node(const trace::GraphNodeRecord& record);
+  void on_graph(const trace::GraphRecord& record);
+  void on_graph_update(const trace::GraphUpdateRecord& record);
+  void finish();
+
+  // Facts concluded since the last take(); the replay emits findings for them.
+  std::vector<GraphFacts>& pending() { return facts_; }
+  // The replay made a finding of a fact: later repeats fold into it as consequences.
+  void reported(const GraphFacts& facts, size_t finding);
+  // Consequences to add to earlier findings: (finding index, count).
+  std::vector<std::pair<size_t, uint32_t>>& consequences() { return consequences_; }
+
+ private:
+  struct CaptureOfGraph {
+    std::shared_ptr<const Capture> capture;
+    uint64_t begin_time = 0;
+  };
+  struct RebuildStats {
+    uint32_t site_stack = 0;
+    uint64_t topology_hash = 0;
+    uint32_t count = 0;
+    uint32_t max_launches = 0;
+    uint64_t cost_ns = 0;
+    uint32_t nodes = 0;
+    Site last_instantiate;
+    std::shared_ptr<const Capture> capture;
+  };
+  struct PendingUpdate {
+    Site where;
+    const trace::ApiEvent* ev = nullptr;
+    trace::ApiEvent copy;
+    uint64_t exec = 0;
+    uint64_t graph = 0;
+  };
+
+  void allocate(const trace::ApiEvent& ev, GraphOp op);
+  void release(const trace::ApiEvent& ev, GraphOp op);
+  void instantiate(const trace::ApiEvent& ev);
+  void destroy(uint64_t exec);
+  void launch(const trace::ApiEvent& ev, const ApiInfo& api);
+  void sync(const trace::ApiEvent& ev, const ApiInfo& api);
+  void sticky(const trace::ApiEvent& ev, const ApiInfo& api);
+  void update(const trace::ApiEvent& ev);
+  void close_rebuild(ExecState& exec);
+  ExecState* exec(uint64_t handle);
+
+  std::map<uint64_t, MemoryBlock> blocks_;               // live, by base
+  std::map<uint64_t, ExecState> execs_;                  // live, by handle
+  std::map<uint64_t, CaptureOfGraph> graphs_;            // graph handle -> its capture
+  std::deque<uint64_t> graph_order_;                     // graphs_'s keys, oldest first
+  std::map<uint64_t, uint64_t> begin_times_;             // stream -> time its capture began
+  std::map<uint64_t, std::vector<uint64_t>> in_flight_;  // stream -> exec handles
+  std::vector<RebuildStats> rebuilds_;
+  std::map<uint64_t, PendingUpdate> updates_;  // by event seq
+  std::vector<GraphFacts> facts_;
+  std::vector<std::pair<size_t, uint32_t>> consequences_;
+  PendingUpdate kept_update_;  // behind the last update fact's event
+
+  std::optional<size_t> sticky_finding_;
+  bool sticky_seen_ = false;
+  uint32_t next_serial_ = 1;
+  size_t total_refs_ = 0;
+};
+
+// Limits that keep a damaged or enormous trace from using unbounded memory: the model holds
+// live things only (allocations, execs, graphs not yet instantiated), each table capped.
+inline constexpr size_t kMaxRefsPerProcess = 4'000'000;
+inline constexpr size_t kMaxLiveBlocks = 1'000'000;  // past it, new allocations are not tracked
+inline constexpr size_t kMaxLiveExecs = 100'000;     // past it, new execs are not tracked
+inline constexpr size_t kMaxGraphs = 4096;           // graph -> capture, oldest dropped first
+inline constexpr size_t kMaxRebuildSites = 4096;     // capture sites x topologies counted
+
+}  // namespace capguard

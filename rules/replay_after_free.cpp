@@ -1,0 +1,86 @@
+// replay-after-free: a graph launch whose nodes hold memory freed since instantiation.
+#include <fmt/format.h>
+
+#include "rules/rule.h"
+
+namespace capguard::rules {
+namespace {
+
+std::string size_text(uint64_t size) {
+  return size != 0 ? fmt::format("{} bytes", size) : std::string("size unknown");
+}
+
+bool check(const GraphFacts& facts, Draft& draft) {
+  if (facts.kind != GraphFactKind::ReplayAfterFree || facts.exec == nullptr || !facts.hit)
+    return false;
+  const ExecState& exec = *facts.exec;
+  const GraphHit& hit = *facts.hit;
+  const char* memory = hit.block.host ? "pinned host memory" : "device memory";
+  draft.message = fmt::format(
+      "{} replays {}: its {} holds {}, {} freed by {} after the graph was instantiated{}. "
+      "The address was baked into the graph at capture; this replay {}",
+      describe_site(facts.where), describe_exec(exec), describe_node_ref(exec, hit.ref),
+      hex(hit.ref.address), memory, hit.free.api,
+      hit.reused_by ? fmt::format(" and since handed to another allocation ({} of {} at {})",
+                                  hit.reused_by->alloc.api, size_text(hit.reused_by->size),
+                                  hex(hit.reused_by->base))
+                    : std::string(),
+      hit.reused_by ? "reads or writes memory that now belongs to another allocation"
+                    : "reads or writes freed memory");
+  if (facts.more_hits != 0)
+    draft.message += fmt::format(" ({} more freed address(es) in this graph)", facts.more_hits);
+  draft.related.push_back({"free",
+                           fmt::format("{} of {} at {} ({})", hit.free.api, memory,
+                                       hex(hit.block.base), size_text(hit.block.size)),
+                           hit.free});
+  if (hit.block.alloc.known) {
+    draft.related.push_back({"allocation",
+                             fmt::format("{} allocated {} at {}", hit.block.alloc.api,
+                                         size_text(hit.block.size), hex(hit.block.base)),
+                             hit.block.alloc});
+  }
+  if (hit.reused_by && hit.reused_by->alloc.known) {
+    draft.related.push_back({"reallocation",
+                             fmt::format("{} reused the address", hit.reused_by->alloc.api),
+                             hit.reused_by->alloc});
+  }
+  add_exec_sites(draft, exec);
+  return true;
+}
+
+}  // namespace
+
+extern const Rule kReplayAfterFree;
+constinit const Rule kReplayAfterFree{
+    {"replay-after-free", Severity::Error,
+     "a graph launch whose nodes reference memory freed since the graph was instantiated",
+     "Kernel arguments, memcpy and memset addresses are baked into a CUDA graph when it is\n"
+     "captured (or built). Freeing such a buffer - cudaFree, cudaFreeAsync, cuMemFree[Async],\n"
+     "cuMemUnmap, cudaFreeHost, cuMemFreeHost, cudaHostUnregister - while an exec made from the\n"
+     "graph is still launched makes every later replay read or write freed memory, or memory\n"
+     "that now belongs to another allocation (cudaMalloc often hands the same address back).\n"
+     "CUDA does not refuse the launch; the replay corrupts data silently, or faults with 700/719\n"
+     "at a later synchronize (see graph-replay-failed).\n"
+     "\n"
+     "    cudaStreamBeginCapture(s, mode); kernel<<<g, b, 0, s>>>(tmp); cudaStreamEndCapture(s, "
+     "&g);\n"
+     "    cudaGraphInstantiate(&exec, g, 0);\n"
+     "    cudaFree(tmp);\n"
+     "    cudaGraphLaunch(exec, s);          // replays the write into freed tmp\n"
+     "\n"
+     "capguard reports the launch, the node that holds the address (kernel and argument, or\n"
+     "memcpy/memset), the free, the allocation, and where the graph was captured and\n"
+     "instantiated. It sees frees that reach CUDA: PyTorch's caching allocator keeps freed\n"
+     "tensors' memory (no cudaFree happens; torch.cuda.graph's own liveness checks cover its\n"
+     "tensors), unless PYTORCH_NO_CUDA_MEMORY_CACHING=1 makes every tensor free a cudaFree.\n"
+     "Addresses set later with cudaGraphExecKernelNodeSetParams and friends are not followed.\n"
+     "\n"
+     "Fix: keep every buffer a graph uses alive until its last exec is destroyed\n"
+     "(cudaGraphExecDestroy before cudaFree), or point the exec at new buffers with\n"
+     "cudaGraphExecUpdate / cudaGraphExecKernelNodeSetParams before replaying it.",
+     "free the buffer after cudaGraphExecDestroy, or update the exec to new buffers first"},
+    nullptr,
+    nullptr,
+    &check};
+
+}  // namespace capguard::rules
