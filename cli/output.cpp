@@ -14,12 +14,11 @@
 #include <set>
 #include <string_view>
 
-#include "report/render.h"
-#include "symbolize/symbol_cache.h"
-#include "symbolize/symbolizer.h"
-#include "report/utf8.h"
 #include "cli/report_file.h"
 #include "cli/suppress.h"
+#include "engine/pipeline.h"
+#include "report/render.h"
+#include "report/utf8.h"
 #include "rules/rule_table.h"
 
 namespace capguard::cli {
@@ -180,24 +179,13 @@ std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
   std::vector<std::string> problems, traces;
   for (const auto& path : paths) expand(path, traces, problems);
   drop_repeated_files(traces);
-  for (const auto& trace : traces) analyze_trace(trace, analysis);
-  for (const auto& error : analysis.errors)
-    problems.push_back("cannot read trace: " + error.to_string());
-  for (const auto& skipped : analysis.skipped_lines)
-    problems.push_back("damaged trace line skipped: " + skipped.to_string());
-  for (const auto& warning : analysis.warnings) say("warning: " + warning);
-  SymbolCache cache;  // frames resolved where the traces were recorded, when saved beside them
-  for (const auto& trace : traces)
-    if (auto damaged = cache.load_beside(trace)) say("warning: ignoring " + *damaged);
-  symbolize(analysis.report, analysis.modules, &cache,
-            UserCode(options.user_code, absolute_source_root(options.source_root)));
-  // Saved before anything is filtered: suppressions match on these frames when the traces are
-  // re-analyzed where the binaries are not.
-  if (save_symbol_caches)
-    for (const auto& process : analysis.report.processes)
-      if (auto failed = SymbolCache::save_beside(process.trace_path, process.pid, analysis.report))
-        problems.push_back(*failed);
-  if (!options.no_default_suppressions) apply_default_suppressions(analysis.report);
+  PipelineOptions pipeline;
+  pipeline.user_code = options.user_code;
+  pipeline.source_root = absolute_source_root(options.source_root);
+  pipeline.save_symbol_caches = save_symbol_caches;
+  pipeline.default_suppressions = !options.no_default_suppressions;
+  for (auto& problem : run_pipeline(traces, pipeline, analysis, say))
+    problems.push_back(std::move(problem));
   apply_suppressions_file(options.suppressions, analysis.report);
   apply_baseline_file(options.baseline, analysis.report);
   return problems;

@@ -1,13 +1,13 @@
 #include "cli/suppress.h"
-#include "rules/rule_table.h"
 
 #include <cstdio>
 
+#include "cli/output.h"
 #include "report/baseline.h"
 #include "report/default_suppressions.h"
 #include "report/suppressions.h"
 #include "report/utf8.h"
-#include "cli/output.h"
+#include "rules/rule_table.h"
 
 namespace capguard::cli {
 
@@ -25,7 +25,8 @@ std::optional<std::string> check_suppressions_file(const std::string& path) {
 void apply_suppressions_file(const std::string& path, Report& report) {
   if (path.empty()) return;
   Suppressions suppressions;
-  if (!load_suppressions(path, suppressions, all_rules()).empty()) return;  // checked before the analysis
+  if (!load_suppressions(path, suppressions, all_rules()).empty())
+    return;  // checked before the analysis
   const SuppressionStats stats = apply_suppressions(report, suppressions);
   const std::string summary = describe_suppression_stats(suppressions, stats);
   size_t start = 0;  // one "capguard: ..." line per suppression
@@ -35,12 +36,6 @@ void apply_suppressions_file(const std::string& path, Report& report) {
     say(std::string_view(summary).substr(start, end - start));
     start = end + 1;
   }
-}
-
-void apply_default_suppressions(Report& report) {
-  Suppressions suppressions;
-  parse_suppressions(default_suppressions_text(), "<built-in>", suppressions, all_rules());
-  apply_suppressions(report, suppressions);
 }
 
 std::optional<std::string> check_baseline_file(const std::string& path) {

@@ -13,8 +13,6 @@ namespace capguard::cli {
 std::optional<std::string> check_suppressions_file(const std::string& path);
 // Removes the suppressed findings and prints, to stderr, how many each entry removed.
 void apply_suppressions_file(const std::string& path, Report& report);
-// Removes what capguard's built-in suppressions match (framework code that is fine), silently.
-void apply_default_suppressions(Report& report);
 
 std::optional<std::string> check_baseline_file(const std::string& path);
 // Removes the findings the baseline already has and prints how many were new, known and gone.

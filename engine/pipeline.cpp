@@ -1,0 +1,43 @@
+#include "engine/pipeline.h"
+
+#include "model/frame_owner.h"
+#include "report/default_suppressions.h"
+#include "report/suppressions.h"
+#include "rules/rule_table.h"
+#include "symbolize/symbol_cache.h"
+#include "symbolize/symbolizer.h"
+
+namespace capguard {
+
+void apply_default_suppressions(Report& report) {
+  Suppressions suppressions;
+  parse_suppressions(default_suppressions_text(), "<built-in>", suppressions, all_rules());
+  apply_suppressions(report, suppressions);
+}
+
+std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
+                                      const PipelineOptions& options, Analysis& analysis,
+                                      const std::function<void(std::string_view)>& warn) {
+  std::vector<std::string> problems;
+  for (const auto& trace : traces) analyze_trace(trace, analysis);
+  for (const auto& error : analysis.errors)
+    problems.push_back("cannot read trace: " + error.to_string());
+  for (const auto& skipped : analysis.skipped_lines)
+    problems.push_back("damaged trace line skipped: " + skipped.to_string());
+  for (const auto& warning : analysis.warnings) warn("warning: " + warning);
+  SymbolCache cache;  // frames resolved where the traces were recorded, when saved beside them
+  for (const auto& trace : traces)
+    if (auto damaged = cache.load_beside(trace)) warn("warning: ignoring " + *damaged);
+  symbolize(analysis.report, analysis.modules, &cache,
+            UserCode(options.user_code, options.source_root));
+  // Saved before anything is filtered: suppressions match on these frames when the traces are
+  // re-analyzed where the binaries are not.
+  if (options.save_symbol_caches)
+    for (const auto& process : analysis.report.processes)
+      if (auto failed = SymbolCache::save_beside(process.trace_path, process.pid, analysis.report))
+        problems.push_back(*failed);
+  if (options.default_suppressions) apply_default_suppressions(analysis.report);
+  return problems;
+}
+
+}  // namespace capguard
