@@ -140,8 +140,8 @@ inline const interposer::CallbackInfo& callback_info(std::string_view api) {
         if (info.name == nullptr) continue;
         std::string name(info.name);
         // CUPTI's runtime enum names carry the version (cudaMemcpy_v3020); traces do not.
-        if (domain == trace::ApiDomain::Runtime)
-          name = std::string(api_base_name(name)) + (info.per_thread ? "_ptsz" : "");
+        if (domain == trace::ApiDomain::Runtime && name.find("_v") != std::string::npos)
+          name.erase(name.rfind("_v"));  // cudaMemcpy_ptds_v7000 -> cudaMemcpy_ptds
         names.emplace(name, &info);
       }
     }
