@@ -95,12 +95,6 @@ bool is_cuda_or_capguard(FrameOwner owner) {
   return owner == FrameOwner::Cuda || owner == FrameOwner::Interposer;
 }
 
-bool path_matches(std::string_view glob, std::string_view path) {
-  if (path.empty()) return false;
-  if (glob.find('/') == std::string_view::npos) return glob_match(glob, base_name(path));
-  return glob_match(glob, path);
-}
-
 // The innermost frame that `pred` accepts, never nvcc's launch stub or wrapper; -1 if none.
 template <typename Pred>
 int innermost(const std::vector<Frame>& frames, Pred pred) {

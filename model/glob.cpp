@@ -1,5 +1,7 @@
 #include "model/glob.h"
 
+#include "model/base_name.h"
+
 namespace capguard {
 
 bool glob_match(std::string_view pattern, std::string_view text) {
@@ -22,6 +24,12 @@ bool glob_match(std::string_view pattern, std::string_view text) {
   }
   while (p < pattern.size() && pattern[p] == '*') ++p;
   return p == pattern.size();
+}
+
+bool path_matches(std::string_view glob, std::string_view path) {
+  if (path.empty()) return false;
+  if (glob.find('/') == std::string_view::npos) return glob_match(glob, base_name(path));
+  return glob_match(glob, path);
 }
 
 }  // namespace capguard

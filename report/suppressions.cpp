@@ -34,12 +34,6 @@ std::string_view without_parameters(std::string_view name) {
   return name;
 }
 
-bool path_matches(std::string_view pattern, std::string_view path) {
-  if (path.empty()) return false;
-  if (pattern.find('/') == std::string_view::npos) return glob_match(pattern, base_name(path));
-  return glob_match(pattern, path);
-}
-
 bool frame_matches(const Suppression& s, const Frame& frame) {
   switch (s.kind) {
     case SuppressionKind::Function:
