@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "model/base_name.h"
 #include "trace/format.h"
 
 namespace capguard {
@@ -44,11 +45,7 @@ std::string site_label(const Location& location) {
   const size_t index = location.user_frame >= 0 ? static_cast<size_t>(location.user_frame) : 0;
   const Frame& frame = location.frames[std::min(index, location.frames.size() - 1)];
   std::string label = frame.function.empty() ? fmt::format("{:#x}", frame.address) : frame.function;
-  if (!frame.file.empty()) {
-    const size_t slash = frame.file.rfind('/');
-    label += fmt::format(" {}:{}", frame.file.substr(slash == std::string::npos ? 0 : slash + 1),
-                         frame.line);
-  }
+  if (!frame.file.empty()) label += fmt::format(" {}:{}", base_name(frame.file), frame.line);
   return label;
 }
 
