@@ -28,6 +28,17 @@ inline bool graph_watch_records(const CallbackInfo& info, int32_t result, uint64
   return false;
 }
 
+// The whole record decision at a call's EXIT, for the recorder and the tests' event builder alike:
+// the record policy (api_table.h), what the graph watch adds outside captures, and the capture's
+// body on its own origin stream left out. `on_open_origin`: the call's stream is the origin of an
+// open capture.
+inline bool records_call(const CallbackInfo& info, bool capture_active, int32_t result,
+                         uint64_t exec, bool on_open_origin, GraphWatch& watch) {
+  const bool forced = !capture_active && graph_watch_records(info, result, exec, watch);
+  if (!forced && !should_record(info, capture_active, result)) return false;
+  return !(capture_active && on_open_origin && is_capture_body(info, result));
+}
+
 // After a recorded call: what the watch learns from it (the recorder walks the graph too).
 inline void note_graph_call(const CallbackInfo& info, const trace::ApiEvent& event,
                             GraphWatch& watch) {

@@ -284,13 +284,12 @@ void Recorder::on_exit(ApiDomain domain, const CallbackInfo& info, const CUpti_C
   const bool active = (stash & corr::kActiveAtEnter) || captures_.any();
   // Most calls that reach here are not written (outside captures while the callbacks linger
   // on, a capture's body, getters): decide before decoding anything else.
-  // Graph lifetime (issue 9): outside captures the graph watch decides launches, syncs and
-  // stream-ordered allocations (graph_policy.h).
-  const bool forced =
-      !active && graph_watch_records(info, event.result,
-                                     decode_graph_exec(info, data.functionParams), graph_watch_);
-  if (!forced && !should_record(info, active, event.result)) return;
-  if (active && is_capture_body(info, event.result) && captures_.contains(queried)) return;
+  // Outside captures the graph watch decides launches, syncs and stream-ordered allocations
+  // (graph_policy.h).
+  if (!records_call(info, active, event.result, decode_graph_exec(info, data.functionParams),
+                    active && captures_.contains(queried), graph_watch_)) {
+    return;
+  }
   decode_params(info, data.functionParams, event.result, event);
 
   if (stash & corr::kStatusKnown) {

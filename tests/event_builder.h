@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "engine/replay.h"
-#include "model/report.h"
 #include "interposer/api_table.h"
 #include "interposer/graph_policy.h"
+#include "model/report.h"
 #include "trace/event.h"
 
 namespace capguard::testing {
@@ -199,10 +199,9 @@ struct Sim {
     }
     if (info.kind == ApiKind::BeginCapture && e.result == 0) open_origins.push_back(e.stream);
     const bool capture_active = active || info.kind == ApiKind::EndCapture;
-    const bool forced = !capture_active &&
-                        interposer::graph_watch_records(info, e.result, e.graph_exec, *graph_watch);
-    if (!forced && !interposer::should_record(info, capture_active, e.result)) return false;
-    if (active && interposer::is_capture_body(info, e.result) && on_origin) return false;
+    if (!interposer::records_call(info, capture_active, e.result, e.graph_exec, active && on_origin,
+                                  *graph_watch))
+      return false;
     interposer::note_graph_call(info, e, *graph_watch);
     return true;
   }
