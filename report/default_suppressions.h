@@ -1,6 +1,6 @@
 // Suppressions built into capguard, applied unless --no-default-suppressions: framework code
 // that does something a rule flags, on purpose and safely. Same format as a suppressions file
-// (analyzer/suppressions.h); `capguard suppressions` prints them.
+// (report/suppressions.h); `capguard suppressions` prints them.
 #pragma once
 
 #include <string_view>

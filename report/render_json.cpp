@@ -1,5 +1,5 @@
 // The JSON report: the stable machine interface (README.md). Deterministic (fields and elements in
-// a fixed order, so golden files can diff it), always valid UTF-8 (analyzer/json_writer.h).
+// a fixed order, so golden files can diff it), always valid UTF-8 (report/json_writer.h).
 #include <fmt/format.h>
 
 #include <cstdint>

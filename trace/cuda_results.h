@@ -1,6 +1,6 @@
 // The CUDA result codes that stream capture produces, shared by the interposer (which failures
 // to record) and the analyzer (what they mean). cudaError_t and CUresult give them the same
-// numbers (CUDA 13.0's driver_types.h and cuda.h); their names are in analyzer/cuda_errors.cpp.
+// numbers (CUDA 13.0's driver_types.h and cuda.h); their names are in model/cuda_errors.cpp.
 #pragma once
 
 #include <cstdint>
