@@ -55,6 +55,10 @@ constexpr CallbackInfo make_info(const char* name, ApiKind kind, MemoryOp memory
   return info;
 }
 
+static_assert(offsetof(cudaLaunchConfig_t, stream) == kLaunchConfigStreamOffset &&
+                  offsetof(CUlaunchConfig, hStream) == kLaunchConfigStreamOffset,
+              "decode.cpp reads a launch config's stream at kLaunchConfigStreamOffset");
+
 #define CG_OFF(api, member, slot) \
   SlotOffset { Slot::slot, offsetof(api##_params, member) }
 #define CG_API(domain, cbid, api, kind, memory, per_thread, returns_error, has_params, ...)     \

@@ -33,8 +33,14 @@ enum class Slot : uint8_t {
   Ptr,         // the address freed / registered / mapped
   OutPtr,      // where an allocation writes its address
   Size,        // bytes allocated / registered / mapped / unmapped
+  // const cudaLaunchConfig_t* / const CUlaunchConfig*: the stream is its member (decode.cpp).
+  LaunchConfig,
 };
-inline constexpr size_t kSlotCount = 16;
+inline constexpr size_t kSlotCount = 17;
+
+// Where cudaLaunchConfig_t::stream and CUlaunchConfig::hStream sit: the same place in both
+// (api_table.cpp checks it against the CUDA headers), so one offset serves both domains.
+inline constexpr size_t kLaunchConfigStreamOffset = 32;
 
 struct CallbackInfo {
   const char* name = nullptr;  // CUPTI's enum name (cudaMemcpyAsync_v3020); null if unknown
@@ -50,6 +56,8 @@ struct CallbackInfo {
 
   bool has(Slot slot) const { return offset_plus_one[static_cast<size_t>(slot)] != 0; }
   size_t offset(Slot slot) const { return offset_plus_one[static_cast<size_t>(slot)] - 1u; }
+  // The call names a stream: as a parameter, or inside its launch config.
+  bool names_stream() const { return has(Slot::Stream) || has(Slot::LaunchConfig); }
 };
 
 // The entry for a callback id; an id newer than the headers gets an empty entry (kind Other,
@@ -86,14 +94,14 @@ inline bool is_capture_error(ApiKind kind, int32_t result) {
 // inside a callback).
 inline bool is_capture_body(const CallbackInfo& info, int32_t result) {
   return !recorded_outside_capture(info.kind) && info.kind != ApiKind::GraphLaunch &&
-         info.has(Slot::Stream) && !info.has(Slot::Event) && !info.has(Slot::OutEvent) &&
+         info.names_stream() && !info.has(Slot::Event) && !info.has(Slot::OutEvent) &&
          result == 0;
 }
 // Graph lifetime (issue 9): an allocation or free that takes no stream, when it succeeded or
 // returned a sticky error (a faulted replay surfaces at whatever call comes next). Stream-ordered
 // ones, launches and syncs: graph_policy.h.
 inline bool memory_recorded_outside_capture(const CallbackInfo& info, int32_t result) {
-  return info.memory != MemoryOp::None && !info.has(Slot::Stream) &&
+  return info.memory != MemoryOp::None && !info.names_stream() &&
          (result == 0 || trace::is_sticky_error(result));
 }
 inline bool should_record(const CallbackInfo& info, bool capture_active, int32_t result) {

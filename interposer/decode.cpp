@@ -16,6 +16,20 @@ uint64_t read_handle(const CallbackInfo& info, const void* params, Slot slot) {
   return reinterpret_cast<uint64_t>(read_at<const void*>(params, info.offset(slot)));
 }
 
+// The stream named by a parameter, or by the launch config a parameter points to (the
+// config is the caller's, valid for the whole call). A null config names no stream.
+bool read_stream(const CallbackInfo& info, const void* params, uint64_t& stream) {
+  if (info.has(Slot::Stream)) {
+    stream = read_handle(info, params, Slot::Stream);
+    return true;
+  }
+  if (!info.has(Slot::LaunchConfig)) return false;
+  const auto* config = read_at<const char*>(params, info.offset(Slot::LaunchConfig));
+  if (config == nullptr) return false;
+  stream = reinterpret_cast<uint64_t>(read_at<const void*>(config, kLaunchConfigStreamOffset));
+  return true;
+}
+
 // Reads a handle the call wrote through an out-pointer parameter (cudaStream_t* etc.).
 bool read_out_handle(const CallbackInfo& info, const void* params, Slot slot, uint64_t& value) {
   if (!info.has(slot)) return false;
@@ -45,19 +59,14 @@ bool decode_mode_pointer(const CallbackInfo& info, const void* params, uint32_t&
 }
 
 bool decode_stream(const CallbackInfo& info, const void* params, uint64_t& stream) {
-  if (params == nullptr || !info.has(Slot::Stream)) return false;
-  stream = read_handle(info, params, Slot::Stream);
-  return true;
+  return params != nullptr && read_stream(info, params, stream);
 }
 
 void decode_params(const CallbackInfo& info, const void* params, int32_t result,
                    trace::ApiEvent& event) {
   using trace::Field;
   if (params == nullptr || !info.has_params) return;
-  if (info.has(Slot::Stream)) {
-    event.stream = read_handle(info, params, Slot::Stream);
-    event.set(Field::Stream);
-  }
+  if (read_stream(info, params, event.stream)) event.set(Field::Stream);
   if (info.has(Slot::Event)) {
     event.event = read_handle(info, params, Slot::Event);
     event.set(Field::Event);

@@ -53,6 +53,8 @@ SLOTS = [
     ("GraphExec", {"cudaGraphExec_t", "CUgraphExec"}, False, None),
     ("OutGraphExec", {"cudaGraphExec_t", "CUgraphExec"}, True, None),
     ("UpdateInfo", {"cudaGraphExecUpdateResultInfo", "CUgraphExecUpdateResultInfo"}, True, None),
+    # cudaLaunchKernelExC / cuLaunchKernelEx: the stream is a member of the launch config.
+    ("LaunchConfig", {"cudaLaunchConfig_t", "CUlaunchConfig"}, True, None),
 ]
 
 
@@ -106,6 +108,8 @@ def entry(domain, cbid, name, params, kinds, memories):
     fields = []
     if params is not None:
         for slot, types, pointer, pattern in SLOTS:
+            if slot == "LaunchConfig" and kind != "Enqueue":  # occupancy queries take one too
+                continue
             for typ, depth, member in params:
                 if typ in types and depth == (1 if pointer else 0) and (
                         pattern is None or re.fullmatch(pattern, member)):

@@ -24,7 +24,7 @@ inline bool graph_watch_records(const CallbackInfo& info, int32_t result, uint64
     if (!watch.anything()) return false;
     return watch.on_sync(result);
   }
-  if (info.memory != MemoryOp::None) return info.has(Slot::Stream) && watch.any_live();
+  if (info.memory != MemoryOp::None) return info.names_stream() && watch.any_live();
   return false;
 }
 

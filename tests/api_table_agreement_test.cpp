@@ -37,21 +37,13 @@ TEST_CASE("every kind the model reads outside a capture is recorded outside one"
   }
 }
 
-// Calls whose stream sits inside a launch-config struct that the interposer does not read yet:
-// their stream is unknown in traces (a known gap, README "Limits").
-bool stream_in_launch_config(std::string_view base) {
-  return base == "cudaLaunchKernelExC" || base == "cuLaunchKernelEx";
-}
-
 TEST_CASE("the catalog's stream column agrees with the parameters CUPTI passes") {
   for (auto domain : {trace::ApiDomain::Runtime, trace::ApiDomain::Driver}) {
     for (uint32_t cbid = 1; cbid < interposer::api_table_size(domain); ++cbid) {
       const interposer::CallbackInfo& info = interposer::api_info(domain, cbid);
       if (info.name == nullptr || info.kind == ApiKind::Other || !info.has_params) continue;
-      if (stream_in_launch_config(api_base_name(info.name))) continue;
       INFO(std::string(info.name));
-      const bool names_stream =
-          info.has(interposer::Slot::Stream) || info.has(interposer::Slot::OutStream);
+      const bool names_stream = info.names_stream() || info.has(interposer::Slot::OutStream);
       CHECK(classify_api(info.name).takes_stream == names_stream);
     }
   }

@@ -115,6 +115,35 @@ TEST_CASE("cuStreamBeginCapture_v2: driver stream and mode") {
   CHECK(stream == 0x6000);
 }
 
+TEST_CASE("cudaLaunchKernelEx and cuLaunchKernelEx: the stream inside the launch config") {
+  cudaLaunchConfig_t config{};
+  config.stream = static_cast<cudaStream_t>(handle(0x6100));
+  const CallbackInfo& runtime_info = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060);
+  cudaLaunchKernelExC_v11060_params runtime_params{&config, nullptr, nullptr};
+  ApiEvent launched;
+  decode_params(runtime_info, &runtime_params, 0, launched);
+  CHECK(launched.has(Field::Stream));
+  CHECK(launched.stream == 0x6100);
+  CHECK(is_capture_body(runtime_info, 0));
+
+  CUlaunchConfig driver_config{};
+  driver_config.hStream = static_cast<CUstream>(handle(0x6200));
+  const CallbackInfo& driver_info = driver(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz);
+  cuLaunchKernelEx_ptsz_params driver_params{&driver_config, nullptr, nullptr, nullptr};
+  uint64_t stream = 0;
+  CHECK(decode_stream(driver_info, &driver_params, stream));
+  CHECK(stream == 0x6200);
+  driver_config.hStream = nullptr;  // the per-thread entry point: 0 is cudaStreamPerThread
+  CHECK(decode_stream(driver_info, &driver_params, stream));
+  CHECK(queryable_stream(driver_info, stream) == trace::kStreamPerThread);
+
+  cudaLaunchKernelExC_v11060_params no_config{nullptr, nullptr, nullptr};
+  CHECK_FALSE(decode_stream(runtime_info, &no_config, stream));
+  ApiEvent unknown;
+  decode_params(runtime_info, &no_config, 0, unknown);
+  CHECK_FALSE(unknown.has(Field::Stream));
+}
+
 TEST_CASE("created handles are read only when the call succeeded") {
   const CallbackInfo& info = runtime(CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithFlags_v5000);
   cudaStream_t created = static_cast<cudaStream_t>(handle(0x7100));
