@@ -31,8 +31,21 @@ for source in testcases/multi/*.cu; do
     -o "$B/testcases/$name" "$source" >"$OUT/build-$name.log" 2>&1 ||
     { echo "FAIL: cannot build $name"; tail -20 "$OUT/build-$name.log"; exit 1; }
 done
+# Each program without capguard first: how it exits natively is what it must do under capguard.
+echo "== native (no capguard)"
+for source in testcases/multi/*; do
+  name=$(basename "$source"); start=$(date +%s)
+  case "$name" in
+    *.py) (cd testcases/multi && timeout 150 python3 -m torch.distributed.run --standalone --nproc_per_node 2 \
+             "$name") >"$OUT/native-$name.log" 2>&1 ;;
+    *.cu) timeout 150 "$B/testcases/${name%.cu}" >"$OUT/native-$name.log" 2>&1 ;;
+    *) continue ;;
+  esac
+  echo "$name: exit $? in $(($(date +%s) - start)) s"
+done
+echo "== under capguard"
 python3 testcases/check_expectations.py --source testcases --build "$B" --capguard "$B/capguard" \
-  --out "$OUT" --suites multi --timeout 300
+  --out "$OUT" --suites multi --timeout 200
 status=$?
 echo "== findings by process"
 python3 scripts/print_user_frames.py "$OUT"/*.json

@@ -14,4 +14,8 @@ for _ in range(3):
     g.replay()
 torch.cuda.synchronize()
 print(f"rank {rank}: y[0] = {y[0].item()}")
+# A graph holding NCCL work must go before its communicator: ncclCommDestroy waits for it
+# (destroy_process_group hangs otherwise, pytorch/pytorch#115388).
+del g
+torch.cuda.synchronize()
 dist.destroy_process_group()

@@ -18,5 +18,7 @@ def capture():
 
 
 report(f"rank {rank} capture", capture)
+# Rank 0's graph holds NCCL work: it must go before the communicator (pytorch/pytorch#115388).
+del g
 torch.cuda.synchronize()
 dist.destroy_process_group()
