@@ -322,6 +322,7 @@ void CaptureModel::apply(const Call& call, std::optional<size_t> finding) {
       break;
     case ApiKind::EventRecord:
       if (ev.result == 0 && ev.has(Field::Event)) record_event(call);
+      note_record_result(call);
       break;
     case ApiKind::StreamWaitEvent:
       if (ev.result == 0 && ev.has(Field::Event) && call.has_stream) wait_event(call);
@@ -406,6 +407,16 @@ void CaptureModel::record_event(const Call& call) {
     es.member = 0;
     es.clock.clear();
   }
+}
+
+void CaptureModel::note_record_result(const Call& call) {
+  Capture* c = call.stream_capture;
+  if (!c || !c->valid() || call.stream_member >= c->members.size()) return;
+  Member& m = c->members[call.stream_member];
+  const ApiEvent& ev = *call.ev;
+  m.failed_record = ev.result == 0 ? Site{} : Site::of(ev);
+  m.failed_record_result = ev.result;
+  m.failed_record_domain = ev.has(Field::Domain) ? ev.domain : call.api.domain;
 }
 
 void CaptureModel::wait_event(const Call& call) {

@@ -60,6 +60,11 @@ struct Member {
   uint32_t forked_from = 0;  // the member whose recorded event this stream waited on to join
   uint32_t joined_into = 0;  // the member that last waited on an event recorded here
   Site join_wait;            // that wait: a join edge in the picture of the capture
+  // The stream's last event record, when it failed: a join that never happened (an event of
+  // another device gives 400). Cleared by a record that succeeds.
+  Site failed_record;
+  int32_t failed_record_result = 0;
+  trace::ApiDomain failed_record_domain = trace::ApiDomain::Runtime;
   bool joined = true;        // set when the capture ends: the origin waited for all its work
 };
 
@@ -135,6 +140,7 @@ using trace::kErrCaptureUnmatched;
 using trace::kErrCaptureUnsupported;
 using trace::kErrCaptureWrongThread;
 using trace::kErrIllegalState;
+using trace::kErrInvalidResourceHandle;
 
 // The kinds whose successful calls change the model while no capture is open. The interposer
 // must record each of them outside captures too (trace/api_kinds.def `outside`), or real
@@ -189,6 +195,7 @@ class CaptureModel {
   void end_capture(Capture& capture, const trace::ApiEvent& ev);
   void join(Capture& capture, StreamKey stream, const EventState* from, const trace::ApiEvent& ev);
   void record_event(const Call& call);
+  void note_record_result(const Call& call);
   void wait_event(const Call& call);
   void add_work(const Call& call);
 

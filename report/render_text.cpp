@@ -143,6 +143,8 @@ std::string related_heading(const Related& related) {
     heading = "event recorded here";
   else if (related.role == "last-work")
     heading = "last work on that stream here";
+  else if (related.role == "join-record-failed")
+    heading = "the join's event record failed here";
   else
     heading = related.role;
   if (!related.detail.empty()) heading += fmt::format(" ({})", terminal_safe(related.detail));

@@ -1,6 +1,7 @@
 // unjoined-fork: EndCapture finds a forked stream whose work never joined back (904).
 #include <fmt/format.h>
 
+#include "model/cuda_errors.h"
 #include "rules/rule.h"
 
 namespace capguard::rules {
@@ -13,6 +14,7 @@ bool check(const Call& call, const CaptureModel& model, Draft& draft) {
   std::vector<const Member*> unjoined;
   if (capture) unjoined = model.unjoined_members(*capture);
   std::string names;
+  std::string failed_joins;
   for (const Member* m : unjoined) {
     names += (names.empty() ? "" : ", ") + describe_stream(m->stream);
     if (m->fork_wait.known)
@@ -27,6 +29,22 @@ bool check(const Call& call, const CaptureModel& model, Draft& draft) {
                                fmt::format("event {} that forked {} was recorded here",
                                            hex(m->fork_event), describe_stream(m->stream)),
                                m->fork_record});
+    if (m->failed_record.known) {
+      // The join was written but its record failed, so the origin's wait joined nothing.
+      failed_joins += fmt::format(
+          "; the event record meant to join {} failed with {}{}", describe_stream(m->stream),
+          result_name(m->failed_record_result, m->failed_record_domain),
+          m->failed_record_result == kErrInvalidResourceHandle
+              ? " (the event belongs to another device than the stream)"
+              : "");
+      draft.related.push_back(
+          {"join-record-failed",
+           fmt::format("{} on {} returned {} ({}), so the origin's wait joined nothing",
+                       m->failed_record.api, describe_stream(m->stream),
+                       result_name(m->failed_record_result, m->failed_record_domain),
+                       m->failed_record_result),
+           m->failed_record});
+    }
     if (m->last_work.known)
       draft.related.push_back(
           {"last-work",
@@ -43,9 +61,9 @@ bool check(const Call& call, const CaptureModel& model, Draft& draft) {
   } else {
     draft.message = fmt::format(
         "{} on {}: {} {} forked into {} but {} last work was never joined back into the origin "
-        "stream; CUDA returned {} and produced no graph",
+        "stream{}; CUDA returned {} and produced no graph",
         call.ev->api, describe_stream(call.stream), names, unjoined.size() == 1 ? "was" : "were",
-        what, unjoined.size() == 1 ? "its" : "their", describe_result(call));
+        what, unjoined.size() == 1 ? "its" : "their", failed_joins, describe_result(call));
   }
   return true;
 }

@@ -29,6 +29,7 @@ inline constexpr uint64_t kS2 = 0x5502;  // a side stream
 inline constexpr uint64_t kS3 = 0x5503;
 inline constexpr uint64_t kE = 0xe1;  // events
 inline constexpr uint64_t kE2 = 0xe2;
+inline constexpr uint64_t kE3 = 0xe3;
 inline constexpr bool kNonBlocking = true;
 inline constexpr bool kBlocking = false;
 inline constexpr uint32_t kWaitExternal = 0x1;  // cudaEventWaitExternal

@@ -56,3 +56,31 @@ TEST_CASE("unjoined-fork twin: the side stream joins back (also transitively)") 
   sim(end(kS).nodes(3));
   CHECK(sim.finish().findings.empty());
 }
+
+TEST_CASE("unjoined-fork: a join whose event record failed (an event of another device)") {
+  Sim sim;
+  sim(begin(kS))(launch(kS))(record(kE, kS))(wait(kS2, kE))(launch(kS2).stack(21));
+  sim(record(kE2, kS2).fails(400).stack(22));  // the join's record: event and stream differ in device
+  sim(wait(kS, kE2));                          // succeeds, and joins nothing
+  sim(end(kS).fails(904));
+  const Report& r = sim.finish();
+  REQUIRE(rules_of(r) == Rules{"unjoined-fork"});
+  const Finding& f = r.findings[0];
+  CHECK(f.message.find("the event record meant to join stream 0x5502 failed with "
+                       "cudaErrorInvalidResourceHandle (the event belongs to another device") !=
+        std::string::npos);
+  REQUIRE(related(f, "join-record-failed"));
+  CHECK(related(f, "join-record-failed")->location.stack_id == 22u);
+  CHECK(related(f, "last-work")->location.stack_id == 21u);
+}
+
+TEST_CASE("unjoined-fork: a failed record retried successfully is not blamed") {
+  Sim sim;
+  sim(begin(kS))(launch(kS))(record(kE, kS))(wait(kS2, kE))(launch(kS2));
+  sim(record(kE2, kS2).fails(400))(record(kE3, kS2));  // retried with a good event, never waited on
+  sim(end(kS).fails(904));
+  const Finding& f = sim.finish().findings.at(0);
+  CHECK(f.rule == "unjoined-fork");
+  CHECK(related(f, "join-record-failed") == nullptr);
+  CHECK(f.message.find("failed with") == std::string::npos);
+}

@@ -7,6 +7,9 @@
 
 namespace capguard::trace {
 
+// cudaErrorInvalidResourceHandle / CUDA_ERROR_INVALID_HANDLE: e.g. an event recorded on a
+// stream of another device than the event's (measured on two H200s).
+inline constexpr int kErrInvalidResourceHandle = 400;
 inline constexpr int kErrIllegalState = 401;  // e.g. EndCapture on a stream that is not capturing
 // Errors that stay with the context once a kernel faulted: every later call returns them.
 inline constexpr bool is_sticky_error(int result) {
