@@ -35,8 +35,9 @@ enum class Slot : uint8_t {
   Size,        // bytes allocated / registered / mapped / unmapped
   // const cudaLaunchConfig_t* / const CUlaunchConfig*: the stream is its member (decode.cpp).
   LaunchConfig,
+  Node,  // cudaGraphNode_t / CUgraphNode: the node a cudaGraphExec*SetParams call changes
 };
-inline constexpr size_t kSlotCount = 17;
+inline constexpr size_t kSlotCount = 18;
 
 // Where cudaLaunchConfig_t::stream and CUlaunchConfig::hStream sit: the same place in both
 // (api_table.cpp checks it against the CUDA headers), so one offset serves both domains.

@@ -121,6 +121,11 @@ uint64_t decode_graph_exec(const CallbackInfo& info, const void* params) {
   return read_handle(info, params, Slot::GraphExec);
 }
 
+uint64_t decode_node(const CallbackInfo& info, const void* params) {
+  if (params == nullptr || !info.has(Slot::Node)) return 0;
+  return read_handle(info, params, Slot::Node);
+}
+
 uint64_t decode_pointer(const CallbackInfo& info, const void* params) {
   if (params == nullptr || !info.has(Slot::Ptr)) return 0;
   return read_handle(info, params, Slot::Ptr);

@@ -19,6 +19,9 @@ bool decode_mode_pointer(const CallbackInfo& info, const void* params, uint32_t&
 // The stream the call takes as input (not one it creates). False when it takes none.
 bool decode_stream(const CallbackInfo& info, const void* params, uint64_t& stream);
 
+// The graph node a cudaGraphExec*NodeSetParams call changes; 0 when it names none.
+uint64_t decode_node(const CallbackInfo& info, const void* params);
+
 // Fills the event fields read from the params at exit: the handles and flags passed in, and,
 // when the call succeeded, the handles it created (stream, event, graph, graph exec).
 void decode_params(const CallbackInfo& info, const void* params, int32_t result,

@@ -52,6 +52,7 @@ SLOTS = [
     ("OutGraph", {"cudaGraph_t", "CUgraph"}, True, None),
     ("GraphExec", {"cudaGraphExec_t", "CUgraphExec"}, False, None),
     ("OutGraphExec", {"cudaGraphExec_t", "CUgraphExec"}, True, None),
+    ("Node", {"cudaGraphNode_t", "CUgraphNode"}, False, None),
     ("UpdateInfo", {"cudaGraphExecUpdateResultInfo", "CUgraphExecUpdateResultInfo"}, True, None),
     # cudaLaunchKernelExC / cuLaunchKernelEx: the stream is a member of the launch config.
     ("LaunchConfig", {"cudaLaunchConfig_t", "CUlaunchConfig"}, True, None),
@@ -109,6 +110,8 @@ def entry(domain, cbid, name, params, kinds, memories):
     if params is not None:
         for slot, types, pointer, pattern in SLOTS:
             if slot == "LaunchConfig" and kind != "Enqueue":  # occupancy queries take one too
+                continue
+            if slot == "Node" and kind != "GraphExecSetParams":  # read for those calls only
                 continue
             for typ, depth, member in params:
                 if typ in types and depth == (1 if pointer else 0) and (

@@ -36,6 +36,7 @@ struct Walk {
   size_t edges = 0;
   uint64_t hash = kFnvBasis;
   bool complete = true;
+  TopLevelNodes* top_level = nullptr;
 
   // An address the node holds, when it lies inside a live allocation (or, without the
   // driver's range query, any value that could be a pointer).
@@ -150,11 +151,23 @@ struct Walk {
     size_t got = count;
     if (driver.get_nodes(g, nodes, &got) == 0) {
       if (got < count) count = got;
+      if (depth == 0 && top_level != nullptr && top_level->pairs == nullptr) {
+        const size_t kept = count < TopLevelNodes::kMaxTopLevelNodes
+                                ? count
+                                : TopLevelNodes::kMaxTopLevelNodes;
+        top_level->pairs = static_cast<uint64_t*>(std::calloc(kept * 2, sizeof(uint64_t)));
+      }
       for (size_t i = 0; i < count && walked < limits.max_nodes; ++i) {
         int type = -1;
         if (driver.node_type == nullptr || driver.node_type(nodes[i], &type) != 0) continue;
         const uint32_t index = static_cast<uint32_t>(walked++);
         hash = mix(hash, static_cast<uint64_t>(type) + 1);
+        if (depth == 0 && top_level != nullptr && top_level->pairs != nullptr &&
+            top_level->count < TopLevelNodes::kMaxTopLevelNodes && top_level->count < count) {
+          top_level->pairs[2 * top_level->count] = reinterpret_cast<uint64_t>(nodes[i]);
+          top_level->pairs[2 * top_level->count + 1] = index;
+          ++top_level->count;
+        }
         const char* name = nullptr;
         size_t ref_count = 0;
         if (type == CU_GRAPH_NODE_TYPE_KERNEL) {
@@ -202,7 +215,8 @@ bool load_graph_driver(GraphDriver& d) {
 }
 
 size_t walk_graph(const GraphDriver& driver, trace::TraceWriter& writer, uint64_t exec,
-                  uint64_t graph, BaseSink on_base, void* context, const WalkLimits& limits) {
+                  uint64_t graph, BaseSink on_base, void* context, const WalkLimits& limits,
+                  TopLevelNodes* top_level) {
   if (driver.get_nodes == nullptr || graph == 0) return 0;
   auto* buffer = static_cast<char*>(std::malloc(trace::kGraphRecordBufferSize));
   auto* refs = static_cast<trace::GraphRef*>(
@@ -213,6 +227,7 @@ size_t walk_graph(const GraphDriver& driver, trace::TraceWriter& writer, uint64_
     return 0;
   }
   Walk walk{driver, writer, exec, on_base, context, limits, buffer, refs};
+  walk.top_level = top_level;
   walk.graph(reinterpret_cast<void*>(graph), 0);
   trace::GraphRecord summary;
   summary.exec = exec;

@@ -42,10 +42,19 @@ struct WalkLimits {
   uint32_t max_params = 512;  // per kernel
 };
 
-// Writes the exec's 'g' records and its 'G' record. Returns the number of nodes walked.
+// The graph's top-level nodes as walked: (handle, walk index) pairs in a malloc'd array the
+// receiver owns (null when none). Only the first kMaxTopLevelNodes are kept.
+struct TopLevelNodes {
+  static constexpr uint32_t kMaxTopLevelNodes = 8192;
+  uint64_t* pairs = nullptr;
+  uint32_t count = 0;
+};
+
+// Writes the exec's 'g' records and its 'G' record. Returns the number of nodes walked. With
+// `top_level`, also hands over the top-level node handles (for cudaGraphExec*NodeSetParams).
 size_t walk_graph(const GraphDriver& driver, trace::TraceWriter& writer, uint64_t exec,
                   uint64_t graph, BaseSink on_base, void* context,
-                  const WalkLimits& limits = WalkLimits{});
+                  const WalkLimits& limits = WalkLimits{}, TopLevelNodes* top_level = nullptr);
 
 // The type and kernel name of one node (for a rejected update's error node). False if unknown.
 bool describe_node(const GraphDriver& driver, void* node, uint32_t& type, const char*& name);

@@ -1,5 +1,7 @@
 #include "interposer/graph_watch.h"
 
+#include <cstdlib>
+
 namespace capguard::interposer {
 namespace {
 
@@ -50,6 +52,7 @@ void GraphWatch::on_instantiate(uint64_t exec) {
     if (slot->exec.load(std::memory_order_relaxed) != exec) live_.fetch_add(1);
     slot->base_count = 0;
     slot->bloom = 0;
+    drop_nodes(*slot);
     slot->launches.store(0, std::memory_order_relaxed);
     slot->watched.store(false, std::memory_order_relaxed);
     slot->exec.store(exec, std::memory_order_release);
@@ -74,10 +77,44 @@ void GraphWatch::add_base(uint64_t exec, uint64_t base) {
   pthread_mutex_unlock(&mutex_);
 }
 
+void GraphWatch::drop_nodes(Slot& slot) {
+  std::free(slot.nodes);
+  slot.nodes = nullptr;
+  slot.node_count = 0;
+}
+
+void GraphWatch::set_nodes(uint64_t exec, uint64_t* pairs, uint32_t count) {
+  pthread_mutex_lock(&mutex_);
+  Slot* slot = find(exec);
+  if (slot != nullptr) {
+    drop_nodes(*slot);
+    slot->nodes = pairs;
+    slot->node_count = count;
+  }
+  pthread_mutex_unlock(&mutex_);
+  if (slot == nullptr) std::free(pairs);
+}
+
+bool GraphWatch::node_index(uint64_t exec, uint64_t node, uint32_t& index) {
+  bool found = false;
+  pthread_mutex_lock(&mutex_);
+  if (const Slot* slot = find(exec)) {
+    for (uint32_t i = 0; i < slot->node_count && !found; ++i) {
+      if (slot->nodes[2 * i] == node) {
+        index = static_cast<uint32_t>(slot->nodes[2 * i + 1]);
+        found = true;
+      }
+    }
+  }
+  pthread_mutex_unlock(&mutex_);
+  return found;
+}
+
 void GraphWatch::on_destroy(uint64_t exec) {
   pthread_mutex_lock(&mutex_);
   if (Slot* slot = find(exec)) {
     set_interesting(*slot, false);
+    drop_nodes(*slot);
     slot->exec.store(kTombstone, std::memory_order_release);
     live_.fetch_sub(1);
   }

@@ -29,6 +29,11 @@ class GraphWatch {
   void on_instantiate(uint64_t exec);
   void add_base(uint64_t exec, uint64_t base);
   void on_destroy(uint64_t exec);
+  // The top-level nodes of the exec's graph as the walk met them: (handle, walk index) pairs,
+  // malloc'd; the watch owns (and frees) them from now on. A cudaGraphExec*NodeSetParams call
+  // names its node by the graph's handle; node_index turns that into the walk's index.
+  void set_nodes(uint64_t exec, uint64_t* pairs, uint32_t count);
+  bool node_index(uint64_t exec, uint64_t node, uint32_t& index);
   // A free of [base, base + size) (size 0: only `base` itself): watches the execs it hits.
   void on_free(uint64_t base, uint64_t size);
   // A graph launch outside captures: whether to record it (counts the exec's launch).
@@ -52,7 +57,10 @@ class GraphWatch {
     uint64_t bases[kExactBases] = {};
     uint32_t base_count = 0;
     uint64_t bloom = 0;  // bases beyond the exact ones
+    uint64_t* nodes = nullptr;  // set_nodes' pairs
+    uint32_t node_count = 0;
   };
+  static void drop_nodes(Slot& slot);
   Slot* find(uint64_t exec);  // lock-free probe
   void set_interesting(Slot& slot, bool interesting);
 

@@ -363,6 +363,16 @@ void Recorder::on_exit(ApiDomain domain, const CallbackInfo& info, const CUpti_C
     }
   }
 
+  // Which walked node a SetParams call re-pointed (the model forgets its old addresses).
+  if (info.kind == ApiKind::GraphExecSetParams && event.result == 0) {
+    uint32_t index = 0;
+    const uint64_t node = decode_node(info, data.functionParams);
+    if (node != 0 && graph_watch_.node_index(event.graph_exec, node, index)) {
+      event.node_index = index;
+      event.set(Field::NodeIndex);
+    }
+  }
+
   record(event);
   if (info.memory != MemoryOp::None || info.kind == ApiKind::GraphInstantiate ||
       info.kind == ApiKind::GraphExecUpdate || info.kind == ApiKind::GraphExecDestroy) {
@@ -481,13 +491,15 @@ void Recorder::after_graph_call(const CallbackInfo& info, const CUpti_CallbackDa
       (info.kind == ApiKind::GraphInstantiate || info.kind == ApiKind::GraphExecUpdate);
   if (walk && can_write) {  // the exec (now) holds the graph's addresses
     std::pair<Recorder*, uint64_t> context(this, event.graph_exec);
+    TopLevelNodes top_level;
     walk_graph(
         config_.graph_driver, writer_, event.graph_exec, event.graph,
         [](void* ctx, uint64_t base, uint64_t) {
           auto* c = static_cast<std::pair<Recorder*, uint64_t>*>(ctx);
           c->first->graph_watch_.add_base(c->second, base);
         },
-        &context);
+        &context, WalkLimits{}, &top_level);
+    graph_watch_.set_nodes(event.graph_exec, top_level.pairs, top_level.count);
   }
   if (info.kind == ApiKind::GraphExecUpdate && event.result != 0 && can_write) {
     const auto* result_info = static_cast<const CUgraphExecUpdateResultInfo*>(

@@ -18,6 +18,7 @@ enum class GraphOp : uint8_t {
   Unmap,        // cuMemUnmap: a range, not an allocation base
   ExecDestroy,  // cudaGraphExecDestroy, cuGraphExecDestroy
   ExecUpdate,   // cudaGraphExecUpdate, cuGraphExecUpdate
+  ExecSetParams,  // cudaGraphExecKernelNodeSetParams and friends: one node re-pointed
 };
 
 constexpr GraphOp graph_op(const ApiInfo& api) {
@@ -37,6 +38,7 @@ constexpr GraphOp graph_op(const ApiInfo& api) {
   }
   if (api.kind == ApiKind::GraphExecDestroy) return GraphOp::ExecDestroy;
   if (api.kind == ApiKind::GraphExecUpdate) return GraphOp::ExecUpdate;
+  if (api.kind == ApiKind::GraphExecSetParams) return GraphOp::ExecSetParams;
   return GraphOp::None;
 }
 inline bool is_alloc(GraphOp op) { return op == GraphOp::AllocDevice || op == GraphOp::AllocHost; }

@@ -44,6 +44,10 @@ void GraphLifetime::feed(const ApiEvent& ev, const ApiInfo& api, GraphOp op,
     update(ev);
     return;
   }
+  if (op == GraphOp::ExecSetParams) {
+    if (ev.result == 0 && ev.has(Field::GraphExec)) repoint(ev);
+    return;
+  }
   // In a capture, stream-ordered allocations and frees become memory nodes of the graph.
   if (ev.result != 0 || !ev.has(Field::Pointer) || ev.pointer == 0 ||
       model.stream_capture(ev, api) != nullptr)
@@ -285,6 +289,27 @@ void GraphLifetime::update(const ApiEvent& ev) {
   pending.where = Site::of(ev);
   pending.exec = handle;
   pending.graph = ev.has(Field::Graph) ? ev.graph : 0;
+}
+
+void GraphLifetime::repoint(const ApiEvent& ev) {
+  ExecState* state = exec(ev.graph_exec);
+  if (state == nullptr) return;
+  // The node's old addresses are no longer the exec's; its new ones are unknown (an exec's
+  // parameters cannot be read back). A child graph node takes its whole subtree with it. With
+  // no index (the interposer did not find the node), every address of the exec goes.
+  uint32_t first = 0, last = UINT32_MAX;
+  if (ev.has(Field::NodeIndex)) {
+    first = last = ev.node_index;
+    if (first < state->nodes.size()) {
+      const uint32_t depth = state->nodes[first].depth;
+      while (last + 1 < state->nodes.size() && state->nodes[last + 1].depth > depth) ++last;
+    }
+  }
+  const auto repointed = [&](const NodeRef& ref) { return ref.node >= first && ref.node <= last; };
+  const size_t before = state->refs.size();
+  std::erase_if(state->refs, repointed);
+  total_refs_ -= std::min(total_refs_, before - state->refs.size());
+  std::erase_if(state->hits, [&](const GraphHit& hit) { return repointed(hit.ref); });
 }
 
 void GraphLifetime::on_graph_update(const trace::GraphUpdateRecord& record) {

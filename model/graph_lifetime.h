@@ -162,6 +162,7 @@ class GraphLifetime {
   void sync(const trace::ApiEvent& ev, const ApiInfo& api);
   void sticky(const trace::ApiEvent& ev, const ApiInfo& api);
   void update(const trace::ApiEvent& ev);
+  void repoint(const trace::ApiEvent& ev);  // a cudaGraphExec*NodeSetParams
   void close_rebuild(ExecState& exec);
   ExecState* exec(uint64_t handle);
 

@@ -2,6 +2,7 @@
 // records the way the trace reader would.
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -319,5 +320,72 @@ TEST_CASE("graph-replay-failed twin: a saturated exec replayed on another stream
   captured_graph(sim, kBuf);
   for (uint32_t i = 0; i < trace::kRecordedFirstLaunches; ++i) sim(graph_launch(kS2));
   sim(stream_sync(kS2))(stream_sync(kS).fails(700));
+  CHECK(sim.finish().findings.empty());
+}
+
+namespace {
+
+// cudaGraphExecKernelNodeSetParams on the walk's node `index` (none: the interposer did not find
+// the node among the walked ones).
+Ev set_params(std::optional<uint32_t> index, uint64_t exec = kExec) {
+  Ev ev = with_exec(call("cudaGraphExecKernelNodeSetParams"), exec);
+  if (index) {
+    ev.e.node_index = *index;
+    ev.e.set(Field::NodeIndex);
+  }
+  return ev;
+}
+
+// A walked exec of two kernel nodes: node 0 holds `first`, node 1 holds `second`.
+void two_kernels(Sim& sim, uint64_t first, uint64_t second) {
+  sim(begin(kS).stack(7))(launch(kS))(launch(kS))(end_graph(kS))(instantiate());
+  for (uint32_t i = 0; i < 2; ++i) {
+    const std::vector<trace::GraphRef> refs{{'a', 0, i == 0 ? first : second}};
+    trace::GraphNodeRecord node;
+    node.exec = kExec;
+    node.index = i;
+    node.type = trace::kNodeKernel;
+    node.name = "_Z4bumpPi";
+    node.refs = refs;
+    sim.replay.graph_node(node);
+    sim.graph_watch->add_base(kExec, refs[0].address);
+  }
+  trace::GraphRecord g;
+  g.exec = kExec;
+  g.nodes = 2;
+  sim.replay.graph(g);
+}
+
+}  // namespace
+
+TEST_CASE("replay-after-free twin: SetParams re-points the node before its old buffer is freed") {
+  for (const bool free_first : {false, true}) {
+    INFO("free before SetParams: " << free_first);
+    Sim sim;
+    sim(create_stream(kS, kNonBlocking))(alloc(kBuf))(alloc(kBuf + 0x10000));
+    captured_graph(sim, kBuf);
+    if (free_first) sim(free_(kBuf));
+    sim(set_params(0));
+    if (!free_first) sim(free_(kBuf));
+    sim(graph_launch(kS));
+    CHECK(sim.finish().findings.empty());
+  }
+}
+
+TEST_CASE("replay-after-free: SetParams re-pointed another node; the freed buffer is still held") {
+  Sim sim;
+  sim(create_stream(kS, kNonBlocking))(alloc(kBuf))(alloc(kBuf + 0x10000));
+  two_kernels(sim, kBuf, kBuf + 0x10000);
+  sim(set_params(1))(free_(kBuf))(graph_launch(kS).stack(5));
+  const Report& r = sim.finish();
+  REQUIRE(rules_of(r) == Rules{"replay-after-free"});
+  CHECK(r.findings[0].location.stack_id == 5u);
+}
+
+TEST_CASE("replay-after-free twin: SetParams on a node the interposer did not find forgets all") {
+  Sim sim;
+  sim(create_stream(kS, kNonBlocking))(alloc(kBuf))(alloc(kBuf + 0x10000));
+  two_kernels(sim, kBuf, kBuf + 0x10000);
+  sim(set_params(std::nullopt))(free_(kBuf))(free_(kBuf + 0x10000))(graph_launch(kS));
   CHECK(sim.finish().findings.empty());
 }

@@ -1,5 +1,6 @@
 // The graph walk at instantiate (graph_walker.*) over a fake driver, and the launch/sync watch
 // (graph_watch.*): what is written, what stays bounded, which launches are worth a callback.
+#include <cstdlib>
 #include <cuda.h>
 #include <doctest/doctest.h>
 
@@ -153,7 +154,7 @@ TEST_CASE("graph walk: kernel arguments in live allocations, copies, memsets, ch
   g_nodes[handle(2)] = {CU_GRAPH_NODE_TYPE_MEMCPY, {}, kBlockB + 16, kBlockA};
   g_nodes[handle(3)] = {CU_GRAPH_NODE_TYPE_MEMSET, {}, 0, 0, kBlockA};
   g_nodes[handle(4)] = {CU_GRAPH_NODE_TYPE_GRAPH, {}, 0, 0, 0, handle(100)};
-  g_nodes[handle(5)] = {CU_GRAPH_NODE_TYPE_HOST};
+  g_nodes[handle(5)] = {CU_GRAPH_NODE_TYPE_HOST, {}};
   g_nodes[handle(6)] = {CU_GRAPH_NODE_TYPE_KERNEL, {kBlockB + 32}};
   g_graphs[handle(99)] = {{handle(1), handle(2), handle(3), handle(4), handle(5)}};
   g_graphs[handle(100)] = {{handle(6)}};
@@ -180,6 +181,40 @@ TEST_CASE("graph walk: kernel arguments in live allocations, copies, memsets, ch
         sink.graphs[0].topology_hash);
   CHECK(walk_and_read(fake_driver(), handle(100), ignored).graphs[0].topology_hash !=
         sink.graphs[0].topology_hash);
+}
+
+TEST_CASE("graph walk: the top-level nodes and their walk indices, for SetParams") {
+  g_nodes.clear();
+  g_graphs.clear();
+  for (uintptr_t i = 1; i <= 3; ++i) g_nodes[handle(i)] = {CU_GRAPH_NODE_TYPE_KERNEL, {kBlockA}};
+  g_nodes[handle(4)] = {CU_GRAPH_NODE_TYPE_GRAPH, {}, 0, 0, 0, handle(100)};
+  g_graphs[handle(99)] = {{handle(1), handle(4), handle(2)}};
+  g_graphs[handle(100)] = {{handle(3)}};
+  TempDir dir;
+  trace::TraceWriter writer;
+  REQUIRE(writer.open(dir.path().c_str(), 1, 1, 0));
+  TopLevelNodes top;
+  CHECK(walk_graph(fake_driver(), writer, 0xe1, reinterpret_cast<uint64_t>(handle(99)), nullptr,
+                   nullptr, WalkLimits{}, &top) == 4);
+  REQUIRE(top.count == 3);  // the child graph's node is not a top-level one
+  const std::vector<uint64_t> pairs(top.pairs, top.pairs + 2 * top.count);
+  CHECK(pairs == std::vector<uint64_t>{reinterpret_cast<uint64_t>(handle(1)), 0,
+                                       reinterpret_cast<uint64_t>(handle(4)), 1,
+                                       reinterpret_cast<uint64_t>(handle(2)), 3});
+
+  GraphWatch watch;
+  watch.on_instantiate(0xe1);
+  watch.set_nodes(0xe1, top.pairs, top.count);  // the watch owns them now
+  uint32_t index = 0;
+  CHECK(watch.node_index(0xe1, reinterpret_cast<uint64_t>(handle(2)), index));
+  CHECK(index == 3u);
+  CHECK_FALSE(watch.node_index(0xe1, reinterpret_cast<uint64_t>(handle(3)), index));
+  CHECK_FALSE(watch.node_index(0xe2, reinterpret_cast<uint64_t>(handle(2)), index));
+  watch.on_instantiate(0xe1);  // instantiated again (an update): the old nodes are gone
+  CHECK_FALSE(watch.node_index(0xe1, reinterpret_cast<uint64_t>(handle(2)), index));
+  auto* spare = static_cast<uint64_t*>(std::calloc(2, sizeof(uint64_t)));
+  watch.set_nodes(0xe9, spare, 1);  // an exec the watch does not hold: freed, not kept
+  watch.on_destroy(0xe1);
 }
 
 TEST_CASE("graph walk: bounded by node count and depth; a driver without functions is fine") {

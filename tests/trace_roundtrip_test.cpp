@@ -56,6 +56,7 @@ ApiEvent event_with_every_field() {
   e.domain = ApiDomain::Driver;
   e.pointer = 0x7f0000001000;
   e.size = 0x100000;
+  e.node_index = 0x2a;
   e.fields = (1u << kFieldCount) - 1;
   return e;
 }
@@ -122,7 +123,7 @@ TEST_SUITE("trace_roundtrip_test") {
 
   TEST_CASE(
       "the bytes of an event line: fields in key order st sf sb sa ci ev fl md pm ck gr gx nd dm "
-      "pt sz") {
+      "pt sz ni") {
     TempDir dir;
     TraceWriter writer;
     REQUIRE(writer.open(dir.path().c_str(), kPid, 1, 0x1234));
@@ -138,7 +139,7 @@ TEST_SUITE("trace_roundtrip_test") {
           "e ffffffffffffffff 17f0e1d2c3b4a596 ffffffff cudaStreamBeginCapture_v10000 ffffffff 0 "
           "st=ffffffffffffffff sf=ffffffff sb=1 sa=2 ci=8000000000000001 ev=7ffd0000beef "
           "fl=deadbeef md=2 pm=1 ck=4 gr=5555aaaa0000 gx=6666bbbb0000 nd=f4240 dm=1 "
-          "pt=7f0000001000 sz=100000");
+          "pt=7f0000001000 sz=100000 ni=2a");
   }
 
   TEST_CASE("an event with no field set reads back with none set") {
