@@ -68,7 +68,8 @@ struct Member {
   bool joined = true;        // set when the capture ends: the origin waited for all its work
 };
 
-struct Capture {
+// What a capture is, without its streams: cheap to copy (graph_lifetime keeps one per graph).
+struct CaptureHead {
   uint32_t id = 0;       // the report's capture id (1-based)
   uint64_t cuda_id = 0;  // CUDA's capture id when recorded; 0 unknown
   StreamKey origin;
@@ -81,11 +82,14 @@ struct Capture {
   bool ended = false;                        // EndCapture (or termination) happened
   std::optional<size_t> root_cause;          // the finding that killed it
   std::optional<uint64_t> nodes;
+  bool valid() const { return !ended && status == CaptureState::Open; }
+  bool open() const { return !ended; }
+};
+
+struct Capture : CaptureHead {
   std::vector<Member> members;  // [0] is the origin; emptied when the capture ends
   std::vector<Member> lanes;    // the members as the capture ended (no clocks), for reports
   bool referenced = false;      // scratch for retire_ended()
-  bool valid() const { return !ended && status == CaptureState::Open; }
-  bool open() const { return !ended; }
 };
 
 struct EventState {
