@@ -1,6 +1,7 @@
 #include "model/capture_model.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace capguard {
 
@@ -30,6 +31,22 @@ void erase_value(std::vector<Capture*>& list, const Capture* c) {
 void merge_clock(std::vector<uint32_t>& into, const std::vector<uint32_t>& from) {
   if (into.size() < from.size()) into.resize(from.size(), 0);
   for (size_t i = 0; i < from.size(); ++i) into[i] = std::max(into[i], from[i]);
+}
+
+// Turns a capture's members into lanes for a report: `joined` filled in, clocks dropped.
+void make_lanes(std::vector<Member>& lanes, CaptureState status) {
+  // Once a capture is invalidated the model stops following it: a join that came later is
+  // unknown, so no lane of an invalidated capture is called unjoined.
+  const bool judged = status != CaptureState::Invalidated;
+  const std::vector<uint32_t>& origin_clock = lanes[0].clock;
+  for (size_t i = 1; i < lanes.size() && judged; ++i) {
+    const uint32_t waited_for = i < origin_clock.size() ? origin_clock[i] : 0;
+    lanes[i].joined = lanes[i].work <= waited_for;
+  }
+  for (Member& lane : lanes) {
+    lane.clock.clear();
+    lane.clock.shrink_to_fit();
+  }
 }
 
 }  // namespace
@@ -242,18 +259,7 @@ std::vector<const Member*> CaptureModel::unjoined_members(const Capture& capture
 std::vector<Member> CaptureModel::lanes_of(const Capture& capture) {
   if (capture.members.empty()) return capture.lanes;
   std::vector<Member> lanes = capture.members;
-  // Once a capture is invalidated the model stops following it: a join that came later is
-  // unknown, so no lane of an invalidated capture is called unjoined.
-  const bool judged = capture.status != CaptureState::Invalidated;
-  const std::vector<uint32_t>& origin_clock = capture.members[0].clock;
-  for (size_t i = 1; i < lanes.size() && judged; ++i) {
-    const uint32_t waited_for = i < origin_clock.size() ? origin_clock[i] : 0;
-    lanes[i].joined = lanes[i].work <= waited_for;
-  }
-  for (Member& lane : lanes) {
-    lane.clock.clear();
-    lane.clock.shrink_to_fit();
-  }
+  make_lanes(lanes, capture.status);
   return lanes;
 }
 
@@ -370,7 +376,10 @@ void CaptureModel::end_capture(Capture& c, const ApiEvent& ev) {
   }
   erase_value(open_, &c);
   if (ThreadState* thread = threads_.find(c.tid)) erase_value(thread->captures, &c);
-  c.lanes = lanes_of(c);
+  if (!c.members.empty()) {  // the members become the lanes: moved, not copied
+    c.lanes = std::move(c.members);
+    make_lanes(c.lanes, c.status);
+  }
   c.members.clear();
   c.members.shrink_to_fit();
 }
