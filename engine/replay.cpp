@@ -90,8 +90,8 @@ void Replay::feed(const ApiEvent& ev) {
   std::optional<size_t> finding;
   if (worth_checking(call_, model_)) {
     rules::Draft draft;  // one for all rules: this runs for every call made during a capture
-    for (const rules::Rule* rule : rules::rule_list()) {
-      if (!rule->on_call) continue;
+    const bool failed = call_.result() != 0 || !call_.victims.empty();
+    for (const rules::Rule* rule : rules::call_rules(failed)) {
       if (!rule->on_call(call_, model_, draft)) {
         if (!draft.empty()) draft = rules::Draft{};  // a rule that wrote, then declined
         continue;

@@ -77,6 +77,8 @@ constinit const Rule kEndCaptureMisuse{
      "(or begin it in Relaxed mode if another thread must end it).",
      "end the capture once, on the stream and thread that began it"},
     &check,
-    nullptr};
+    nullptr,
+    nullptr,
+    Accepts::FailedCalls};
 
 }  // namespace capguard::rules
