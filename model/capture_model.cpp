@@ -24,6 +24,10 @@ const char* mode_name(CaptureMode mode) {
 
 namespace {
 
+// Room reserved in a vector clock: one slot per member, and captures have few members (a
+// smaller allocation would take as much memory).
+constexpr size_t kClockReserve = 4;
+
 void erase_value(std::vector<Capture*>& list, const Capture* c) {
   list.erase(std::remove(list.begin(), list.end(), c), list.end());
 }
@@ -97,6 +101,14 @@ const Capture* CaptureModel::stream_capture(const ApiEvent& ev, const ApiInfo& a
   return ss != nullptr ? ss->capture : nullptr;
 }
 
+ThreadState& CaptureModel::thread_state(uint32_t tid) {
+  if (last_thread_ == nullptr || last_tid_ != tid) {
+    last_thread_ = &threads_[tid];
+    last_tid_ = tid;
+  }
+  return *last_thread_;
+}
+
 Capture* CaptureModel::capture_by_cuda_id(uint64_t cuda_id) {
   if (cuda_id == 0) return nullptr;
   for (Capture* c : open_)
@@ -110,7 +122,7 @@ void CaptureModel::prepare(const ApiEvent& ev, const ApiInfo& api, Call& call) {
   call.api = api;
   call.stream = resolve(ev, api, call.has_stream);
 
-  ThreadState& thread = threads_[ev.tid];
+  ThreadState& thread = thread_state(ev.tid);
   call.thread = &thread;
   call.own_capture = thread.captures.empty() ? nullptr : thread.captures.back();
 
@@ -298,7 +310,7 @@ void CaptureModel::apply(const Call& call, std::optional<size_t> finding) {
     }
     case ApiKind::ExchangeMode:
       if (ev.result == 0 && ev.has(Field::Mode)) {
-        ThreadState& thread = threads_[ev.tid];
+        ThreadState& thread = thread_state(ev.tid);
         thread.mode = ev.mode;
         thread.mode_exchanged = ev.mode != CaptureMode::Global;
       }
@@ -355,15 +367,17 @@ void CaptureModel::begin_capture(const Call& call) {
   c.tid = ev.tid;
   c.begin = Site::of(ev);
   c.non_blocking = call.stream_non_blocking;
+  c.members.reserve(2);  // most captures that fork fork once
   Member& origin = c.members.emplace_back();
   origin.stream = call.stream;
+  origin.clock.reserve(kClockReserve);
   origin.clock.assign(1, 0);
   StreamState& ss = streams_[call.stream];
   ss.capture = &c;
   ss.member = 0;
   ss.terminated = nullptr;
   if (call.stream_non_blocking) ss.non_blocking = call.stream_non_blocking;
-  threads_[ev.tid].captures.push_back(&c);
+  thread_state(ev.tid).captures.push_back(&c);
   open_.push_back(&c);
 }
 
@@ -388,8 +402,9 @@ void CaptureModel::join(Capture& c, StreamKey stream, const EventState* from, co
   uint32_t index = static_cast<uint32_t>(c.members.size());
   Member& m = c.members.emplace_back();
   m.stream = stream;
+  m.clock.reserve(std::max<size_t>(index + 1, kClockReserve));
   if (from) {
-    m.clock = from->clock;
+    m.clock.assign(from->clock.begin(), from->clock.end());
     m.fork_event = ev.event;
     m.fork_record = from->record;
     m.forked_from = from->member;
@@ -498,6 +513,7 @@ std::vector<Capture*> CaptureModel::thread_exit(uint32_t tid) {
   const StreamState* ss = streams_.find(per_thread);
   if (ss && !ss->capture) streams_.erase(per_thread);
   threads_.erase(tid);
+  last_thread_ = nullptr;  // erasing moves other entries
   return open;
 }
 

@@ -193,6 +193,8 @@ class CaptureModel {
 
  private:
   StreamKey resolve(const trace::ApiEvent& ev, const ApiInfo& api, bool& has_stream) const;
+  // threads_[tid], the last one remembered: nearly every call comes from the thread before.
+  ThreadState& thread_state(uint32_t tid);
   Capture* attribute_dead_capture(const Call& call);
   void compute_victims(Call& call);
   void begin_capture(const Call& call);
@@ -211,7 +213,9 @@ class CaptureModel {
   std::vector<Capture*> victims_;  // reused storage behind Call::victims
   FlatMap<StreamKey, StreamState, StreamKeyHash> streams_;
   FlatMap<uint64_t, EventState, U64Hash> events_;
-  FlatMap<uint64_t, ThreadState, U64Hash> threads_;
+  FlatMap<uint64_t, ThreadState, U64Hash> threads_;  // inserted into by thread_state() only
+  ThreadState* last_thread_ = nullptr;               // reset when threads_ erases (entries move)
+  uint32_t last_tid_ = 0;
 };
 
 const char* mode_name(trace::CaptureMode mode);  // global | thread_local | relaxed
