@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "trace/reset.h"
+
 namespace capguard {
 
 using trace::ApiEvent;
@@ -117,7 +119,7 @@ Capture* CaptureModel::capture_by_cuda_id(uint64_t cuda_id) {
 }
 
 void CaptureModel::prepare(const ApiEvent& ev, const ApiInfo& api, Call& call) {
-  call = Call{};
+  trace::reset(call);
   call.ev = &ev;
   call.api = api;
   call.stream = resolve(ev, api, call.has_stream);
