@@ -361,7 +361,8 @@ void CaptureModel::begin_capture(const Call& call) {
   // A successful begin proves the stream was idle: drop a stale membership.
   if (call.stream_capture && call.stream_capture->origin == call.stream)
     end_capture(*call.stream_capture, ev);
-  Capture& c = *captures_.emplace_back(std::make_unique<Capture>());
+  // Default-initialized (its member initializers), not zeroed first as make_unique would.
+  Capture& c = *captures_.emplace_back(std::make_unique_for_overwrite<Capture>());
   c.id = first_id_ + next_id_++;
   c.cuda_id = ev.has(Field::CaptureId) ? ev.capture_id : 0;
   c.origin = call.stream;

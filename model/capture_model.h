@@ -49,6 +49,9 @@ struct Site {
 // A stream taking part in a capture. Vector clocks track joins: clock[i] is how much of member
 // i's work this stream has waited for (clock[self] is its own work count).
 struct Member {
+  // Not "= default": vector::emplace_back() value-initializes, which would zero all of a
+  // Member before running the initializers below (GCC: rep stos, slow to start).
+  Member() {}
   StreamKey stream;
   uint32_t work = 0;
   std::vector<uint32_t> clock;
