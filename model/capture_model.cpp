@@ -277,7 +277,7 @@ std::vector<Member> CaptureModel::lanes_of(const Capture& capture) {
   return lanes;
 }
 
-void CaptureModel::apply(const Call& call, std::optional<size_t> finding) {
+void CaptureModel::apply(const Call& call, const std::optional<size_t>& finding) {
   const ApiEvent& ev = *call.ev;
   for (Capture* v : call.victims) {
     v->status = ev.result == kErrCaptureUnjoined ? CaptureState::Failed : CaptureState::Invalidated;

@@ -162,8 +162,10 @@ class CaptureModel {
   // changes no state. The replay's fast path.
   bool irrelevant(const trace::ApiEvent& ev, const ApiInfo& api) const;
   void prepare(const trace::ApiEvent& ev, const ApiInfo& api, Call& call);
-  // Updates the state; `finding` is the finding the rules made for this call, if any.
-  void apply(const Call& call, std::optional<size_t> finding);
+  // Updates the state; `finding` is the finding the rules made for this call, if any. (By
+  // reference: built by value, its flag byte was stored and reloaded in a wider load, which
+  // stalls store forwarding on every call.)
+  void apply(const Call& call, const std::optional<size_t>& finding);
   // A thread ended: returns its captures still open (the caller reports them).
   std::vector<Capture*> thread_exit(uint32_t tid);
 
