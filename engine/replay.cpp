@@ -1,7 +1,6 @@
 #include "engine/replay.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "model/cuda_errors.h"
 #include "rules/rule.h"
@@ -45,12 +44,10 @@ void Replay::define_stack(uint32_t id, std::span<const uint64_t> addresses) {
 }
 
 const Replay::ApiCacheEntry& Replay::classify_entry(std::string_view api) {
-  // Names are interned by the reader, so the address identifies the name; the content check
-  // keeps a caller that reuses a buffer correct.
+  // Names are interned by the reader (and must outlive the replay), so the address and the
+  // length identify the name.
   ApiCacheEntry* entry = api_cache_.find(reinterpret_cast<uintptr_t>(api.data()));
-  if (entry && entry->name.size() == api.size() &&
-      std::memcmp(entry->name.data(), api.data(), api.size()) == 0)
-    return *entry;
+  if (entry && entry->name.size() == api.size()) return *entry;
   ApiCacheEntry& fresh = api_cache_[reinterpret_cast<uintptr_t>(api.data())];
   fresh.name = api;
   fresh.info = classify_api(api);
@@ -90,8 +87,8 @@ void Replay::feed(const ApiEvent& ev) {
   std::optional<size_t> finding;
   if (worth_checking(call_, model_)) {
     rules::Draft draft;  // one for all rules: this runs for every call made during a capture
-    for (const rules::Rule* rule : rules::rule_list()) {
-      if (!rule->on_call) continue;
+    const bool failed = call_.result() != 0 || !call_.victims.empty();
+    for (const rules::Rule* rule : rules::call_rules(failed)) {
       if (!rule->on_call(call_, model_, draft)) {
         if (!draft.empty()) draft = rules::Draft{};  // a rule that wrote, then declined
         continue;

@@ -1,6 +1,9 @@
 #include "model/capture_model.h"
 
 #include <algorithm>
+#include <utility>
+
+#include "trace/reset.h"
 
 namespace capguard {
 
@@ -23,6 +26,10 @@ const char* mode_name(CaptureMode mode) {
 
 namespace {
 
+// Room reserved in a vector clock: one slot per member, and captures have few members (a
+// smaller allocation would take as much memory).
+constexpr size_t kClockReserve = 4;
+
 void erase_value(std::vector<Capture*>& list, const Capture* c) {
   list.erase(std::remove(list.begin(), list.end(), c), list.end());
 }
@@ -30,6 +37,22 @@ void erase_value(std::vector<Capture*>& list, const Capture* c) {
 void merge_clock(std::vector<uint32_t>& into, const std::vector<uint32_t>& from) {
   if (into.size() < from.size()) into.resize(from.size(), 0);
   for (size_t i = 0; i < from.size(); ++i) into[i] = std::max(into[i], from[i]);
+}
+
+// Turns a capture's members into lanes for a report: `joined` filled in, clocks dropped.
+void make_lanes(std::vector<Member>& lanes, CaptureState status) {
+  // Once a capture is invalidated the model stops following it: a join that came later is
+  // unknown, so no lane of an invalidated capture is called unjoined.
+  const bool judged = status != CaptureState::Invalidated;
+  const std::vector<uint32_t>& origin_clock = lanes[0].clock;
+  for (size_t i = 1; i < lanes.size() && judged; ++i) {
+    const uint32_t waited_for = i < origin_clock.size() ? origin_clock[i] : 0;
+    lanes[i].joined = lanes[i].work <= waited_for;
+  }
+  for (Member& lane : lanes) {
+    lane.clock.clear();
+    lane.clock.shrink_to_fit();
+  }
 }
 
 }  // namespace
@@ -80,6 +103,14 @@ const Capture* CaptureModel::stream_capture(const ApiEvent& ev, const ApiInfo& a
   return ss != nullptr ? ss->capture : nullptr;
 }
 
+ThreadState& CaptureModel::thread_state(uint32_t tid) {
+  if (last_thread_ == nullptr || last_tid_ != tid) {
+    last_thread_ = &threads_[tid];
+    last_tid_ = tid;
+  }
+  return *last_thread_;
+}
+
 Capture* CaptureModel::capture_by_cuda_id(uint64_t cuda_id) {
   if (cuda_id == 0) return nullptr;
   for (Capture* c : open_)
@@ -88,12 +119,12 @@ Capture* CaptureModel::capture_by_cuda_id(uint64_t cuda_id) {
 }
 
 void CaptureModel::prepare(const ApiEvent& ev, const ApiInfo& api, Call& call) {
-  call = Call{};
+  trace::reset(call);
   call.ev = &ev;
   call.api = api;
   call.stream = resolve(ev, api, call.has_stream);
 
-  ThreadState& thread = threads_[ev.tid];
+  ThreadState& thread = thread_state(ev.tid);
   call.thread = &thread;
   call.own_capture = thread.captures.empty() ? nullptr : thread.captures.back();
 
@@ -242,22 +273,11 @@ std::vector<const Member*> CaptureModel::unjoined_members(const Capture& capture
 std::vector<Member> CaptureModel::lanes_of(const Capture& capture) {
   if (capture.members.empty()) return capture.lanes;
   std::vector<Member> lanes = capture.members;
-  // Once a capture is invalidated the model stops following it: a join that came later is
-  // unknown, so no lane of an invalidated capture is called unjoined.
-  const bool judged = capture.status != CaptureState::Invalidated;
-  const std::vector<uint32_t>& origin_clock = capture.members[0].clock;
-  for (size_t i = 1; i < lanes.size() && judged; ++i) {
-    const uint32_t waited_for = i < origin_clock.size() ? origin_clock[i] : 0;
-    lanes[i].joined = lanes[i].work <= waited_for;
-  }
-  for (Member& lane : lanes) {
-    lane.clock.clear();
-    lane.clock.shrink_to_fit();
-  }
+  make_lanes(lanes, capture.status);
   return lanes;
 }
 
-void CaptureModel::apply(const Call& call, std::optional<size_t> finding) {
+void CaptureModel::apply(const Call& call, const std::optional<size_t>& finding) {
   const ApiEvent& ev = *call.ev;
   for (Capture* v : call.victims) {
     v->status = ev.result == kErrCaptureUnjoined ? CaptureState::Failed : CaptureState::Invalidated;
@@ -292,7 +312,7 @@ void CaptureModel::apply(const Call& call, std::optional<size_t> finding) {
     }
     case ApiKind::ExchangeMode:
       if (ev.result == 0 && ev.has(Field::Mode)) {
-        ThreadState& thread = threads_[ev.tid];
+        ThreadState& thread = thread_state(ev.tid);
         thread.mode = ev.mode;
         thread.mode_exchanged = ev.mode != CaptureMode::Global;
       }
@@ -341,7 +361,8 @@ void CaptureModel::begin_capture(const Call& call) {
   // A successful begin proves the stream was idle: drop a stale membership.
   if (call.stream_capture && call.stream_capture->origin == call.stream)
     end_capture(*call.stream_capture, ev);
-  Capture& c = *captures_.emplace_back(std::make_unique<Capture>());
+  // Default-initialized (its member initializers), not zeroed first as make_unique would.
+  Capture& c = *captures_.emplace_back(std::make_unique_for_overwrite<Capture>());
   c.id = first_id_ + next_id_++;
   c.cuda_id = ev.has(Field::CaptureId) ? ev.capture_id : 0;
   c.origin = call.stream;
@@ -349,15 +370,17 @@ void CaptureModel::begin_capture(const Call& call) {
   c.tid = ev.tid;
   c.begin = Site::of(ev);
   c.non_blocking = call.stream_non_blocking;
+  c.members.reserve(2);  // most captures that fork fork once
   Member& origin = c.members.emplace_back();
   origin.stream = call.stream;
+  origin.clock.reserve(kClockReserve);
   origin.clock.assign(1, 0);
   StreamState& ss = streams_[call.stream];
   ss.capture = &c;
   ss.member = 0;
   ss.terminated = nullptr;
   if (call.stream_non_blocking) ss.non_blocking = call.stream_non_blocking;
-  threads_[ev.tid].captures.push_back(&c);
+  thread_state(ev.tid).captures.push_back(&c);
   open_.push_back(&c);
 }
 
@@ -370,7 +393,10 @@ void CaptureModel::end_capture(Capture& c, const ApiEvent& ev) {
   }
   erase_value(open_, &c);
   if (ThreadState* thread = threads_.find(c.tid)) erase_value(thread->captures, &c);
-  c.lanes = lanes_of(c);
+  if (!c.members.empty()) {  // the members become the lanes: moved, not copied
+    c.lanes = std::move(c.members);
+    make_lanes(c.lanes, c.status);
+  }
   c.members.clear();
   c.members.shrink_to_fit();
 }
@@ -379,8 +405,9 @@ void CaptureModel::join(Capture& c, StreamKey stream, const EventState* from, co
   uint32_t index = static_cast<uint32_t>(c.members.size());
   Member& m = c.members.emplace_back();
   m.stream = stream;
+  m.clock.reserve(std::max<size_t>(index + 1, kClockReserve));
   if (from) {
-    m.clock = from->clock;
+    m.clock.assign(from->clock.begin(), from->clock.end());
     m.fork_event = ev.event;
     m.fork_record = from->record;
     m.forked_from = from->member;
@@ -489,6 +516,7 @@ std::vector<Capture*> CaptureModel::thread_exit(uint32_t tid) {
   const StreamState* ss = streams_.find(per_thread);
   if (ss && !ss->capture) streams_.erase(per_thread);
   threads_.erase(tid);
+  last_thread_ = nullptr;  // erasing moves other entries
   return open;
 }
 

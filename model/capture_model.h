@@ -49,6 +49,9 @@ struct Site {
 // A stream taking part in a capture. Vector clocks track joins: clock[i] is how much of member
 // i's work this stream has waited for (clock[self] is its own work count).
 struct Member {
+  // Not "= default": vector::emplace_back() value-initializes, which would zero all of a
+  // Member before running the initializers below (GCC: rep stos, slow to start).
+  Member() {}
   StreamKey stream;
   uint32_t work = 0;
   std::vector<uint32_t> clock;
@@ -68,7 +71,8 @@ struct Member {
   bool joined = true;        // set when the capture ends: the origin waited for all its work
 };
 
-struct Capture {
+// What a capture is, without its streams: cheap to copy (graph_lifetime keeps one per graph).
+struct CaptureHead {
   uint32_t id = 0;       // the report's capture id (1-based)
   uint64_t cuda_id = 0;  // CUDA's capture id when recorded; 0 unknown
   StreamKey origin;
@@ -81,11 +85,14 @@ struct Capture {
   bool ended = false;                        // EndCapture (or termination) happened
   std::optional<size_t> root_cause;          // the finding that killed it
   std::optional<uint64_t> nodes;
+  bool valid() const { return !ended && status == CaptureState::Open; }
+  bool open() const { return !ended; }
+};
+
+struct Capture : CaptureHead {
   std::vector<Member> members;  // [0] is the origin; emptied when the capture ends
   std::vector<Member> lanes;    // the members as the capture ended (no clocks), for reports
   bool referenced = false;      // scratch for retire_ended()
-  bool valid() const { return !ended && status == CaptureState::Open; }
-  bool open() const { return !ended; }
 };
 
 struct EventState {
@@ -155,8 +162,10 @@ class CaptureModel {
   // changes no state. The replay's fast path.
   bool irrelevant(const trace::ApiEvent& ev, const ApiInfo& api) const;
   void prepare(const trace::ApiEvent& ev, const ApiInfo& api, Call& call);
-  // Updates the state; `finding` is the finding the rules made for this call, if any.
-  void apply(const Call& call, std::optional<size_t> finding);
+  // Updates the state; `finding` is the finding the rules made for this call, if any. (By
+  // reference: built by value, its flag byte was stored and reloaded in a wider load, which
+  // stalls store forwarding on every call.)
+  void apply(const Call& call, const std::optional<size_t>& finding);
   // A thread ended: returns its captures still open (the caller reports them).
   std::vector<Capture*> thread_exit(uint32_t tid);
 
@@ -189,6 +198,8 @@ class CaptureModel {
 
  private:
   StreamKey resolve(const trace::ApiEvent& ev, const ApiInfo& api, bool& has_stream) const;
+  // threads_[tid], the last one remembered: nearly every call comes from the thread before.
+  ThreadState& thread_state(uint32_t tid);
   Capture* attribute_dead_capture(const Call& call);
   void compute_victims(Call& call);
   void begin_capture(const Call& call);
@@ -207,7 +218,9 @@ class CaptureModel {
   std::vector<Capture*> victims_;  // reused storage behind Call::victims
   FlatMap<StreamKey, StreamState, StreamKeyHash> streams_;
   FlatMap<uint64_t, EventState, U64Hash> events_;
-  FlatMap<uint64_t, ThreadState, U64Hash> threads_;
+  FlatMap<uint64_t, ThreadState, U64Hash> threads_;  // inserted into by thread_state() only
+  ThreadState* last_thread_ = nullptr;               // reset when threads_ erases (entries move)
+  uint32_t last_tid_ = 0;
 };
 
 const char* mode_name(trace::CaptureMode mode);  // global | thread_local | relaxed

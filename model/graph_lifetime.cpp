@@ -134,10 +134,10 @@ void GraphLifetime::on_end_capture(const ApiEvent& ev, const Capture& capture) {
   auto [slot, fresh] = graphs_.try_emplace(ev.graph);
   if (fresh) graph_order_.push_back(ev.graph);
   CaptureOfGraph& entry = slot->second;
-  // A copy without its lanes: the model retires the capture into the report as it ends.
-  auto copy = std::make_shared<Capture>(capture);
-  copy->members.clear();
-  copy->lanes.clear();
+  // A copy without its streams: the model retires the capture into the report as it ends.
+  // (for_overwrite: its member initializers, not a zeroing of the whole object first.)
+  auto copy = std::make_shared_for_overwrite<Capture>();
+  static_cast<CaptureHead&>(*copy) = capture;
   entry.capture = std::move(copy);
   auto it = begin_times_.find(capture.origin.handle);
   entry.begin_time = it != begin_times_.end() ? it->second : 0;

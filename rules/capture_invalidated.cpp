@@ -43,6 +43,8 @@ constinit const Rule kCaptureInvalidated{
      "trace kept (--trace-dir) and report the sequence so that a rule can be written for it.",
      "inspect the calls just before this one on the capture's streams"},
     &check,
-    nullptr};
+    nullptr,
+    nullptr,
+    Accepts::FailedCalls};
 
 }  // namespace capguard::rules

@@ -42,6 +42,8 @@ constinit const Rule kCapturedEventQuery{
      "(cudaStreamWaitEvent); query or synchronize on it after launching the graph.",
      "do not query/synchronize captured events; wait on them with cudaStreamWaitEvent instead"},
     &check,
-    nullptr};
+    nullptr,
+    nullptr,
+    Accepts::FailedCalls};
 
 }  // namespace capguard::rules

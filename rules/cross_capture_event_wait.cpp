@@ -44,6 +44,8 @@ constinit const Rule kCrossCaptureEventWait{
      "into one graph, or synchronize between the graph launches.",
      "do not wait on another capture's events; order the graphs at launch time instead"},
     &check,
-    nullptr};
+    nullptr,
+    nullptr,
+    Accepts::FailedCalls};
 
 }  // namespace capguard::rules

@@ -8,10 +8,15 @@ namespace capguard::rules {
 namespace {
 
 bool check_end(const Call& call, Draft& draft) {
+  // Every EndCapture comes here, nearly all of them successful: nothing is worded for those.
+  const int result = call.result();
+  if (result != kErrCaptureUnmatched && result != kErrCaptureWrongThread &&
+      result != kErrIllegalState)
+    return false;
   const Capture* capture = capture_of(call);
   draft.capture = capture;
   std::string what = capture ? describe_capture(*capture) : std::string("its capture");
-  switch (call.result()) {
+  switch (result) {
     case kErrCaptureUnmatched:
       draft.message = fmt::format(
           "{} on {}, which joined {} but is not its origin: only the stream that began a "
@@ -72,6 +77,8 @@ constinit const Rule kEndCaptureMisuse{
      "(or begin it in Relaxed mode if another thread must end it).",
      "end the capture once, on the stream and thread that began it"},
     &check,
-    nullptr};
+    nullptr,
+    nullptr,
+    Accepts::FailedCalls};
 
 }  // namespace capguard::rules

@@ -59,6 +59,8 @@ constinit const Rule kLegacyStreamDuringCapture{
      "variants), and capture on a stream created with cudaStreamNonBlocking.",
      "put the work on the capturing stream (async variants, explicit stream argument)"},
     &check,
-    nullptr};
+    nullptr,
+    nullptr,
+    Accepts::FailedCalls};
 
 }  // namespace capguard::rules

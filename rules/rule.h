@@ -8,6 +8,7 @@
 // supplies context.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -38,15 +39,26 @@ using OpenCheck = bool (*)(const Capture& capture, bool thread_exited, Draft& dr
 // Graph lifetime (issue 9): a fact the graph-lifetime model concluded (graph_lifetime.h).
 using GraphCheck = bool (*)(const GraphFacts& facts, Draft& draft);
 
+// Which calls on_call can accept. Nearly every call made during a capture succeeded and killed
+// no capture: the replay tries only the AnyCall rules on those.
+enum class Accepts : uint8_t {
+  AnyCall,
+  FailedCalls,  // only calls that failed (result != 0) or killed a capture (victims)
+};
+
 struct Rule {
   RuleInfo info;
   CallCheck on_call = nullptr;
   OpenCheck on_open = nullptr;
   GraphCheck on_graph = nullptr;
+  Accepts accepts = Accepts::AnyCall;
 };
 
 // All rules in table order.
 std::span<const Rule* const> rule_list();
+// The rules with an on_call, in table order: for a call that failed or killed a capture all of
+// them, for any other call those that accept any call.
+std::span<const Rule* const> call_rules(bool failed_call);
 
 // Wording shared by the rules (describe.cpp).
 std::string describe_stream(const StreamKey& stream);  // "stream 0x5555", "the legacy stream"

@@ -2,6 +2,7 @@
 // capture-invalidated (the fallback) comes after every rule that can explain an invalidation.
 #include <algorithm>
 #include <array>
+#include <vector>
 
 #include "rules/rule.h"
 
@@ -41,6 +42,19 @@ constinit const Rule* const kRules[] = {
 }  // namespace
 
 std::span<const Rule* const> rule_list() { return kRules; }
+
+std::span<const Rule* const> call_rules(bool failed_call) {
+  static const auto lists = [] {
+    std::array<std::vector<const Rule*>, 2> out;  // [0] any call, [1] failed calls
+    for (const Rule* rule : kRules) {
+      if (!rule->on_call) continue;
+      if (rule->accepts == Accepts::AnyCall) out[0].push_back(rule);
+      out[1].push_back(rule);
+    }
+    return out;
+  }();
+  return lists[failed_call ? 1 : 0];
+}
 
 }  // namespace capguard::rules
 

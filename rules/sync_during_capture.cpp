@@ -58,6 +58,8 @@ constinit const Rule kSyncDuringCapture{
      "cudaGraphLaunch instead), or guard it with cudaStreamIsCapturing.",
      "move the synchronize out of the captured region (sync after launching the graph)"},
     &check,
-    nullptr};
+    nullptr,
+    nullptr,
+    Accepts::FailedCalls};
 
 }  // namespace capguard::rules

@@ -46,6 +46,8 @@ constinit const Rule kUncapturedEventWait{
      "wait on the event each time it runs.",
      "wait before the capture, or pass cudaEventWaitExternal to capture an event-wait node"},
     &check,
-    nullptr};
+    nullptr,
+    nullptr,
+    Accepts::FailedCalls};
 
 }  // namespace capguard::rules

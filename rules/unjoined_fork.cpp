@@ -88,6 +88,8 @@ constinit const Rule kUnjoinedFork{
      "cudaStreamWaitEvent(s, join) before ending the capture.",
      "record an event on the forked stream after its last work and wait on it from the origin"},
     &check,
-    nullptr};
+    nullptr,
+    nullptr,
+    Accepts::FailedCalls};
 
 }  // namespace capguard::rules

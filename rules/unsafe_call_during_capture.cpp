@@ -54,6 +54,8 @@ constinit const Rule kUnsafeCallDuringCapture{
      "or have them call cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureModeRelaxed).",
      "allocate before the capture, or use cudaMallocAsync/cudaFreeAsync on the capturing stream"},
     &check,
-    nullptr};
+    nullptr,
+    nullptr,
+    Accepts::FailedCalls};
 
 }  // namespace capguard::rules

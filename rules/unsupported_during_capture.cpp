@@ -61,6 +61,8 @@ constinit const Rule kUnsupportedDuringCapture{
      "or do the operation before the capture begins.",
      "use the capturable equivalent or move the call before the capture"},
     &check,
-    nullptr};
+    nullptr,
+    nullptr,
+    Accepts::FailedCalls};
 
 }  // namespace capguard::rules

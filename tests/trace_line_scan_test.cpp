@@ -137,6 +137,26 @@ TEST_SUITE("trace_line_scan_test") {
     }
   }
 
+  TEST_CASE("the event fast path reads fields wherever the 16-byte blocks cut them") {
+    // An ignored field of every length shifts the fields after it across block boundaries.
+    for (size_t pad = 0; pad < 480; ++pad) {
+      CAPTURE(pad);
+      const std::string line =
+          "e 1a2b 17f0e1d2c3b4a596 3039 cudaLaunchKernel 0 12 zz=" + std::string(pad, 'q') +
+          " st=7f0000001230 ev=abcdef0123456789 sb=1";
+      for (const bool fast : {true, false}) {
+        CAPTURE(fast);
+        const ApiEvent e = parse_one(line, fast);
+        CHECK(e.seq == 0x1a2bu);
+        CHECK(e.time_ns == 0x17f0e1d2c3b4a596u);
+        CHECK(e.stack == 0x12u);
+        CHECK(e.stream == 0x7f0000001230u);
+        CHECK(e.event == 0xabcdef0123456789u);
+        CHECK(e.status_before == CaptureStatus::Active);
+      }
+    }
+  }
+
   TEST_CASE("each key fills its own member and no other, in both parsers") {
     for (int index = 0; index < kFieldCount; ++index) {
       CAPTURE(kFieldKeys[index]);

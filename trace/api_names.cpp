@@ -1,7 +1,6 @@
 #include "trace/api_names.h"
 
 #include <cstdint>
-#include <cstring>
 #include <mutex>
 
 namespace capguard::trace {
@@ -18,21 +17,7 @@ InternedNames& interned_names() {
   return *names;
 }
 
-uint64_t load_up_to_8(const char* p, size_t n) {
-  uint64_t w = 0;
-  std::memcpy(&w, p, n < 8 ? n : 8);
-  return w;
-}
-
 }  // namespace
-
-size_t ApiNames::slot_of(std::string_view name) {
-  const size_t n = name.size();
-  const uint64_t head = load_up_to_8(name.data(), n);
-  const uint64_t tail = n > 8 ? load_up_to_8(name.data() + n - 8, 8) : 0;
-  const uint64_t h = (head * 0x9e3779b97f4a7c15ull) ^ (tail * 0xc2b2ae3d27d4eb4full) ^ n;
-  return static_cast<size_t>((h ^ (h >> 29)) >> (64 - kSlotBits)) & ((size_t{1} << kSlotBits) - 1);
-}
 
 std::string_view ApiNames::intern_slowly(std::string_view name) {
   if (auto it = seen_.find(name); it != seen_.end()) return *it;

@@ -1,6 +1,7 @@
 #include "trace/event_fast_path.h"
 
 #include <cstdint>
+#include <cstring>
 
 #include "trace/event_fields.h"
 #include "trace/line_scan.h"
@@ -13,33 +14,62 @@ using scan::load8;
 constexpr size_t kFastMaxLine = 512;  // longer lines go the careful way
 constexpr int kFastMaxFields = 40;
 
-// Bit 7 set in each byte of w that is a space.
-inline uint64_t space_bytes(uint64_t w) {
-  const uint64_t x = w ^ (scan::kOnes * ' ');
-  return ~(((x & ~scan::kHighs) + ~scan::kHighs) | x) & scan::kHighs;
-}
+// What one pass over a line found, 16 bytes at a time: bounds[i] is the space before field i
+// (bounds[fields] is the line's end), and bit j of hex_bits says whether byte j is a
+// lower-case hex digit.
+struct LineMap {
+  uint16_t bounds[kFastMaxFields + 1];
+  int fields = 0;
+  uint16_t hex_bits[kFastMaxLine / 16 + 2];  // two spare words, zero: all_hex() reads ahead
 
-// A field of n bytes at s holding 1..16 lower-case hex digits (the byte after a field is a
-// space or the line's '\n', never a digit, so the digit count equals n exactly when valid).
-[[gnu::always_inline]] inline bool hex_field(const char* s, size_t n, uint64_t& value) {
-  if (n - 1 >= 16) return false;
-  const uint64_t first = load8(s);
-  const int k = scan::leading_matches(scan::hex_digits(first));
-  if (n <= 8) {
-    if (static_cast<size_t>(k) != n) return false;
-    value = scan::hex_value(first, k);
+  // False when the line has more fields than the fast path takes.
+  bool build(const char* p, size_t length) {
+    const size_t blocks = (length + 15) / 16;  // the last one reads into the padding
+    for (size_t b = 0; b < blocks; ++b) {
+      const scan::Bytes16 v = scan::load16(p + 16 * b);
+      uint32_t spaces = scan::lane_bits(v == ' ');
+      hex_bits[b] = static_cast<uint16_t>(scan::lane_bits(scan::hex_digit_lanes(v)));
+      if (length - 16 * b < 16) spaces &= (uint32_t{1} << (length - 16 * b)) - 1;
+      for (; spaces != 0; spaces &= spaces - 1) {
+        if (fields == kFastMaxFields) return false;
+        bounds[fields++] = static_cast<uint16_t>(16 * b + __builtin_ctz(spaces));
+      }
+    }
+    bounds[fields] = static_cast<uint16_t>(length);
+    hex_bits[blocks] = hex_bits[blocks + 1] = 0;
     return true;
   }
-  const uint64_t second = load8(s + 8);
-  const int m = scan::leading_matches(scan::hex_digits(second));
-  if (k != 8 || static_cast<size_t>(m) != n - 8) return false;
-  value = (scan::hex_value(first, 8) << (4 * m)) | scan::hex_value(second, m);
+
+  // Whether the n (1..16) bytes from `at` on are all hex digits.
+  bool all_hex(size_t at, size_t n) const {
+    uint32_t bits;
+    std::memcpy(&bits, reinterpret_cast<const char*>(hex_bits) + at / 8, 4);
+    const uint32_t want = (uint32_t{1} << n) - 1;
+    return ((bits >> (at % 8)) & want) == want;
+  }
+  size_t start(int i) const { return size_t{bounds[i]} + 1; }
+  size_t size(int i) const { return static_cast<size_t>(bounds[i + 1] - bounds[i] - 1); }
+};
+
+// The n bytes at p + at, when they are 1..16 lower-case hex digits.
+[[gnu::always_inline]] inline bool hex_field(const char* p, const LineMap& map, size_t at, size_t n,
+                                             uint64_t& value) {
+  if (n - 1 >= 16 || !map.all_hex(at, n)) return false;
+  const uint64_t first = load8(p + at);
+  if (n <= 8) {
+    value = scan::hex_value(first, static_cast<int>(n));
+    return true;
+  }
+  const int rest = static_cast<int>(n - 8);
+  value = (scan::hex_value(first, 8) << (4 * rest)) | scan::hex_value(load8(p + at + 8), rest);
   return true;
 }
 
-[[gnu::always_inline]] inline bool hex_field32(const char* s, size_t n, uint32_t& value) {
+[[gnu::always_inline]] inline bool hex_field32(const char* p, const LineMap& map, int i,
+                                               uint32_t& value) {
   uint64_t v = 0;
-  if (n > 8 || !hex_field(s, n, v)) return false;  // 9+ digits: leading zeros, careful path
+  const size_t n = map.size(i);  // 9+ digits: leading zeros, the careful path's business
+  if (n > 8 || !hex_field(p, map, map.start(i), n, v)) return false;
   value = static_cast<uint32_t>(v);
   return true;
 }
@@ -52,46 +82,35 @@ bool parse_event_fast(std::string_view line, ApiEvent& e, std::string_view& api)
   const size_t length = line.size();
   if (length > kFastMaxLine) return false;
   const char* const p = line.data();
-
-  // bounds[i] is the space before field i; the last entry is the line's end.
-  uint16_t bounds[kFastMaxFields + 1];
-  int count = 0;
-  for (size_t base = 0; base < length; base += 8) {
-    uint64_t spaces = space_bytes(load8(p + base));
-    if (length - base < 8) spaces &= (uint64_t{1} << (8 * (length - base))) - 1;
-    for (; spaces != 0; spaces &= spaces - 1) {
-      if (count == kFastMaxFields) return false;
-      bounds[count++] = static_cast<uint16_t>(base + __builtin_ctzll(spaces) / 8);
-    }
-  }
-  bounds[count] = static_cast<uint16_t>(length);
-  const int fields = count;
-  if (fields < 6 || bounds[0] != 1) return false;
-  auto start = [&](int i) { return p + bounds[i] + 1; };
-  auto size = [&](int i) { return static_cast<size_t>(bounds[i + 1] - bounds[i] - 1); };
+  LineMap map;
+  if (!map.build(p, length)) return false;
+  const int fields = map.fields;
+  if (fields < 6 || map.bounds[0] != 1) return false;
 
   uint32_t result = 0;
-  if (!hex_field(start(0), size(0), e.seq) || !hex_field(start(1), size(1), e.time_ns) ||
-      !hex_field32(start(2), size(2), e.tid) || !hex_field32(start(4), size(4), result) ||
-      !hex_field32(start(5), size(5), e.stack)) {
+  if (!hex_field(p, map, map.start(0), map.size(0), e.seq) ||
+      !hex_field(p, map, map.start(1), map.size(1), e.time_ns) || !hex_field32(p, map, 2, e.tid) ||
+      !hex_field32(p, map, 4, result) || !hex_field32(p, map, 5, e.stack)) {
     return false;
   }
   e.result = static_cast<int32_t>(result);
-  const size_t api_size = size(3);
-  if (api_size == 0 || api_size > kMaxApiNameLength || scan::printable_run(start(3)) != api_size) {
+  const size_t api_size = map.size(3);
+  const char* const api_start = p + map.start(3);
+  if (api_size == 0 || api_size > kMaxApiNameLength || scan::printable_run(api_start) != api_size) {
     return false;
   }
-  api = std::string_view(start(3), api_size);
+  api = std::string_view(api_start, api_size);
 
   for (int i = 6; i < fields; ++i) {
-    const char* s = start(i);
-    const size_t n = size(i);
+    const size_t at = map.start(i);
+    const size_t n = map.size(i);
+    const char* s = p + at;
     if (n < 4 || s[2] != '=' || !is_lower(s[0]) || !is_lower(s[1])) return false;
     const int index = event_fields::index_of(s[0], s[1]);
     if (index < 0) continue;  // a newer writer's field: ignored
     uint64_t value = 0;
     const uint32_t bit = 1u << index;
-    if ((e.fields & bit) != 0 || !hex_field(s + 3, n - 3, value) ||
+    if ((e.fields & bit) != 0 || !hex_field(p, map, at + 3, n - 3, value) ||
         value > event_fields::kMax[index]) {
       return false;
     }

@@ -1,6 +1,6 @@
 // Internal to the reader: parses the common shape of an event line ('e' record) without a
-// branch per byte. It finds every field boundary of the line first (word at a time) and then
-// parses the fields independently, so the CPU overlaps them.
+// branch per byte. One pass over the line, 16 bytes at a time, finds every field boundary and
+// every hex digit; the fields are then parsed independently, so the CPU overlaps them.
 //
 // It never judges: it either produces exactly what the careful parser (record_parser.cpp)
 // would, or returns false and the careful parser decides, errors included. The fuzz target

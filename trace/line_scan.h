@@ -6,22 +6,28 @@
 // without reading outside the buffer and without the junk changing the result.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace capguard::trace::scan {
+
+static_assert(std::endian::native == std::endian::little, "loads take p[0] as the lowest byte");
 
 inline constexpr uint64_t kOnes = 0x0101010101010101ull;
 inline constexpr uint64_t kHighs = 0x8080808080808080ull;
 
-inline uint64_t load8(const char* p) {
+[[gnu::always_inline]] inline uint64_t load8(const char* p) {
   uint64_t w;
   std::memcpy(&w, p, 8);
   return w;  // little-endian: p[0] is the lowest byte
 }
 
 // Bit 7 of each byte is set where lo <= byte <= hi (lo, hi < 0x80; bytes >= 0x80 never match).
-inline uint64_t bytes_in_range(uint64_t w, uint8_t lo, uint8_t hi) {
+[[gnu::always_inline]] inline uint64_t bytes_in_range(uint64_t w, uint8_t lo, uint8_t hi) {
   const uint64_t low7 = w & ~kHighs;
   const uint64_t at_least_lo = low7 + kOnes * (0x80 - lo);
   const uint64_t at_most_hi = kOnes * (0x80 + hi) - low7;  // no byte borrows: 0x80 + hi > low7
@@ -29,13 +35,13 @@ inline uint64_t bytes_in_range(uint64_t w, uint8_t lo, uint8_t hi) {
 }
 
 // Number of leading bytes of w (in memory order) whose bit 7 is set in `mask`.
-inline int leading_matches(uint64_t mask) {
+[[gnu::always_inline]] inline int leading_matches(uint64_t mask) {
   const uint64_t misses = ~mask & kHighs;
   return misses == 0 ? 8 : __builtin_ctzll(misses) / 8;
 }
 
 // The value of the first n (1..8) lower-case hex digits of w.
-inline uint64_t hex_value(uint64_t w, int n) {
+[[gnu::always_inline]] inline uint64_t hex_value(uint64_t w, int n) {
   // '0'..'9' keep their low nibble; 'a'..'f' (bit 6 set) have 1..6 there and get 9 added.
   uint64_t nibbles = (w & (kOnes * 0x0f)) + ((w >> 6) & kOnes) * 9;
   nibbles = __builtin_bswap64(nibbles) >> (8 * (8 - n));  // first digit most significant
@@ -44,7 +50,7 @@ inline uint64_t hex_value(uint64_t w, int n) {
   return (nibbles | (nibbles >> 16)) & 0x00000000ffffffffull;
 }
 
-inline uint64_t hex_digits(uint64_t w) {
+[[gnu::always_inline]] inline uint64_t hex_digits(uint64_t w) {
   return bytes_in_range(w, '0', '9') | bytes_in_range(w, 'a', 'f');
 }
 
@@ -72,6 +78,38 @@ inline size_t printable_run(const char* p) {
     n += static_cast<size_t>(k);
     if (k < 8) return n;
   }
+}
+
+// 16 bytes at a time, in the compiler's portable vector type (SSE2 on x86-64, NEON on aarch64):
+// classifying a whole line this way costs a few instructions per 16 bytes, where the words
+// above need their 64-bit constants built again for every field.
+using Bytes16 = uint8_t __attribute__((vector_size(16)));
+
+[[gnu::always_inline]] inline Bytes16 load16(const char* p) {
+  Bytes16 v;
+  std::memcpy(&v, p, 16);
+  return v;
+}
+
+// Bit i set where lane i of a comparison's result (0 or all ones per byte) is set.
+template <class Lanes>
+[[gnu::always_inline]] inline uint32_t lane_bits(Lanes lanes) {
+  static_assert(sizeof(Lanes) == 16);
+#if defined(__SSE2__)
+  return static_cast<uint32_t>(_mm_movemask_epi8(reinterpret_cast<__m128i>(lanes)));
+#else
+  uint64_t half[2];
+  std::memcpy(half, &lanes, 16);
+  // Multiplying gathers bit 7 of byte j into bit 56 + j, without carries between them.
+  constexpr uint64_t kGather = 0x0002040810204081ull;
+  return static_cast<uint32_t>(((half[0] & kHighs) * kGather) >> 56 |
+                               (((half[1] & kHighs) * kGather) >> 56) << 8);
+#endif
+}
+
+// Lanes of lower-case hex digits.
+[[gnu::always_inline]] inline auto hex_digit_lanes(Bytes16 v) {
+  return (v - '0' <= 9) | (v - 'a' <= 5);  // unsigned: bytes below '0' or 'a' wrap high
 }
 
 }  // namespace capguard::trace::scan

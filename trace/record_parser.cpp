@@ -4,6 +4,7 @@
 
 #include "trace/event_fast_path.h"
 #include "trace/event_fields.h"
+#include "trace/reset.h"
 
 namespace capguard::trace {
 namespace {
@@ -139,7 +140,7 @@ const char* RecordParser::record_name(char type) {
 bool RecordParser::parse(std::string_view line) {
   ++records_;
   if (fast_events_ && records_ > 2 && line.size() > 2 && line[0] == 'e' && line[1] == ' ') {
-    event_ = ApiEvent{};
+    reset(event_);
     std::string_view api;
     if (parse_event_fast(line, event_, api)) {
       event_.api = api_names_.intern(api);
@@ -320,7 +321,7 @@ bool RecordParser::parse_stack(Cursor& in) {
 }
 
 bool RecordParser::parse_event(Cursor& in) {
-  event_ = ApiEvent{};
+  reset(event_);
   std::string_view api;
   if (!read_number(in, "seq", event_.seq) || !read_number(in, "time", event_.time_ns) ||
       !read_number(in, "tid", event_.tid)) {

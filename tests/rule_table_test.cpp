@@ -1,0 +1,93 @@
+// The rule table's lists for the replay: a rule that says it accepts only failed calls
+// (Rule::accepts) is skipped for every other call, so it must decline all of them.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
+#include "rules/rule.h"
+#include "tests/event_builder.h"
+
+using namespace capguard;
+using namespace capguard::testing;
+
+namespace {
+
+constexpr std::string_view kApiNames[] = {
+#define CAPGUARD_API(base, kind, stream) #base,
+#include "trace/api_catalog.def"
+#undef CAPGUARD_API
+};
+
+// Applies successful calls to `model` (the rules are not asked).
+void apply(CaptureModel& model, std::vector<Ev> events) {
+  uint64_t seq = 1;
+  for (Ev& ev : events) {
+    if (!ev.thread_set) ev.e.tid = 1;
+    ev.e.seq = seq++;
+    Call call;
+    model.prepare(ev.e, classify_api(ev.e.api), call);
+    model.apply(call, std::nullopt);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("call_rules: every rule with on_call for failed calls, the AnyCall ones for others") {
+  std::vector<const rules::Rule*> with_call, any_call;
+  for (const rules::Rule* rule : rules::rule_list()) {
+    if (!rule->on_call) continue;
+    with_call.push_back(rule);
+    if (rule->accepts == rules::Accepts::AnyCall) any_call.push_back(rule);
+  }
+  const auto failed = rules::call_rules(true), other = rules::call_rules(false);
+  CHECK(std::vector<const rules::Rule*>(failed.begin(), failed.end()) == with_call);
+  CHECK(std::vector<const rules::Rule*>(other.begin(), other.end()) == any_call);
+  CHECK(any_call.size() < with_call.size());
+}
+
+TEST_CASE("a rule that accepts only failed calls declines every call that succeeded") {
+  // Model states: idle; a global capture on kS forked to kS2 by thread 1; the same in relaxed
+  // mode with thread 1 relaxed; a capture begun by thread 2.
+  const std::vector<std::vector<Ev>> states = {
+      {},
+      {create_stream(kS, kNonBlocking), begin(kS), launch(kS), record(kE, kS), wait(kS2, kE)},
+      {exchange_mode(CaptureMode::Relaxed), create_stream(kS, kNonBlocking),
+       begin(kS, CaptureMode::Relaxed), record(kE, kS), wait(kS2, kE)},
+      {create_stream(kS, kBlocking), begin(kS).thread(2), record(kE, kS).thread(2)},
+  };
+  constexpr uint64_t kNoStream = ~uint64_t{0};
+  const uint64_t streams[] = {kNoStream, 0,  trace::kStreamLegacy, trace::kStreamPerThread, kS,
+                              kS2,       kS3};
+  int judged = 0;
+  for (size_t state = 0; state < states.size(); ++state) {
+    CaptureModel model;
+    apply(model, states[state]);
+    for (std::string_view api : kApiNames) {
+      for (const uint64_t stream : streams) {
+        for (const bool with_event : {false, true}) {
+          for (const uint32_t tid : {1u, 2u}) {
+            Ev ev = call(api).thread(tid);
+            if (stream != kNoStream) ev.stream(stream);
+            if (with_event) ev.event(kE);
+            Call c;
+            model.prepare(ev.e, classify_api(api), c);
+            if (c.result() != 0 || !c.victims.empty()) continue;
+            ++judged;
+            for (const rules::Rule* rule : rules::rule_list()) {
+              if (!rule->on_call || rule->accepts != rules::Accepts::FailedCalls) continue;
+              rules::Draft draft;
+              CAPTURE(state);
+              CAPTURE(api);
+              CAPTURE(stream);
+              CAPTURE(rule->info.id);
+              CHECK_FALSE(rule->on_call(c, model, draft));
+            }
+          }
+        }
+      }
+    }
+  }
+  CHECK(judged > 1000);
+}
