@@ -312,22 +312,28 @@ void GraphLifetime::repoint(const ApiEvent& ev) {
   std::erase_if(state->hits, [&](const GraphHit& hit) { return repointed(hit.ref); });
 }
 
-void GraphLifetime::on_graph_update(const trace::GraphUpdateRecord& record) {
-  auto it = updates_.find(record.seq);
-  if (it == updates_.end()) return;
-  PendingUpdate& pending = it->second;
+// What a rejected update's event says, before (or without) its details record.
+GraphFacts GraphLifetime::rejected_update(PendingUpdate& pending) {
   GraphFacts facts;
   facts.kind = GraphFactKind::UpdateRejected;
   facts.ev = &pending.copy;
   facts.where = pending.where;
   facts.exec = exec(pending.exec);
+  facts.update_graph = pending.graph;
+  if (auto g = graphs_.find(pending.graph); g != graphs_.end())
+    facts.update_capture = g->second.capture.get();
+  return facts;
+}
+
+void GraphLifetime::on_graph_update(const trace::GraphUpdateRecord& record) {
+  auto it = updates_.find(record.seq);
+  if (it == updates_.end()) return;
+  PendingUpdate& pending = it->second;
+  GraphFacts facts = rejected_update(pending);
   facts.update_result = record.result;
   facts.error_type = record.error_type;
   facts.error_name = std::string(record.name);
   facts.details_known = true;
-  facts.update_graph = pending.graph;
-  if (auto g = graphs_.find(pending.graph); g != graphs_.end())
-    facts.update_capture = g->second.capture.get();
   facts_.push_back(std::move(facts));
   // The record is consumed right after this (the replay emits before the next record).
   kept_update_ = std::move(pending);
@@ -336,17 +342,8 @@ void GraphLifetime::on_graph_update(const trace::GraphUpdateRecord& record) {
 }
 
 void GraphLifetime::finish() {
-  for (auto& [seq, pending] : updates_) {  // rejected updates whose details never came
-    GraphFacts facts;
-    facts.kind = GraphFactKind::UpdateRejected;
-    facts.ev = &pending.copy;
-    facts.where = pending.where;
-    facts.exec = exec(pending.exec);
-    facts.update_graph = pending.graph;
-    if (auto g = graphs_.find(pending.graph); g != graphs_.end())
-      facts.update_capture = g->second.capture.get();
-    facts_.push_back(std::move(facts));
-  }
+  for (auto& [seq, pending] : updates_)  // rejected updates whose details never came
+    facts_.push_back(rejected_update(pending));
   for (auto& [handle, state] : execs_) close_rebuild(state);
   for (const RebuildStats& r : rebuilds_) {
     if (r.count < kRebuildThreshold || r.max_launches >= trace::kRecordedFirstLaunches) continue;

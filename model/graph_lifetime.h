@@ -163,6 +163,7 @@ class GraphLifetime {
   void sticky(const trace::ApiEvent& ev, const ApiInfo& api);
   void update(const trace::ApiEvent& ev);
   void repoint(const trace::ApiEvent& ev);  // a cudaGraphExec*NodeSetParams
+  GraphFacts rejected_update(PendingUpdate& pending);
   void close_rebuild(ExecState& exec);
   ExecState* exec(uint64_t handle);
 
