@@ -110,23 +110,17 @@ JsonWriter& JsonWriter::begin_array() {
   return *this;
 }
 
-JsonWriter& JsonWriter::end_object() {
+JsonWriter& JsonWriter::close(char bracket) {
   const bool empty = stack_.back().empty;
   stack_.pop_back();
   if (!empty) newline();
-  out_ += '}';
-  if (stack_.empty()) out_ += '\n';
+  out_ += bracket;
+  if (stack_.empty() && bracket == '}') out_ += '\n';  // the document ends
   hand_over(stack_.empty());
   return *this;
 }
 
-JsonWriter& JsonWriter::end_array() {
-  const bool empty = stack_.back().empty;
-  stack_.pop_back();
-  if (!empty) newline();
-  out_ += ']';
-  hand_over(stack_.empty());
-  return *this;
-}
+JsonWriter& JsonWriter::end_object() { return close('}'); }
+JsonWriter& JsonWriter::end_array() { return close(']'); }
 
 }  // namespace capguard

@@ -52,6 +52,7 @@ class JsonWriter {
   void before_value();
   void newline();
   void hand_over(bool all);
+  JsonWriter& close(char bracket);  // end_object / end_array
 
   struct Level {
     bool is_object;
