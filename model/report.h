@@ -94,6 +94,26 @@ struct CaptureInfo {
 
 inline constexpr size_t kCapturesInDetail = 1000;
 
+// One capture site's graph lifecycle: a row of the lifecycle table (text and HTML section, JSON
+// "graph_lifecycle"). A site is the stack of cudaStreamBeginCapture; graphs built with the graph
+// API rather than captured are counted under their cudaGraphInstantiate stack.
+struct GraphSiteInfo {
+  uint32_t pid = 0;
+  uint32_t process = 0;  // as Finding::process
+  Location site;
+  bool captured = true;        // false: the site is an instantiate (graph built by API calls)
+  uint64_t graphs = 0;         // execs instantiated from the site's graphs
+  uint32_t keys = 0;           // distinct graphs: node types, kernels, launch geometry, copy sizes
+  uint32_t topologies = 0;     // distinct topologies (specializations of one share it)
+  uint64_t updates = 0;        // execs refreshed in place (cudaGraphExecUpdate, node SetParams)
+  uint64_t alive_at_exit = 0;  // execs never destroyed
+  uint64_t launches = 0;       // graph launches outside captures
+  bool launches_at_least = false;  // some exec replayed past its recorded launches: a floor
+  uint64_t capture_ns = 0;     // capture begin to instantiate, summed over its graphs
+  uint64_t pool_bytes = 0;     // allocated by the capturing thread while its captures were open
+  std::vector<size_t> findings;  // lifecycle findings at this site: indexes into Report::findings
+};
+
 struct ProcessInfo {
   uint32_t pid = 0;
   std::string command;
@@ -115,6 +135,7 @@ struct Report {
   std::vector<CaptureInfo> captures;
   std::vector<Finding> findings;
   std::vector<ToolProblem> problems;
+  std::vector<GraphSiteInfo> graph_sites;  // the lifecycle table, most captures first per process
 
   uint64_t capture_count() const {
     uint64_t n = 0;

@@ -50,6 +50,7 @@ SEVERITY = {
     "replay-after-free": "error",
     "graph-replay-failed": "error",
     "graph-rebuilt-every-step": "warning",
+    "graph-specialization-growth": "warning",
     "graph-update-rejected": "warning",
 }
 EXPECT = re.compile(r"(?://|#)\s*expect:\s*(.*)$")
