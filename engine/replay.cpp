@@ -207,7 +207,10 @@ void Replay::emit_graph_facts() {
       rules::Draft draft;
       if (!rule->on_graph(facts, draft)) continue;
       const ApiInfo* api = facts.ev != nullptr ? &classify(facts.ev->api) : nullptr;
-      graphs_.reported(facts, emit(*rule, draft, facts.ev, api, facts.where));
+      const size_t finding = emit(*rule, draft, facts.ev, api, facts.where);
+      graphs_.reported(facts, finding);
+      if (facts.lifecycle_site != SIZE_MAX)
+        lifecycle_findings_.emplace_back(facts.lifecycle_site, finding);
       break;
     }
   }
@@ -223,6 +226,7 @@ void Replay::finish() {
   finished_ = true;
   graphs_.finish();
   emit_graph_facts();
+  add_lifecycle_table();
   std::vector<Capture*> open(model_.open_captures().begin(), model_.open_captures().end());
   for (Capture* capture : open) report_open(*capture, false);
   retire(model_.retire_ended(true));
@@ -274,6 +278,36 @@ void Replay::retire(std::vector<std::unique_ptr<Capture>> captures) {
     clean_groups_[key] = report_.captures.size();
     report_.captures.push_back(capture_info(*c));
   }
+}
+
+void Replay::add_lifecycle_table() {
+  const std::vector<SiteSummary>& sites = graphs_.lifecycle().sites();
+  const size_t first = report_.graph_sites.size();
+  for (size_t i = 0; i < sites.size(); ++i) {
+    const SiteSummary& s = sites[i];
+    GraphSiteInfo info;
+    info.pid = pid_;
+    info.process = process_;
+    info.site = location(s.site);
+    info.captured = s.captured;
+    info.graphs = s.graphs;
+    info.keys = s.keys;
+    info.topologies = s.topologies;
+    info.updates = s.updates;
+    info.alive_at_exit = s.alive;
+    info.launches = s.launches;
+    info.launches_at_least = s.launches_at_least;
+    info.capture_ns = s.capture_ns;
+    info.pool_bytes = s.pool_bytes;
+    for (const auto& [site, finding] : lifecycle_findings_)
+      if (site == i) info.findings.push_back(finding);
+    report_.graph_sites.push_back(std::move(info));
+  }
+  // Most graphs first (then most launches), so that a short table shows the sites that matter.
+  std::stable_sort(report_.graph_sites.begin() + static_cast<ptrdiff_t>(first),
+                   report_.graph_sites.end(), [](const GraphSiteInfo& a, const GraphSiteInfo& b) {
+                     return a.graphs != b.graphs ? a.graphs > b.graphs : a.launches > b.launches;
+                   });
 }
 
 }  // namespace capguard

@@ -54,6 +54,8 @@ class Replay {
   void report_open(Capture& capture, bool thread_exited);
   Location location(const Site& site) const;
   void emit_graph_facts();
+  // Appends this process's rows of the lifecycle table (GraphSiteInfo) to the report.
+  void add_lifecycle_table();
   CaptureLane lane(const Member& member, bool origin) const;
   // Moves ended captures out of the model into report.captures (see CaptureInfo::count).
   void retire(std::vector<std::unique_ptr<Capture>> captures);
@@ -98,6 +100,7 @@ class Replay {
   FlatMap<uint64_t, bool, U64Hash> finding_captures_;    // capture ids findings name
   size_t first_capture_index_;                           // this process's part of report.captures
   FlatMap<CleanGroupKey, size_t, CleanGroupKeyHash> clean_groups_;  // -> index in report.captures
+  std::vector<std::pair<size_t, size_t>> lifecycle_findings_;  // (lifecycle site, finding)
   std::optional<size_t> orphan_root_;  // capture-invalidated for a 901 nobody explains
   bool finished_ = false;
   bool emitting_graph_ = false;            // emit() for a graph fact: call_ is not that call's

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 
 namespace capguard::interposer {
 namespace {
@@ -57,6 +58,11 @@ struct Walk {
     record.depth = depth;
     record.type = type;
     record.name = name != nullptr ? std::string_view(name) : std::string_view();
+    // The node's shape goes with its first record only.
+    for (uint32_t i = 0; i < shape.geometry_count; ++i) record.geometry[i] = shape.geometry[i];
+    record.geometry_count = shape.geometry_count;
+    record.has_scalars = shape.has_scalars;
+    record.scalar_hash = shape.scalar_hash;
     size_t first = 0;
     do {  // a node with more refs than one record holds is written as several records
       const size_t count = ref_count - first < trace::kMaxRefsPerRecord ? ref_count - first
@@ -65,7 +71,22 @@ struct Walk {
       const size_t n = trace::format_graph_node(buffer, trace::kGraphRecordBufferSize, record);
       if (n != 0) writer.write_record(buffer, n);
       first += count;
+      record.geometry_count = 0;
+      record.has_scalars = false;
     } while (first < ref_count);
+  }
+
+  // The current node's geometry and scalar hash, filled by the *_refs functions below.
+  struct Shape {
+    uint64_t geometry[trace::kMaxGeometry] = {};
+    uint32_t geometry_count = 0;
+    bool has_scalars = false;
+    uint64_t scalar_hash = 0;
+  } shape = {};
+  void set_geometry(std::initializer_list<uint64_t> values) {
+    shape.geometry_count = 0;
+    for (uint64_t v : values)
+      if (shape.geometry_count < trace::kMaxGeometry) shape.geometry[shape.geometry_count++] = v;
   }
 
   size_t kernel_refs(void* node, const char*& name) {
@@ -79,8 +100,11 @@ struct Walk {
       driver.kernel_name(&name, params.kern);
     }
     hash = hash_text(hash, name);
+    set_geometry({params.gridDimX, params.gridDimY, params.gridDimZ, params.blockDimX,
+                  params.blockDimY, params.blockDimZ, params.sharedMemBytes});
     if (params.kernelParams == nullptr) return 0;
     size_t count = 0;
+    uint64_t scalars = kFnvBasis;
     for (uint32_t i = 0; i < limits.max_params; ++i) {
       size_t offset = 0, size = 0;
       int status = -1;
@@ -90,11 +114,22 @@ struct Walk {
         status = driver.kernel_param_info(params.kern, i, &offset, &size);
       }
       if (status != 0) break;  // CUDA_ERROR_INVALID_VALUE past the last parameter
-      if (size != sizeof(uint64_t) || params.kernelParams[i] == nullptr) continue;
-      uint64_t value = 0;
-      std::memcpy(&value, params.kernelParams[i], sizeof value);
-      if (count < trace::kMaxRefsPerRecord * 4 && keep(value)) refs[count++] = {'a', i, value};
+      if (params.kernelParams[i] == nullptr) continue;
+      shape.has_scalars = true;
+      if (size == sizeof(uint64_t)) {
+        uint64_t value = 0;
+        std::memcpy(&value, params.kernelParams[i], sizeof value);
+        if (count < trace::kMaxRefsPerRecord * 4 && keep(value)) {
+          refs[count++] = {'a', i, value};
+          continue;
+        }
+      }
+      // Not an address the node holds: a scalar or a struct (whose bytes may hold pointers).
+      const auto* bytes = static_cast<const unsigned char*>(params.kernelParams[i]);
+      scalars = mix(scalars, i);
+      for (size_t b = 0; b < size && b < limits.max_param_bytes; ++b) scalars = mix(scalars, bytes[b]);
     }
+    shape.scalar_hash = scalars;
     return count;
   }
 
@@ -111,6 +146,7 @@ struct Walk {
     };
     side('s', copy.srcMemoryType, copy.srcHost, copy.srcDevice);
     side('d', copy.dstMemoryType, copy.dstHost, copy.dstDevice);
+    set_geometry({copy.WidthInBytes, copy.Height, copy.Depth});
     return count;
   }
 
@@ -118,6 +154,7 @@ struct Walk {
     CUDA_MEMSET_NODE_PARAMS set;
     std::memset(&set, 0, sizeof set);
     if (driver.memset_params == nullptr || driver.memset_params(node, &set) != 0) return 0;
+    set_geometry({set.width, set.height, set.elementSize});
     if (set.dst == 0 || !keep(set.dst)) return 0;
     refs[0] = {'d', 0, set.dst};
     return 1;
@@ -170,6 +207,7 @@ struct Walk {
         }
         const char* name = nullptr;
         size_t ref_count = 0;
+        shape = Shape{};
         if (type == CU_GRAPH_NODE_TYPE_KERNEL) {
           ref_count = kernel_refs(nodes[i], name);
         } else if (type == CU_GRAPH_NODE_TYPE_MEMCPY) {

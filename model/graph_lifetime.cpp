@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/flat_map.h"
+
 namespace capguard {
 
 using trace::ApiEvent;
@@ -20,7 +22,12 @@ void GraphLifetime::feed(const ApiEvent& ev, const ApiInfo& api, GraphOp op,
     return;
   }
   if (api.kind == ApiKind::BeginCapture) {
-    if (ev.result == 0 && ev.has(Field::Stream)) begin_times_[ev.stream] = ev.time_ns;
+    if (ev.result == 0 && ev.has(Field::Stream)) {
+      begin_times_[ev.stream] = ev.time_ns;
+      const bool known = std::any_of(open_captures_.begin(), open_captures_.end(),
+                                     [&](const OpenCapture& c) { return c.tid == ev.tid; });
+      if (!known && open_captures_.size() < 64) open_captures_.push_back({ev.tid, 0});
+    }
     return;
   }
   if (api.kind == ApiKind::GraphInstantiate) {
@@ -47,6 +54,11 @@ void GraphLifetime::feed(const ApiEvent& ev, const ApiInfo& api, GraphOp op,
   if (op == GraphOp::ExecSetParams) {
     if (ev.result == 0 && ev.has(Field::GraphExec)) repoint(ev);
     return;
+  }
+  // What a capturing thread allocates while its capture is open is the graph's memory pool.
+  if (ev.result == 0 && is_alloc(op) && ev.has(Field::Size) && !open_captures_.empty()) {
+    for (OpenCapture& open : open_captures_)
+      if (open.tid == ev.tid) open.bytes += ev.size;
   }
   // In a capture, stream-ordered allocations and frees become memory nodes of the graph.
   if (ev.result != 0 || !ev.has(Field::Pointer) || ev.pointer == 0 ||
@@ -122,7 +134,9 @@ void GraphLifetime::instantiate(const ApiEvent& ev) {
   if (auto it = graphs_.find(state.graph); it != graphs_.end()) {
     state.capture = it->second.capture;
     state.capture_begin_time = it->second.begin_time;
+    state.pool_bytes = it->second.pool_bytes;
   }
+  lifecycle_.on_instantiate(state);
 }
 
 void GraphLifetime::on_end_capture(const ApiEvent& ev, const Capture& capture) {
@@ -141,6 +155,13 @@ void GraphLifetime::on_end_capture(const ApiEvent& ev, const Capture& capture) {
   entry.capture = std::move(copy);
   auto it = begin_times_.find(capture.origin.handle);
   entry.begin_time = it != begin_times_.end() ? it->second : 0;
+  entry.pool_bytes = 0;
+  for (auto open = open_captures_.begin(); open != open_captures_.end(); ++open) {
+    if (open->tid != ev.tid) continue;
+    entry.pool_bytes = open->bytes;
+    open_captures_.erase(open);
+    break;
+  }
 }
 
 void GraphLifetime::on_graph_node(const trace::GraphNodeRecord& record) {
@@ -148,7 +169,12 @@ void GraphLifetime::on_graph_node(const trace::GraphNodeRecord& record) {
   if (state == nullptr || state->walked) return;  // a walk without its instantiate: ignored
   if (record.index >= state->nodes.size()) {
     if (record.index != state->nodes.size()) return;  // a gap: the trace is damaged
-    state->nodes.push_back({record.type, record.depth, std::string(record.name)});
+    state->nodes.push_back({record.type, record.depth, std::string(record.name),
+                            record.has_scalars, record.scalar_hash});
+    // The key (graph_lifecycle.h) takes each node's geometry in walk order.
+    uint64_t g = mix_hash(state->geometry_hash ^ (uint64_t{record.index} << 8 | record.type));
+    for (uint32_t i = 0; i < record.geometry_count; ++i) g = mix_hash(g ^ record.geometry[i]);
+    state->geometry_hash = g;
   }
   for (const trace::GraphRef& ref : record.refs) {
     if (total_refs_ >= kMaxRefsPerProcess) break;
@@ -162,40 +188,17 @@ void GraphLifetime::on_graph(const trace::GraphRecord& record) {
   if (state == nullptr || state->walked) return;
   state->walked = true;
   state->topology_hash = record.topology_hash;
-  // graph-rebuilt-every-step counts instantiations per capture site and topology.
-  if (state->capture == nullptr || !record.complete) return;
-  const uint32_t site = state->capture->begin.stack;
-  if (site == 0) return;
-  auto it = std::find_if(rebuilds_.begin(), rebuilds_.end(), [&](const RebuildStats& r) {
-    return r.site_stack == site && r.topology_hash == record.topology_hash;
-  });
-  if (it == rebuilds_.end()) {
-    if (rebuilds_.size() >= kMaxRebuildSites) return;
-    rebuilds_.push_back({});
-    it = rebuilds_.end() - 1;
-    it->site_stack = site;
-    it->topology_hash = record.topology_hash;
+  if (state->rewalk) {  // after an update: the same exec, refreshed in place
+    state->rewalk = false;
+    return;
   }
-  ++it->count;
-  it->nodes = record.nodes;
-  it->last_instantiate = state->instantiate;
-  it->capture = state->capture;
-  if (state->capture_begin_time != 0 && state->instantiate_time > state->capture_begin_time)
-    it->cost_ns += state->instantiate_time - state->capture_begin_time;
-  state->rebuild_key = static_cast<size_t>(it - rebuilds_.begin());
-}
-
-void GraphLifetime::close_rebuild(ExecState& state) {
-  if (state.rebuild_key >= rebuilds_.size()) return;
-  RebuildStats& r = rebuilds_[state.rebuild_key];
-  r.max_launches = std::max(r.max_launches, state.launches);
-  state.rebuild_key = SIZE_MAX;
+  lifecycle_.on_walked(*state, record.topology_hash, record.complete);
 }
 
 void GraphLifetime::destroy(uint64_t handle) {
   auto it = execs_.find(handle);
   if (it == execs_.end()) return;
-  close_rebuild(it->second);
+  lifecycle_.on_destroy(it->second);
   total_refs_ -= std::min(total_refs_, it->second.refs.size());
   for (auto& [stream, list] : in_flight_)
     list.erase(std::remove(list.begin(), list.end(), handle), list.end());
@@ -206,6 +209,7 @@ void GraphLifetime::launch(const ApiEvent& ev, const ApiInfo& api) {
   ExecState* state = exec(ev.has(Field::GraphExec) ? ev.graph_exec : 0);
   if (state == nullptr) return;
   ++state->launches;
+  lifecycle_.on_launch(*state);
   state->last_launch = Site::of(ev);
   const uint64_t raw_stream = ev.has(Field::Stream) ? ev.stream : 0;
   const uint64_t stream = api.per_thread && raw_stream == 0 ? trace::kStreamPerThread : raw_stream;
@@ -279,7 +283,9 @@ void GraphLifetime::update(const ApiEvent& ev) {
       state->hits.clear();
       state->replay_after_free.reset();
       state->walked = false;
-      close_rebuild(*state);
+      state->rewalk = true;
+      state->geometry_hash = 0;
+      lifecycle_.on_updated(*state);
     }
     return;
   }
@@ -305,6 +311,7 @@ void GraphLifetime::repoint(const ApiEvent& ev) {
       while (last + 1 < state->nodes.size() && state->nodes[last + 1].depth > depth) ++last;
     }
   }
+  lifecycle_.on_updated(*state);
   const auto repointed = [&](const NodeRef& ref) { return ref.node >= first && ref.node <= last; };
   const size_t before = state->refs.size();
   std::erase_if(state->refs, repointed);
@@ -344,18 +351,25 @@ void GraphLifetime::on_graph_update(const trace::GraphUpdateRecord& record) {
 void GraphLifetime::finish() {
   for (auto& [seq, pending] : updates_)  // rejected updates whose details never came
     facts_.push_back(rejected_update(pending));
-  for (auto& [handle, state] : execs_) close_rebuild(state);
-  for (const RebuildStats& r : rebuilds_) {
-    if (r.count < kRebuildThreshold || r.max_launches >= trace::kRecordedFirstLaunches) continue;
+  std::vector<const ExecState*> live;
+  live.reserve(execs_.size());
+  for (const auto& [handle, state] : execs_) live.push_back(&state);
+  lifecycle_.finish(live);
+  const std::vector<ChurnFacts>& churn = lifecycle_.churn();
+  for (size_t i = 0; i < churn.size(); ++i) {
     GraphFacts facts;
     facts.kind = GraphFactKind::Rebuilt;
-    facts.where = r.last_instantiate;
-    facts.rebuilds = r.count;
-    facts.max_launches = r.max_launches;
-    facts.rebuild_cost_ns = r.cost_ns;
-    facts.nodes = r.nodes;
-    facts.exec = nullptr;
-    facts.rebuilt_capture = r.capture.get();
+    facts.churn = &churn[i];
+    facts.lifecycle_site = lifecycle_.churn_sites()[i];
+    facts.where = churn[i].last_capture ? churn[i].last_capture->begin : churn[i].last_instantiate;
+    facts_.push_back(std::move(facts));
+  }
+  for (const auto& [site, growth] : lifecycle_.growth()) {
+    GraphFacts facts;
+    facts.kind = GraphFactKind::SpecializationGrowth;
+    facts.growth = &growth;
+    facts.lifecycle_site = site;
+    facts.where = growth.last_capture ? growth.last_capture->begin : growth.last_instantiate;
     facts_.push_back(std::move(facts));
   }
 }

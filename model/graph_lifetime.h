@@ -17,6 +17,7 @@
 
 #include "model/api_catalog.h"
 #include "model/capture_model.h"
+#include "model/graph_lifecycle.h"
 #include "model/graph_api.h"
 #include "trace/event.h"
 #include "trace/graph_record.h"
@@ -37,6 +38,8 @@ struct GraphNodeInfo {
   uint32_t type = 0;
   uint32_t depth = 0;
   std::string name;  // kernel name; empty otherwise
+  bool has_scalars = false;  // v4 traces: a hash of its non-address kernel arguments
+  uint64_t scalar_hash = 0;
 };
 
 struct NodeRef {
@@ -72,10 +75,22 @@ struct ExecState {
   uint64_t last_stream = 0;  // of the last recorded launch
   std::vector<GraphHit> hits;
   std::optional<size_t> replay_after_free;  // the finding, once reported
-  size_t rebuild_key = SIZE_MAX;            // index into the rebuild statistics
+  // Graph lifecycle (graph_lifecycle.h).
+  uint64_t geometry_hash = 0;  // of its nodes' launch geometry and copy sizes (v4)
+  uint64_t pool_bytes = 0;     // allocated by the capturing thread during its capture
+  bool rewalk = false;         // the walk under way follows an update, not an instantiate
+  size_t lifecycle_site = SIZE_MAX;
+  size_t lifecycle_key = SIZE_MAX;
+  std::unique_ptr<ChurnFacts> pending_step;  // its re-capture, if it is dropped alone unused
 };
 
-enum class GraphFactKind : uint8_t { ReplayAfterFree, ReplayFailed, Rebuilt, UpdateRejected };
+enum class GraphFactKind : uint8_t {
+  ReplayAfterFree,
+  ReplayFailed,
+  Rebuilt,
+  SpecializationGrowth,
+  UpdateRejected
+};
 
 struct GraphFacts {
   GraphFactKind kind = GraphFactKind::ReplayAfterFree;
@@ -88,12 +103,10 @@ struct GraphFacts {
   // graph-replay-failed: the execs launched and not yet known to be finished
   std::vector<const ExecState*> in_flight;
   std::vector<const ExecState*> maybe_in_flight;  // past their recorded launches
-  // graph-rebuilt-every-step
-  uint32_t rebuilds = 0;
-  uint32_t max_launches = 0;
-  uint64_t rebuild_cost_ns = 0;  // capture begin to instantiate, summed
-  uint32_t nodes = 0;
-  const Capture* rebuilt_capture = nullptr;
+  // graph-rebuilt-every-step and graph-specialization-growth
+  const ChurnFacts* churn = nullptr;
+  const GrowthFacts* growth = nullptr;
+  size_t lifecycle_site = SIZE_MAX;  // index into GraphLifetime::lifecycle().sites()
   // graph-update-rejected
   uint32_t update_result = 1;
   uint32_t error_type = 0xff;
@@ -105,9 +118,6 @@ struct GraphFacts {
 
 class GraphLifetime {
  public:
-  // Thresholds of graph-rebuilt-every-step (its explanation states them).
-  static constexpr uint32_t kRebuildThreshold = 10;
-
   // Every event, before the capture model applies it. `capture` is the open capture its
   // stream belongs to (null if none).
   void feed(const trace::ApiEvent& ev, const ApiInfo& api, GraphOp op, const CaptureModel& model);
@@ -123,6 +133,7 @@ class GraphLifetime {
   void on_graph(const trace::GraphRecord& record);
   void on_graph_update(const trace::GraphUpdateRecord& record);
   void finish();
+  const GraphLifecycle& lifecycle() const { return lifecycle_; }
 
   // Facts concluded since the last take(); the replay emits findings for them.
   std::vector<GraphFacts>& pending() { return facts_; }
@@ -135,16 +146,11 @@ class GraphLifetime {
   struct CaptureOfGraph {
     std::shared_ptr<const Capture> capture;
     uint64_t begin_time = 0;
+    uint64_t pool_bytes = 0;
   };
-  struct RebuildStats {
-    uint32_t site_stack = 0;
-    uint64_t topology_hash = 0;
-    uint32_t count = 0;
-    uint32_t max_launches = 0;
-    uint64_t cost_ns = 0;
-    uint32_t nodes = 0;
-    Site last_instantiate;
-    std::shared_ptr<const Capture> capture;
+  struct OpenCapture {  // a capture this thread began: what it allocated meanwhile
+    uint32_t tid = 0;
+    uint64_t bytes = 0;
   };
   struct PendingUpdate {
     Site where;
@@ -164,7 +170,6 @@ class GraphLifetime {
   void update(const trace::ApiEvent& ev);
   void repoint(const trace::ApiEvent& ev);  // a cudaGraphExec*NodeSetParams
   GraphFacts rejected_update(PendingUpdate& pending);
-  void close_rebuild(ExecState& exec);
   ExecState* exec(uint64_t handle);
 
   std::map<uint64_t, MemoryBlock> blocks_;               // live, by base
@@ -173,7 +178,8 @@ class GraphLifetime {
   std::deque<uint64_t> graph_order_;                     // graphs_'s keys, oldest first
   std::map<uint64_t, uint64_t> begin_times_;             // stream -> time its capture began
   std::map<uint64_t, std::vector<uint64_t>> in_flight_;  // stream -> exec handles
-  std::vector<RebuildStats> rebuilds_;
+  std::vector<OpenCapture> open_captures_;  // few: one per capturing thread
+  GraphLifecycle lifecycle_;
   std::map<uint64_t, PendingUpdate> updates_;  // by event seq
   std::vector<GraphFacts> facts_;
   std::vector<std::pair<size_t, uint32_t>> consequences_;
@@ -191,6 +197,5 @@ inline constexpr size_t kMaxRefsPerProcess = 4'000'000;
 inline constexpr size_t kMaxLiveBlocks = 1'000'000;  // past it, new allocations are not tracked
 inline constexpr size_t kMaxLiveExecs = 100'000;     // past it, new execs are not tracked
 inline constexpr size_t kMaxGraphs = 4096;           // graph -> capture, oldest dropped first
-inline constexpr size_t kMaxRebuildSites = 4096;     // capture sites x topologies counted
 
 }  // namespace capguard

@@ -18,6 +18,12 @@ void erase_findings(Report& report, const std::vector<bool>& drop) {
     if (!c.root_cause) continue;
     c.root_cause = *c.root_cause < new_index.size() ? new_index[*c.root_cause] : std::nullopt;
   }
+  for (GraphSiteInfo& site : report.graph_sites) {
+    std::vector<size_t> kept_findings;
+    for (size_t f : site.findings)
+      if (f < new_index.size() && new_index[f]) kept_findings.push_back(*new_index[f]);
+    site.findings = std::move(kept_findings);
+  }
 }
 
 }  // namespace capguard

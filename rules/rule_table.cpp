@@ -27,6 +27,7 @@ extern const Rule kRelaxedModeUnsafeCall;
 extern const Rule kReplayAfterFree;
 extern const Rule kGraphReplayFailed;
 extern const Rule kGraphRebuiltEveryStep;
+extern const Rule kGraphSpecializationGrowth;
 extern const Rule kGraphUpdateRejected;
 
 namespace {
@@ -37,7 +38,7 @@ constinit const Rule* const kRules[] = {
     &kCaptureInvalidated,        &kEscapedSyncCopy,    &kEscapedLegacyWork,
     &kEscapedSideStreamWork,     &kCaptureNeverEnded,  &kRelaxedModeUnsafeCall,
     &kReplayAfterFree,           &kGraphReplayFailed,  &kGraphRebuiltEveryStep,
-    &kGraphUpdateRejected,
+    &kGraphSpecializationGrowth, &kGraphUpdateRejected,
 };
 }  // namespace
 

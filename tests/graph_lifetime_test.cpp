@@ -204,56 +204,6 @@ TEST_CASE("graph-replay-failed twin: another stream's graph is not blamed for a 
   CHECK(sim.finish().findings.empty());
 }
 
-TEST_CASE("graph-rebuilt-every-step: the same capture site instantiated 12 times") {
-  Sim sim;
-  sim(create_stream(kS, kNonBlocking));
-  for (int i = 0; i < 12; ++i) {
-    const uint64_t exec = kExec + static_cast<uint64_t>(i);
-    sim(begin(kS).stack(7))(launch(kS))(end_graph(kS))(instantiate(exec).stack(8));
-    walk(sim, exec, {});
-    sim(graph_launch(kS, exec))(stream_sync(kS))(exec_destroy(exec));
-  }
-  const Report& r = sim.finish();
-  REQUIRE(rules_of(r) == Rules{"graph-rebuilt-every-step"});
-  const Finding& f = r.findings[0];
-  CHECK(f.severity == Severity::Warning);
-  CHECK(f.location.stack_id == 8u);
-  CHECK(f.message.find("12 times") != std::string::npos);
-  CHECK(f.message.find("at most 1 time") != std::string::npos);
-}
-
-TEST_CASE("graph-rebuilt-every-step twins: replayed many times; changing topologies; few") {
-  {
-    Sim sim;  // capture once, replay 50 times
-    sim(create_stream(kS, kNonBlocking));
-    captured_graph(sim, kBuf);
-    for (int i = 0; i < 50; ++i) sim(graph_launch(kS));
-    CHECK(sim.finish().findings.empty());
-  }
-  {
-    Sim sim;  // 12 captures at one site, each a different topology (e.g. batch sizes)
-    sim(create_stream(kS, kNonBlocking));
-    for (int i = 0; i < 12; ++i) {
-      const uint64_t exec = kExec + static_cast<uint64_t>(i);
-      sim(begin(kS).stack(7))(launch(kS))(end_graph(kS))(instantiate(exec));
-      walk(sim, exec, {}, 100 + static_cast<uint64_t>(i));
-    }
-    CHECK(sim.finish().findings.empty());
-  }
-  {
-    Sim sim;  // 12 rebuilds, but each exec replayed 5 times
-    sim(create_stream(kS, kNonBlocking));
-    for (int i = 0; i < 12; ++i) {
-      const uint64_t exec = kExec + static_cast<uint64_t>(i);
-      sim(begin(kS).stack(7))(launch(kS))(end_graph(kS))(instantiate(exec));
-      walk(sim, exec, {});
-      for (int k = 0; k < 5; ++k) sim(graph_launch(kS, exec));
-      sim(exec_destroy(exec));
-    }
-    CHECK(sim.finish().findings.empty());
-  }
-}
-
 TEST_CASE("graph-update-rejected: which node, what changed") {
   Sim sim;
   sim(create_stream(kS, kNonBlocking));

@@ -27,6 +27,7 @@ struct FakeNode {
   std::vector<uint64_t> args;  // 8-byte arguments
   uint64_t copy_src = 0, copy_dst = 0, set_dst = 0;
   void* child = nullptr;
+  unsigned grid = 1;  // a kernel's gridDimX; a copy's and a memset's width
 };
 struct FakeGraph {
   std::vector<void*> nodes;
@@ -62,6 +63,11 @@ int kernel_params(void* node, void* out) {
   for (size_t i = 0; i < g_arg_storage[index].size(); ++i)
     g_arg_pointers[index][i] = &g_arg_storage[index][i];
   p->func = reinterpret_cast<CUfunction>(node);  // the node stands for its function
+  p->gridDimX = g_nodes[node].grid;
+  p->gridDimY = p->gridDimZ = 1;
+  p->blockDimX = 32;
+  p->blockDimY = p->blockDimZ = 1;
+  p->sharedMemBytes = 48;
   p->kernelParams = g_arg_pointers[index];
   return 0;
 }
@@ -81,10 +87,16 @@ int memcpy_params(void* node, void* out) {
   p->srcHost = reinterpret_cast<const void*>(g_nodes[node].copy_src);
   p->dstMemoryType = CU_MEMORYTYPE_DEVICE;
   p->dstDevice = g_nodes[node].copy_dst;
+  p->WidthInBytes = g_nodes[node].grid;
+  p->Height = p->Depth = 1;
   return 0;
 }
 int memset_params(void* node, void* out) {
-  static_cast<CUDA_MEMSET_NODE_PARAMS*>(out)->dst = g_nodes[node].set_dst;
+  auto* p = static_cast<CUDA_MEMSET_NODE_PARAMS*>(out);
+  p->dst = g_nodes[node].set_dst;
+  p->width = g_nodes[node].grid;
+  p->height = 1;
+  p->elementSize = 4;
   return 0;
 }
 int child_graph(void* node, void** graph) {
@@ -181,6 +193,44 @@ TEST_CASE("graph walk: kernel arguments in live allocations, copies, memsets, ch
         sink.graphs[0].topology_hash);
   CHECK(walk_and_read(fake_driver(), handle(100), ignored).graphs[0].topology_hash !=
         sink.graphs[0].topology_hash);
+}
+
+TEST_CASE("graph walk: each node's geometry and the hash of its non-address arguments (v4)") {
+  g_nodes.clear();
+  g_graphs.clear();
+  const auto walk = [](FakeNode kernel) {
+    g_nodes[handle(1)] = kernel;
+    g_nodes[handle(2)] = {CU_GRAPH_NODE_TYPE_MEMCPY, {}, kBlockB, kBlockA, 0, nullptr, 256};
+    g_nodes[handle(3)] = {CU_GRAPH_NODE_TYPE_MEMSET, {}, 0, 0, kBlockA, nullptr, 64};
+    g_nodes[handle(4)] = {CU_GRAPH_NODE_TYPE_EMPTY, {}};
+    g_graphs[handle(99)] = {{handle(1), handle(2), handle(3), handle(4)}};
+    std::vector<uint64_t> ignored;
+    return walk_and_read(fake_driver(), handle(99), ignored);
+  };
+  const GraphSink base = walk({CU_GRAPH_NODE_TYPE_KERNEL, {kBlockA, 7}, 0, 0, 0, nullptr, 12});
+  REQUIRE(base.nodes.size() == 4);
+  const trace::GraphNodeRecord& kernel = base.nodes[0];
+  REQUIRE(kernel.geometry_count == 7u);
+  CHECK(std::vector<uint64_t>(kernel.geometry, kernel.geometry + 7) ==
+        std::vector<uint64_t>{12, 1, 1, 32, 1, 1, 48});
+  CHECK(kernel.has_scalars);
+  REQUIRE(base.nodes[1].geometry_count == 3u);  // memcpy: width, height, depth
+  CHECK(base.nodes[1].geometry[0] == 256u);
+  REQUIRE(base.nodes[2].geometry_count == 3u);  // memset: width, height, element size
+  CHECK(base.nodes[2].geometry[0] == 64u);
+  CHECK(base.nodes[2].geometry[2] == 4u);
+  CHECK(base.nodes[3].geometry_count == 0u);
+  CHECK_FALSE(base.nodes[3].has_scalars);
+
+  // Another address for argument 0: the same scalars. Another int for argument 1: not.
+  const GraphSink moved = walk({CU_GRAPH_NODE_TYPE_KERNEL, {kBlockA + 8, 7}, 0, 0, 0, nullptr, 12});
+  CHECK(moved.nodes[0].scalar_hash == kernel.scalar_hash);
+  const GraphSink scalar = walk({CU_GRAPH_NODE_TYPE_KERNEL, {kBlockA, 8}, 0, 0, 0, nullptr, 12});
+  CHECK(scalar.nodes[0].scalar_hash != kernel.scalar_hash);
+  // Another grid: the same topology (the analyzer's key adds the geometry).
+  const GraphSink wider = walk({CU_GRAPH_NODE_TYPE_KERNEL, {kBlockA, 7}, 0, 0, 0, nullptr, 24});
+  CHECK(wider.nodes[0].geometry[0] == 24u);
+  CHECK(wider.graphs[0].topology_hash == base.graphs[0].topology_hash);
 }
 
 TEST_CASE("graph walk: the top-level nodes and their walk indices, for SetParams") {

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -74,6 +75,41 @@ TEST_CASE("graph records: written, read back, rejected when damaged") {
     CHECK_MESSAGE(!read_trace(damaged, "t.trace", s).has_value(), bad);
     CHECK_MESSAGE(s.skipped == 1, bad);
     CHECK_MESSAGE(s.nodes.size() + s.graphs.size() + s.updates.size() == 0, bad);
+  }
+}
+
+TEST_CASE("graph records: a node's geometry and scalar hash (v4) round-trip; bad ones are skipped") {
+  GraphNodeRecord node;
+  node.exec = 0x1;
+  node.type = kNodeKernel;
+  node.name = "k";
+  const uint64_t geometry[] = {128, 1, 1, 256, 1, 1, 0};
+  std::copy(std::begin(geometry), std::end(geometry), node.geometry);
+  node.geometry_count = 7;
+  node.has_scalars = true;
+  node.scalar_hash = 0xfeedface;
+  std::vector<char> buffer(kGraphRecordBufferSize);
+  std::string text = "v 0.1.0 4\np 1 1 0\n";
+  text.append(buffer.data(), format_graph_node(buffer.data(), buffer.size(), node));
+  CHECK(text.find("g 1 0 0 0 k x80,1,1,100,1,1,0 vfeedface\n") != std::string::npos);
+  std::istringstream in(text);
+  GraphSink sink;
+  REQUIRE_FALSE(read_trace(in, "t.trace", sink).has_value());
+  REQUIRE(sink.nodes.size() == 1);
+  CHECK(sink.nodes[0].geometry_count == 7u);
+  CHECK(std::vector<uint64_t>(sink.nodes[0].geometry, sink.nodes[0].geometry + 7) ==
+        std::vector<uint64_t>(std::begin(geometry), std::end(geometry)));
+  CHECK(sink.nodes[0].has_scalars);
+  CHECK(sink.nodes[0].scalar_hash == 0xfeedfaceu);
+
+  for (const char* bad : {"g 1 0 0 0 k x\n", "g 1 0 0 0 k x1,\n", "g 1 0 0 0 k x1,2,3,4,5,6,7,8\n",
+                          "g 1 0 0 0 k x1 x2\n", "g 1 0 0 0 k v1,2\n", "g 1 0 0 0 k v\n",
+                          "g 1 0 0 0 k vZ\n", "g 1 0 0 0 k x11111111111111111\n"}) {
+    std::istringstream damaged(std::string("v 0.1.0 4\np 1 1 0\n") + bad);
+    GraphSink s;
+    CHECK_MESSAGE(!read_trace(damaged, "t.trace", s).has_value(), bad);
+    CHECK_MESSAGE(s.skipped == 1, bad);
+    CHECK_MESSAGE(s.nodes.empty(), bad);
   }
 }
 

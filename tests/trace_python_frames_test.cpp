@@ -73,7 +73,7 @@ TEST_SUITE("trace python frames") {
     PythonSink sink;
     const auto error = read_trace(path, sink);
     REQUIRE_MESSAGE(!error, error->to_string());
-    CHECK(sink.format_version == 3);
+    CHECK(sink.format_version == trace::kFormatVersion);
     CHECK(sink.types == "vpyysese");
     REQUIRE(sink.python_frames.size() == 2);
     CHECK(sink.python_frames[0].file == "/home/me/train step.py");

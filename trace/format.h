@@ -3,8 +3,9 @@
 // A trace is UTF-8 text, one record per line, written by one process. Each record is one
 // opcode character, a space, then space-separated fields. Numbers are lower-case hex without
 // "0x". Strings that may contain spaces or newlines are escaped: every byte outside 0x21..0x7e
-// and every '%' is written as %XX. Grammar (version 3; version 1 is the same without Python
-// frames, version 2 the same without the graph records; readers accept all three):
+// and every '%' is written as %XX. Grammar (version 4; version 1 is the same without Python
+// frames, version 2 the same without the graph records, version 3 without a graph node's
+// geometry and scalar hash; readers accept all four):
 //
 //   trace    := header record* ['z' end]
 //   header   := 'v' tool-version format-version              first line, exactly once
@@ -27,7 +28,7 @@
 //                                                            unknown keys are ignored
 //                                                            (same major version)
 //   thread-exit := 'x' tid time-ns
-//   graph-node := 'g' exec index depth type escaped-name ref*
+//   graph-node := 'g' exec index depth type escaped-name ref* [geometry] [scalars]
 //                                                            one node of the graph an exec was
 //                                                            instantiated from (v3), written
 //                                                            after the instantiate's event;
@@ -39,6 +40,13 @@
 //                                                            kernel argument (index: the
 //                                                            parameter), 's' copy source, 'd'
 //                                                            copy/memset destination (index 0)
+//   geometry := 'x' hex (',' hex)*                          what fixes the node's shape (v4),
+//                                                            at most 7: a kernel's grid x y z,
+//                                                            block x y z, shared bytes; a
+//                                                            memcpy's width height depth; a
+//                                                            memset's width height element size
+//   scalars  := 'v' hex                                      a hash of the kernel's arguments
+//                                                            that are no ref (v4): scalars
 //   graph    := 'G' exec graph nodes edges topology-hash complete
 //                                                            after the exec's nodes (v3):
 //                                                            complete 0 when the walk stopped
@@ -74,7 +82,7 @@
 
 namespace capguard::trace {
 
-inline constexpr int kFormatVersion = 3;
+inline constexpr int kFormatVersion = 4;
 inline constexpr char kToolVersion[] = "0.1.0";
 
 // Bounds both sides agree on. The writer never produces more; the reader rejects more, so a

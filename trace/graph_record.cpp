@@ -114,6 +114,39 @@ bool unescape(std::string_view in, std::string& out) {
   return true;
 }
 
+// A node's 'x' (geometry: up to kMaxGeometry hex numbers, comma-separated) or 'v' (scalar
+// hash) token, each at most once.
+bool parse_shape(std::string_view field, GraphNodeRecord& r) {
+  const bool geometry = field[0] == 'x';
+  if (geometry ? r.geometry_count != 0 : r.has_scalars) return false;
+  uint64_t values[kMaxGeometry] = {};
+  uint32_t count = 0;
+  size_t digits = 0;
+  uint64_t v = 0;
+  for (size_t i = 1; i <= field.size(); ++i) {
+    if (i == field.size() || field[i] == ',') {
+      if (digits == 0 || count >= kMaxGeometry) return false;
+      values[count++] = v;
+      v = 0;
+      digits = 0;
+      continue;
+    }
+    const char c = field[i];
+    const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0 || ++digits > 16) return false;
+    v = v << 4 | static_cast<uint64_t>(d);
+  }
+  if (!geometry) {
+    if (count != 1) return false;
+    r.has_scalars = true;
+    r.scalar_hash = values[0];
+    return true;
+  }
+  for (uint32_t i = 0; i < count; ++i) r.geometry[i] = values[i];
+  r.geometry_count = count;
+  return true;
+}
+
 }  // namespace
 
 const char* graph_node_type_name(uint32_t type) {
@@ -196,6 +229,19 @@ size_t format_graph_node(char* out, size_t capacity, const GraphNodeRecord& r) {
     o.put(':');
     o.hex(ref.address);
   }
+  if (r.geometry_count != 0) {
+    o.put(' ');
+    o.put('x');
+    for (uint32_t i = 0; i < r.geometry_count && i < kMaxGeometry; ++i) {
+      if (i != 0) o.put(',');
+      o.hex(r.geometry[i]);
+    }
+  }
+  if (r.has_scalars) {
+    o.put(' ');
+    o.put('v');
+    o.hex(r.scalar_hash);
+  }
   return o.finish();
 }
 
@@ -238,6 +284,14 @@ bool GraphRecordParser::parse(std::string_view line, TraceSink& sink, std::strin
     }
     refs_.clear();
     while (in.next(field)) {
+      if (!field.empty() && (field[0] == 'x' || field[0] == 'v')) {
+        if (!parse_shape(field, r)) {
+          error = "graph-node record: bad geometry or scalar hash '" +
+                  std::string(field.substr(0, 40)) + "'";
+          return false;
+        }
+        continue;
+      }
       GraphRef ref;
       const size_t colon = field.find(':');
       if (field.size() < 3 || (field[0] != 'a' && field[0] != 's' && field[0] != 'd') ||

@@ -21,6 +21,10 @@ struct GraphRef {
   bool operator==(const GraphRef&) const = default;
 };
 
+// What fixes a node's shape (v4): a kernel's grid x, y, z, block x, y, z and dynamic shared
+// bytes; a memcpy's width in bytes, height and depth; a memset's width, height and element size.
+inline constexpr size_t kMaxGeometry = 7;
+
 struct GraphNodeRecord {
   uint64_t exec = 0;
   uint32_t index = 0;     // walk order
@@ -28,6 +32,12 @@ struct GraphNodeRecord {
   uint32_t type = 0;      // CUgraphNodeType
   std::string_view name;  // kernel function name; empty for other nodes
   std::span<const GraphRef> refs;
+  uint64_t geometry[kMaxGeometry] = {};  // v4; geometry_count 0 when unknown
+  uint32_t geometry_count = 0;
+  // A kernel's arguments that are not addresses the node holds (scalars, pointers outside any
+  // allocation), hashed: two captures that differ only here differ in a scalar argument (v4).
+  bool has_scalars = false;
+  uint64_t scalar_hash = 0;
 };
 
 struct GraphRecord {

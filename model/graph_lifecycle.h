@@ -1,0 +1,165 @@
+// Graph lifecycles (issue 18): per capture site, which graphs its captures made, whether a
+// re-capture replaced an exec that was hardly used (churn) or added a specialization while the
+// program was already replaying (growth), and the lifecycle table. Fed by GraphLifetime, which
+// owns the execs; judged here the way framework engineers judge it:
+//
+// - A graph's key is what it does: node types, kernels, edges (the walk's topology hash) and each
+//   node's launch geometry and copy sizes. Addresses and scalar arguments are not in the key;
+//   two captures of one key that differ only there are the same graph, bound to other data.
+// - Churn: a key captured again right after its previous exec (no other key of the site captured
+//   in between) when that exec was launched at most kChurnMaxLaunches times and then dropped
+//   alone: destroyed before the new capture, or after it without being launched again. Execs
+//   destroyed together with others (a teardown, a list of graphs dropped at once), kept alive,
+//   or refreshed in place are no churn.
+// - Growth: a new key captured after the site's execs (other than the one captured last) were
+//   launched: captured between replays rather than in a start-up burst.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/capture_model.h"
+
+namespace capguard {
+
+struct ExecState;
+
+// What differed between consecutive captures of one key, over all churn steps.
+struct CaptureDiff {
+  uint32_t identical = 0;  // steps whose graphs were the same, addresses and scalars too
+  uint32_t addresses = 0;  // steps that differed only in the addresses of arguments or copies
+  uint32_t scalars = 0;    // steps in which a scalar (or struct) kernel argument differed
+  struct Argument {
+    std::string kernel;  // empty for a copy or memset
+    char role = 'a';     // 'a' kernel argument, 's' copy source, 'd' destination
+    uint32_t index = 0;
+  };
+  std::vector<Argument> moved;  // the first arguments whose address differed (at most 3)
+  std::string scalar_kernel;    // a kernel whose scalar arguments differed
+};
+
+struct ChurnFacts {
+  uint64_t captures = 0;       // of this key at this site
+  uint32_t steps = 0;          // re-captures that replaced a hardly used exec
+  uint64_t step_launches = 0;  // launches of the replaced execs, summed
+  uint64_t launches = 0;       // launches of all the key's execs
+  uint64_t cost_ns = 0;        // capture begin to instantiate, summed over the key's graphs
+  uint32_t nodes = 0;
+  CaptureDiff diff;
+  std::shared_ptr<const Capture> last_capture;  // the last churned capture
+  Site last_instantiate;
+};
+
+struct GrowthFacts {
+  uint32_t keys = 0;        // distinct keys at the site
+  uint32_t topologies = 0;  // distinct topologies among them
+  uint32_t late_keys = 0;   // keys first captured between replays
+  // Launches each late key's execs got, in capture order (at most kGrowthListed), and whether
+  // each is a floor (an exec replayed past its recorded launches).
+  std::vector<std::pair<uint64_t, bool>> late_launches;
+  uint64_t late_cost_ns = 0;  // capture + instantiate of the late keys' first graphs
+  std::shared_ptr<const Capture> last_capture;  // the last late key's capture
+  Site last_instantiate;
+};
+
+// A row of the lifecycle table, before the replay turns its site into a location.
+struct SiteSummary {
+  Site site;
+  bool captured = true;
+  uint64_t graphs = 0;
+  uint32_t keys = 0;
+  uint32_t topologies = 0;
+  uint64_t updates = 0;
+  uint64_t alive = 0;
+  uint64_t launches = 0;
+  bool launches_at_least = false;
+  uint64_t capture_ns = 0;
+  uint64_t pool_bytes = 0;
+};
+
+class GraphLifecycle {
+ public:
+  static constexpr uint32_t kChurnMaxLaunches = 2;  // "replays per capture near 1"
+  static constexpr uint32_t kChurnSteps = 10;       // re-captures of one key before a finding
+  static constexpr uint32_t kGrowthLateKeys = 8;    // PyTorch warns past 8 distinct sizes
+  static constexpr size_t kGrowthListed = 12;
+  static constexpr size_t kMaxSites = 4096;
+  static constexpr size_t kMaxKeys = 16384;  // per process, all sites together
+  static constexpr size_t kMaxSignatureRefs = 4096;
+
+  // An exec instantiated (its graph's capture known or not).
+  void on_instantiate(ExecState& exec);
+  // The walk of an exec's graph ended ('G' record): its key is known now.
+  void on_walked(ExecState& exec, uint64_t topology_hash, bool complete);
+  // A graph launch of this exec outside captures (after its launch count went up).
+  void on_launch(ExecState& exec);
+  void on_destroy(ExecState& exec);
+  // cudaGraphExecUpdate or a node SetParams succeeded on this exec.
+  void on_updated(ExecState& exec);
+  // The process ended: execs still in `live` are alive at exit.
+  void finish(const std::vector<const ExecState*>& live);
+
+  std::vector<ChurnFacts>& churn() { return churn_; }
+  std::vector<std::pair<size_t, GrowthFacts>>& growth() { return growth_; }  // (site, facts)
+  // Which site each churn fact is at (parallel to churn()).
+  const std::vector<size_t>& churn_sites() const { return churn_sites_; }
+  const std::vector<SiteSummary>& sites() const { return summaries_; }
+
+ private:
+  struct Signature {  // the last exec of a key, for the next capture's diff
+    std::vector<std::pair<uint32_t, uint64_t>> scalars;  // (node, hash) of nodes that have them
+    std::vector<uint64_t> refs;                          // packed (node, role, index) keys ...
+    std::vector<uint64_t> addresses;                     // ... and their addresses
+  };
+  struct KeyState {
+    uint64_t shape = 0;
+    uint64_t topology = 0;
+    uint64_t captures = 0;
+    uint64_t launches = 0;
+    bool launches_at_least = false;
+    uint64_t cost_ns = 0;
+    uint32_t last_serial = 0;  // the key's newest exec
+    ExecState* last_exec = nullptr;  // ... while it lives
+    bool last_alive = false;
+    bool last_destroy_lone = false;  // its destroy batch held it alone
+    uint64_t last_launches = 0;
+    uint64_t last_capture_index = 0;  // the site's capture count when it was captured
+    Signature signature;
+    ChurnFacts churn;
+  };
+  struct SiteState {
+    uint32_t stack = 0;
+    bool captured = true;
+    SiteSummary summary;
+    std::vector<size_t> keys;  // indexes into keys_
+    std::vector<uint64_t> topologies;
+    uint64_t capture_index = 0;  // walked captures so far
+    uint32_t last_walked_serial = 0;
+    bool launched_other = false;  // an exec other than the last walked one launched since
+    // The destroy batch in progress: execs of this site destroyed with no other event of the
+    // site in between, and the churn steps waiting on whether it holds one exec alone.
+    uint32_t batch_size = 0;
+    std::vector<size_t> batch_keys;
+    std::vector<std::pair<size_t, ChurnFacts>> batch_steps;  // (key, the step's facts)
+    GrowthFacts growth;
+    std::vector<size_t> late;  // keys first captured between replays (the first kGrowthListed)
+  };
+
+  SiteState* site_of(const ExecState& exec);
+  void close_batch(SiteState& site);
+  void commit_step(KeyState& key, const ChurnFacts& step);
+  void diff(const Signature& before, const ExecState& after, CaptureDiff& out) const;
+  void remember(KeyState& key, const ExecState& exec);
+
+  std::vector<SiteState> sites_;
+  std::vector<KeyState> keys_;
+  std::vector<ChurnFacts> churn_;
+  std::vector<size_t> churn_sites_;
+  std::vector<std::pair<size_t, GrowthFacts>> growth_;
+  std::vector<SiteSummary> summaries_;
+};
+
+}  // namespace capguard
