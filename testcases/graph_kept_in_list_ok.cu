@@ -3,9 +3,9 @@
 // 3, then 10 graphs of one identical kernel are captured from one site, each replayed once right
 // after its capture and kept in a list; each batch is destroyed together before the next begins.
 // No exec is dropped while the next copy is captured, so this is not churn.
-#include "common.h"
-
 #include <vector>
+
+#include "common.h"
 
 static cudaGraphExec_t capture_one(BumpArgs& args, cudaStream_t stream) {
   cudaGraph_t graph = nullptr;

@@ -3,9 +3,9 @@
 // is captured once more in the richer mode (one extra kernel node per graph), in one burst, from the
 // same capture site, and only then is the old set dropped; serving replays the new graphs. 51 new
 // keys appear after replays, but in a burst: a mode switch, not specialization growth.
-#include "graph_sizes.h"
-
 #include <vector>
+
+#include "graph_sizes.h"
 
 enum class Mode { Plain, WithHiddenStates };
 

@@ -6,12 +6,12 @@
 // lifecycle findings are placed, is that line.
 #pragma once
 
-#include "common.h"
-
 #include <vector>
 
-constexpr int kRow = 32;         // threads per block: one block per row of a batch
-constexpr int kMaxBatch = 512;   // the largest batch any program captures
+#include "common.h"
+
+constexpr int kRow = 32;        // threads per block: one block per row of a batch
+constexpr int kMaxBatch = 512;  // the largest batch any program captures
 constexpr size_t kRowBytes = kMaxBatch * kRow * sizeof(float);
 
 __global__ void scale_rows(float* data, int rows) {

@@ -4,10 +4,10 @@
 // come in over the run, each new one after replays of earlier ones: the capture site keeps producing
 // specializations while serving. The fix: pad to a few bucket sizes, or capture them up front
 // (graph_specialization_growth_ok).
-#include "graph_sizes.h"
-
 #include <map>
 #include <vector>
+
+#include "graph_sizes.h"
 
 // The arriving batches: a new size every fourth request, known sizes replayed in between.
 static std::vector<int> requests() {

@@ -1,10 +1,10 @@
 // Correct twin of graph_specialization_growth (no finding expected): the same 12 batch sizes are
 // captured up front, in one burst before serving (as vLLM and SGLang capture their list at
 // start-up), then the same requests arrive and every one is a replay.
-#include "graph_sizes.h"
-
 #include <map>
 #include <vector>
+
+#include "graph_sizes.h"
 
 static std::vector<int> requests() {
   const int distinct[12] = {3, 17, 5, 40, 9, 64, 22, 11, 96, 33, 7, 128};

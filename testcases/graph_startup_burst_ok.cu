@@ -3,9 +3,9 @@
 // captured largest first in one burst, every exec kept alive; then serving replays a few of the
 // sizes a few times (most sizes are never replayed at this load), and everything is destroyed at
 // exit. 51 specializations of one capture site, none of them churn or growth.
-#include "graph_sizes.h"
-
 #include <map>
+
+#include "graph_sizes.h"
 
 struct SizeGraph {
   cudaGraph_t graph = nullptr;

@@ -3,9 +3,9 @@
 // replayed; on sleep every exec is destroyed in one batch, with no capture in between; on wake the
 // whole set is captured again. Three teardowns, four captures of the same set from one site: a
 // deliberate teardown, not churn.
-#include "graph_sizes.h"
-
 #include <vector>
+
+#include "graph_sizes.h"
 
 struct SizeGraph {
   int size = 0;
