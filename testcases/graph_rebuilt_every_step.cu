@@ -9,11 +9,11 @@ int main() {
   for (int step = 0; step < 50; ++step) {
     cudaGraph_t graph = nullptr;
     cudaGraphExec_t exec = nullptr;
-    cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+    cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);  // expect: graph-rebuilt-every-step
     cudaLaunchKernel((const void*)bump, dim3(1), dim3(kThreads), args.argv, 0, stream);
     cudaLaunchKernel((const void*)bump, dim3(1), dim3(kThreads), args.argv, 0, stream);
     cudaStreamEndCapture(stream, &graph);
-    cudaGraphInstantiate(&exec, graph, 0);  // expect: graph-rebuilt-every-step
+    cudaGraphInstantiate(&exec, graph, 0);
     cudaGraphLaunch(exec, stream);
     cudaStreamSynchronize(stream);
     cudaGraphExecDestroy(exec);
