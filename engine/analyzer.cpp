@@ -2,7 +2,11 @@
 // the report and the module map.
 #include "engine/analyzer.h"
 
+#include <fmt/format.h>
+
 #include <new>
+#include <string>
+#include <unordered_map>
 
 #include "engine/replay.h"
 
@@ -41,11 +45,19 @@ class ReplaySink : public trace::TraceSink {
   void on_python_frame(const trace::PythonFrameRecord& f) override {
     modules_.python_frames[f.id] = {std::string(f.file), std::string(f.function),
                                     static_cast<int>(f.line)};
+    // The interposer may give one code location several ids; stacks name the first, so that
+    // the same call site has the same stack content (graph lifecycles key on it).
+    std::string content = fmt::format("{}\n{}\n{}", f.file, f.function, f.line);
+    python_canonical_[f.id] = python_ids_.try_emplace(std::move(content), f.id).first->second;
   }
   void on_stack(const trace::StackRecord& s) override {
     if (s.python_frames.empty()) return replay_.define_stack(s.id, s.addresses);
     stack_.assign(s.addresses.begin(), s.addresses.end());  // then the Python frames, tagged
-    for (uint32_t id : s.python_frames) stack_.push_back(kPythonFrameTag | id);
+    for (uint32_t id : s.python_frames) {
+      const auto canonical = python_canonical_.find(id);
+      stack_.push_back(kPythonFrameTag | (canonical != python_canonical_.end() ? canonical->second
+                                                                                : id));
+    }
     replay_.define_stack(s.id, stack_);
   }
   void on_event(const trace::ApiEvent& ev) override { replay_.feed(ev); }
@@ -72,6 +84,8 @@ class ReplaySink : public trace::TraceSink {
   ProcessInfo& process_;
   ProcessModules modules_;
   std::vector<uint64_t> stack_;
+  std::unordered_map<std::string, uint32_t> python_ids_;     // content -> first id
+  std::unordered_map<uint32_t, uint32_t> python_canonical_;  // id -> first id of its content
   bool saw_process_ = false;
   uint64_t skipped_ = 0;
 };

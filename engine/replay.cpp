@@ -31,7 +31,13 @@ Replay::Replay(Report& report, uint32_t pid)
     : report_(report),
       pid_(pid),
       model_(next_capture_id(report)),
-      first_capture_index_(report.captures.size()) {}
+      first_capture_index_(report.captures.size()) {
+  graphs_.set_site_key(
+      [](const void* self, uint32_t stack) {
+        return static_cast<const Replay*>(self)->canonical_stack(stack);
+      },
+      this);
+}
 
 void Replay::define_stack(uint32_t id, std::span<const uint64_t> addresses) {
   StackSpan& span = stacks_[id];
@@ -41,6 +47,20 @@ void Replay::define_stack(uint32_t id, std::span<const uint64_t> addresses) {
   span.offset = static_cast<uint32_t>(stack_pool_.size());
   span.size = static_cast<uint32_t>(addresses.size());
   stack_pool_.insert(stack_pool_.end(), addresses.begin(), addresses.end());
+  uint64_t hash = addresses.size();
+  for (uint64_t a : addresses) hash = mix_hash(hash ^ a);
+  uint32_t& first = stack_by_content_[hash];
+  if (first == 0) first = id;
+  const StackSpan* other = first != id ? stacks_.find(first) : nullptr;
+  const bool same = other != nullptr && other->size == span.size &&
+                    std::equal(addresses.begin(), addresses.end(),
+                               stack_pool_.begin() + other->offset);
+  canonical_stacks_[id] = same ? first : id;
+}
+
+uint32_t Replay::canonical_stack(uint32_t id) const {
+  const uint32_t* canonical = canonical_stacks_.find(id);
+  return canonical != nullptr ? *canonical : id;
 }
 
 const Replay::ApiCacheEntry& Replay::classify_entry(std::string_view api) {

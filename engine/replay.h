@@ -62,6 +62,8 @@ class Replay {
   CaptureInfo capture_info(const Capture& c) const;
   // Where a site's stack lives in stack_pool_: two sites with the same key share a stack.
   uint64_t stack_key(const Site& site) const;
+  // The first stack id defined with the same content as `id` (graph lifecycle sites).
+  uint32_t canonical_stack(uint32_t id) const;
 
   struct CleanGroupKey {
     uint32_t thread;
@@ -95,6 +97,8 @@ class Replay {
   Call call_;
   std::vector<uint64_t> stack_pool_;  // addresses of every distinct stack, back to back
   FlatMap<uint64_t, StackSpan, U64Hash> stacks_;
+  FlatMap<uint64_t, uint32_t, U64Hash> stack_by_content_;  // content hash -> first stack id
+  FlatMap<uint64_t, uint32_t, U64Hash> canonical_stacks_;  // stack id -> first of its content
   FlatMap<uint64_t, ApiCacheEntry, U64Hash> api_cache_;  // keyed by the name's address
   std::vector<uint32_t> reported_open_;                  // capture ids already reported
   FlatMap<uint64_t, bool, U64Hash> finding_captures_;    // capture ids findings name

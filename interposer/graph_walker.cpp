@@ -39,6 +39,10 @@ struct Walk {
   bool complete = true;
   TopLevelNodes* top_level = nullptr;
 
+  // Cheap filter before asking the driver about a struct's word: a user-space address, not a
+  // small count, size or stride.
+  static bool looks_like_pointer(uint64_t word) { return word >= 0x100000 && word < (1ull << 48); }
+
   // An address the node holds, when it lies inside a live allocation (or, without the
   // driver's range query, any value that could be a pointer).
   bool keep(uint64_t address) {
@@ -124,10 +128,24 @@ struct Walk {
           continue;
         }
       }
-      // Not an address the node holds: a scalar or a struct (whose bytes may hold pointers).
+      // A scalar, or a struct: PyTorch's elementwise kernels take their data pointers in one
+      // (std::array<char*, N>). Its aligned words that lie in a live allocation are addresses
+      // the node holds; the rest is hashed as scalars.
       const auto* bytes = static_cast<const unsigned char*>(params.kernelParams[i]);
+      const size_t bounded = size < limits.max_param_bytes ? size : limits.max_param_bytes;
       scalars = mix(scalars, i);
-      for (size_t b = 0; b < size && b < limits.max_param_bytes; ++b) scalars = mix(scalars, bytes[b]);
+      for (size_t b = 0; b < bounded;) {
+        if (size > sizeof(uint64_t) && b % 8 == 0 && b + 8 <= bounded) {
+          uint64_t word = 0;
+          std::memcpy(&word, bytes + b, sizeof word);
+          if (looks_like_pointer(word) && count < trace::kMaxRefsPerRecord * 4 && keep(word)) {
+            refs[count++] = {'a', i, word};
+            b += 8;
+            continue;
+          }
+        }
+        scalars = mix(scalars, bytes[b++]);
+      }
     }
     shape.scalar_hash = scalars;
     return count;

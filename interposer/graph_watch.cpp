@@ -58,6 +58,9 @@ void GraphWatch::on_instantiate(uint64_t exec) {
     slot->exec.store(exec, std::memory_order_release);
     set_interesting(*slot, true);
   }
+  newest_.store(exec, std::memory_order_relaxed);
+  other_budget_.store(live_.load() > 1 || overflow_.load() ? kOtherLaunchBudget : 0,
+                      std::memory_order_relaxed);
   pthread_mutex_unlock(&mutex_);
 }
 
@@ -145,12 +148,19 @@ void GraphWatch::on_free(uint64_t base, uint64_t size) {
 
 bool GraphWatch::on_launch(uint64_t exec) {
   bool record = false;
+  if (other_budget_.load(std::memory_order_relaxed) > 0) {
+    if (exec != newest_.load(std::memory_order_relaxed)) {
+      record = other_budget_.exchange(0, std::memory_order_relaxed) > 0;
+    } else {
+      other_budget_.fetch_sub(1, std::memory_order_relaxed);
+    }
+  }
   if (Slot* slot = find(exec)) {
     if (slot->watched.load(std::memory_order_relaxed)) {
       record = true;
     } else {
       const uint32_t n = slot->launches.fetch_add(1, std::memory_order_relaxed) + 1;
-      record = n <= trace::kRecordedFirstLaunches;
+      record = record || n <= trace::kRecordedFirstLaunches;
       if (n >= trace::kRecordedFirstLaunches) {
         pthread_mutex_lock(&mutex_);
         if (slot->exec.load(std::memory_order_relaxed) == exec &&
@@ -161,7 +171,7 @@ bool GraphWatch::on_launch(uint64_t exec) {
       }
     }
   } else {
-    record = overflow_watched_.load(std::memory_order_relaxed);
+    record = record || overflow_watched_.load(std::memory_order_relaxed);
   }
   if (record) launches_pending_.fetch_add(1, std::memory_order_relaxed);
   return record;

@@ -4,6 +4,7 @@
 // kFirstLaunches launches, so the analyzer can count uses and knows each first launch) or
 // watched (a free hit one of its allocations). A steady replay loop of a correct program then
 // pays nothing once its execs are past their first launches: the launch callbacks go off.
+// After each instantiate, the first launch of another exec is recorded too (graph lifecycles).
 // Syncs are called back once any exec exists and recorded when they fail (a replay's sticky
 // error surfaces there) or when they follow a recorded launch (the analyzer then knows the
 // launch finished).
@@ -42,7 +43,10 @@ class GraphWatch {
   bool on_sync(int32_t result);
 
   // Whether the launch / sync callbacks are wanted outside captures now.
-  bool launches_wanted() const { return interest_.load(std::memory_order_acquire) > 0; }
+  bool launches_wanted() const {
+    return interest_.load(std::memory_order_acquire) > 0 ||
+           other_budget_.load(std::memory_order_relaxed) > 0;
+  }
   bool syncs_wanted() const { return any_exec_.load(std::memory_order_relaxed); }
   bool anything() const { return any_exec_.load(std::memory_order_relaxed); }
   // Execs instantiated and not destroyed (those past the table's size not counted).
@@ -71,6 +75,13 @@ class GraphWatch {
   std::atomic<bool> overflow_{false};          // the table was full: unknown execs exist
   std::atomic<bool> overflow_watched_{false};  // ... and a free happened since
   std::atomic<uint32_t> launches_pending_{0};  // recorded launches not yet followed by a sync
+  // After an instantiate while other execs live: the first launch of another exec is recorded
+  // too (even one past its first launches), so the analyzer knows whether the program replayed
+  // between two captures (graph-specialization-growth). Given up after kOtherLaunchBudget
+  // launches of the newest exec alone, so a loop replaying only it pays no callback for long.
+  static constexpr int kOtherLaunchBudget = 64;
+  std::atomic<uint64_t> newest_{0};
+  std::atomic<int> other_budget_{0};
   pthread_mutex_t mutex_ = PTHREAD_MUTEX_INITIALIZER;
 };
 

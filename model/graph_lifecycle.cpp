@@ -19,7 +19,26 @@ uint64_t cost_of(const ExecState& exec) {
   return exec.instantiate_time - exec.capture_begin_time;
 }
 
+// An exec's refs as (ref_key, address), ordered by node, role and index (a memcpy lists its
+// source before its destination; words of one struct argument keep their order).
+std::vector<std::pair<uint64_t, uint64_t>> sorted_refs(const ExecState& exec) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  const size_t n = std::min(exec.refs.size(), GraphLifecycle::kMaxSignatureRefs);
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) out.emplace_back(ref_key(exec.refs[i]), exec.refs[i].address);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
 }  // namespace
+
+bool GraphLifecycle::replayed_since(const SiteState& site) const {
+  if (last_launch_.at > site.walked_at && last_launch_.serial != site.last_walked_serial)
+    return true;
+  // The latest launch was of the site's last capture: was there one of another exec before it?
+  return last_other_launch_.at > site.walked_at;
+}
 
 GraphLifecycle::SiteState* GraphLifecycle::site_of(const ExecState& exec) {
   return exec.lifecycle_site < sites_.size() ? &sites_[exec.lifecycle_site] : nullptr;
@@ -29,17 +48,22 @@ void GraphLifecycle::on_instantiate(ExecState& exec) {
   const bool captured = exec.capture != nullptr && exec.capture->begin.stack != 0;
   const Site& where = captured ? exec.capture->begin : exec.instantiate;
   if (where.stack == 0) return;  // no stack: no site to count it under
-  auto it = std::find_if(sites_.begin(), sites_.end(), [&](const SiteState& s) {
-    return s.stack == where.stack && s.captured == captured;
-  });
-  if (it == sites_.end()) {
+  const uint32_t stack = site_key_ != nullptr ? site_key_(site_key_context_, where.stack)
+                                              : where.stack;
+  const uint64_t site_key = uint64_t{stack} << 1 | (captured ? 1 : 0);
+  size_t index = 0;
+  if (const size_t* known = site_index_.find(site_key)) {
+    index = *known;
+  } else {
     if (sites_.size() >= kMaxSites) return;
+    index = sites_.size();
+    site_index_[site_key] = index;
     SiteState& fresh = sites_.emplace_back();
-    fresh.stack = where.stack;
+    fresh.stack = stack;
     fresh.captured = captured;
     fresh.summary.captured = captured;
-    it = sites_.end() - 1;
   }
+  auto it = sites_.begin() + static_cast<ptrdiff_t>(index);
   it->summary.site = where;  // the newest capture of the site stands for it
   ++it->summary.graphs;
   it->summary.capture_ns += cost_of(exec);
@@ -58,10 +82,9 @@ void GraphLifecycle::remember(KeyState& key, const ExecState& exec) {
   sig.addresses.clear();
   for (uint32_t i = 0; i < exec.nodes.size(); ++i)
     if (exec.nodes[i].has_scalars) sig.scalars.emplace_back(i, exec.nodes[i].scalar_hash);
-  for (const NodeRef& ref : exec.refs) {
-    if (sig.refs.size() >= kMaxSignatureRefs) break;
-    sig.refs.push_back(ref_key(ref));
-    sig.addresses.push_back(ref.address);
+  for (const auto& [key_of_ref, address] : sorted_refs(exec)) {
+    sig.refs.push_back(key_of_ref);
+    sig.addresses.push_back(address);
   }
 }
 
@@ -81,29 +104,26 @@ void GraphLifecycle::diff(const Signature& before, const ExecState& after,
       if (out.scalar_kernel.empty()) out.scalar_kernel = after.nodes[i].name;
     }
   }
-  // Addresses: the refs of both, in walk order; one missing on either side moved too.
+  // Addresses: the refs of both, by node, role and index; one missing on either side moved too.
+  const std::vector<std::pair<uint64_t, uint64_t>> refs = sorted_refs(after);
   size_t b = 0;
-  const size_t refs = std::min(after.refs.size(), kMaxSignatureRefs);
-  for (size_t a = 0; a < refs; ++a) {
-    const NodeRef& ref = after.refs[a];
-    const uint64_t key = ref_key(ref);
+  for (const auto& [key, address] : refs) {
     while (b < before.refs.size() && before.refs[b] < key) ++b;
     const bool same_slot = b < before.refs.size() && before.refs[b] == key;
-    const bool same = same_slot && before.addresses[b] == ref.address;
+    const bool same = same_slot && before.addresses[b] == address;
     if (same_slot) ++b;
     if (same) continue;
     moved = true;
-    if (out.moved.size() < 3) {
-      const bool listed = std::any_of(out.moved.begin(), out.moved.end(), [&](const auto& m) {
-        return m.role == ref.role && m.index == ref.index &&
-               m.kernel == (ref.node < after.nodes.size() ? after.nodes[ref.node].name : "");
-      });
-      if (!listed)
-        out.moved.push_back({ref.node < after.nodes.size() ? after.nodes[ref.node].name : "",
-                             ref.role, ref.index});
-    }
+    const uint32_t node = static_cast<uint32_t>(key >> 32);
+    const CaptureDiff::Argument argument{node < after.nodes.size() ? after.nodes[node].name : "",
+                                         static_cast<char>((key >> 24) & 0xff),
+                                         static_cast<uint32_t>(key & 0xffffff)};
+    const bool listed = std::any_of(out.moved.begin(), out.moved.end(), [&](const auto& m) {
+      return m.role == argument.role && m.index == argument.index && m.kernel == argument.kernel;
+    });
+    if (!listed && out.moved.size() < 3) out.moved.push_back(argument);
   }
-  if (before.refs.size() != refs) moved = true;  // a ref one of them has and the other not
+  if (before.refs.size() != refs.size()) moved = true;  // a ref one of them has, the other not
   if (scalar) {
     ++out.scalars;
   } else if (moved) {
@@ -119,13 +139,14 @@ void GraphLifecycle::on_walked(ExecState& exec, uint64_t topology_hash, bool com
   close_batch(*site);
   if (!complete) return;  // a walk cut short at its bounds: no key to judge by
   const uint64_t shape = mix_hash(topology_hash ^ mix_hash(exec.geometry_hash));
+  const uint64_t lookup = mix_hash(shape ^ mix_hash(exec.lifecycle_site));
   size_t key_index = SIZE_MAX;
-  for (size_t k : site->keys)
-    if (keys_[k].shape == shape) key_index = k;
+  if (const size_t* known = key_index_.find(lookup)) key_index = *known;
   const bool fresh = key_index == SIZE_MAX;
   if (fresh) {
     if (keys_.size() >= kMaxKeys) return;
     key_index = keys_.size();
+    key_index_[lookup] = key_index;
     KeyState& key = keys_.emplace_back();
     key.shape = shape;
     key.topology = topology_hash;
@@ -133,7 +154,7 @@ void GraphLifecycle::on_walked(ExecState& exec, uint64_t topology_hash, bool com
         site->topologies.end())
       site->topologies.push_back(topology_hash);
     // Growth: a new key captured after the site's other execs replayed.
-    if (!site->keys.empty() && site->launched_other) {
+    if (!site->keys.empty() && replayed_since(*site)) {
       GrowthFacts& g = site->growth;
       ++g.late_keys;
       g.late_cost_ns += cost_of(exec);
@@ -151,7 +172,7 @@ void GraphLifecycle::on_walked(ExecState& exec, uint64_t topology_hash, bool com
   // Churn: the key's previous exec was the site's last capture and was hardly used. Decided now
   // when it is gone already, else when it goes (close_batch); a launch of it calls it off.
   const bool replaced_last = !fresh && key.last_capture_index == site->capture_index;
-  const bool used_since = key.last_launches > 0 || site->launched_other;
+  const bool used_since = key.last_launches > 0 || replayed_since(*site);
   if (replaced_last && key.last_launches <= kChurnMaxLaunches &&
       (!key.last_alive || used_since)) {
     auto step = std::make_unique<ChurnFacts>();
@@ -170,16 +191,18 @@ void GraphLifecycle::on_walked(ExecState& exec, uint64_t topology_hash, bool com
   remember(key, exec);
   key.last_exec = &exec;
   site->last_walked_serial = exec.serial;
-  site->launched_other = false;
+  site->walked_at = ++clock_;
 }
 
 void GraphLifecycle::on_launch(ExecState& exec) {
+  ++clock_;
+  if (exec.serial != last_launch_.serial) last_other_launch_ = last_launch_;
+  last_launch_ = {clock_, exec.serial};
   SiteState* site = site_of(exec);
   if (site == nullptr) return;
   close_batch(*site);
   ++site->summary.launches;
   if (exec.launches >= trace::kRecordedFirstLaunches) site->summary.launches_at_least = true;
-  if (exec.serial != site->last_walked_serial) site->launched_other = true;
   exec.pending_step.reset();  // launched again after its re-capture: kept, not replaced
   if (exec.lifecycle_key >= keys_.size()) return;
   KeyState& key = keys_[exec.lifecycle_key];

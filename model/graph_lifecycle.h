@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "model/capture_model.h"
+#include "model/flat_map.h"
 
 namespace capguard {
 
@@ -90,6 +91,14 @@ class GraphLifecycle {
   static constexpr size_t kMaxKeys = 16384;  // per process, all sites together
   static constexpr size_t kMaxSignatureRefs = 4096;
 
+  // Maps a stack id to the id that stands for all stacks of its content (the replay knows
+  // stacks; without it, ids are compared as they are).
+  using SiteKey = uint32_t (*)(const void* context, uint32_t stack);
+  void set_site_key(SiteKey key, const void* context) {
+    site_key_ = key;
+    site_key_context_ = context;
+  }
+
   // An exec instantiated (its graph's capture known or not).
   void on_instantiate(ExecState& exec);
   // The walk of an exec's graph ended ('G' record): its key is known now.
@@ -138,7 +147,7 @@ class GraphLifecycle {
     std::vector<uint64_t> topologies;
     uint64_t capture_index = 0;  // walked captures so far
     uint32_t last_walked_serial = 0;
-    bool launched_other = false;  // an exec other than the last walked one launched since
+    uint64_t walked_at = 0;  // clock_ at its last walk
     // The destroy batch in progress: execs of this site destroyed with no other event of the
     // site in between, and the churn steps waiting on whether it holds one exec alone.
     uint32_t batch_size = 0;
@@ -149,12 +158,27 @@ class GraphLifecycle {
   };
 
   SiteState* site_of(const ExecState& exec);
+  // Whether an exec other than the site's last capture was launched since that capture, at any
+  // site: the program replayed between two captures (the interposer records the first launch
+  // of another exec after each instantiate for this).
+  bool replayed_since(const SiteState& site) const;
   void close_batch(SiteState& site);
   void commit_step(KeyState& key, const ChurnFacts& step);
   void diff(const Signature& before, const ExecState& after, CaptureDiff& out) const;
   void remember(KeyState& key, const ExecState& exec);
 
+  struct LaunchMark {
+    uint64_t at = 0;
+    uint32_t serial = 0;
+  };
+  SiteKey site_key_ = nullptr;
+  const void* site_key_context_ = nullptr;
+  uint64_t clock_ = 0;  // counts walks and launches
+  LaunchMark last_launch_;            // the latest launch
+  LaunchMark last_other_launch_;      // the latest of an exec other than last_launch_'s
   std::vector<SiteState> sites_;
+  FlatMap<uint64_t, size_t, U64Hash> site_index_;  // (stack, captured) -> index into sites_
+  FlatMap<uint64_t, size_t, U64Hash> key_index_;   // (site, shape) -> index into keys_
   std::vector<KeyState> keys_;
   std::vector<ChurnFacts> churn_;
   std::vector<size_t> churn_sites_;

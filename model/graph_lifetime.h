@@ -134,6 +134,10 @@ class GraphLifetime {
   void on_graph_update(const trace::GraphUpdateRecord& record);
   void finish();
   const GraphLifecycle& lifecycle() const { return lifecycle_; }
+  // How lifecycle sites are told apart: stacks of the same content are one site.
+  void set_site_key(GraphLifecycle::SiteKey key, const void* context) {
+    lifecycle_.set_site_key(key, context);
+  }
 
   // Facts concluded since the last take(); the replay emits findings for them.
   std::vector<GraphFacts>& pending() { return facts_; }

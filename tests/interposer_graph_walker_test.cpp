@@ -28,6 +28,7 @@ struct FakeNode {
   uint64_t copy_src = 0, copy_dst = 0, set_dst = 0;
   void* child = nullptr;
   unsigned grid = 1;  // a kernel's gridDimX; a copy's and a memset's width
+  size_t struct_at = ~size_t{0};  // this parameter is a 16-byte struct (args[i], args[i + 1])
 };
 struct FakeGraph {
   std::vector<void*> nodes;
@@ -75,6 +76,7 @@ int func_param_info(void* func, size_t index, size_t* offset, size_t* size) {
   if (index >= g_nodes[func].args.size()) return CUDA_ERROR_INVALID_VALUE;
   *offset = index * 8;
   *size = index == 1 ? 4 : 8;  // argument 1 is an int: never an address
+  if (index == g_nodes[func].struct_at) *size = 16;
   return 0;
 }
 int func_name(const char** name, void*) {
@@ -233,6 +235,26 @@ TEST_CASE("graph walk: each node's geometry and the hash of its non-address argu
   CHECK(wider.graphs[0].topology_hash == base.graphs[0].topology_hash);
 }
 
+TEST_CASE("graph walk: pointers inside a struct argument are addresses, the rest scalars") {
+  g_nodes.clear();
+  g_graphs.clear();
+  const auto walk = [](uint64_t pointer, uint64_t count) {
+    FakeNode kernel{CU_GRAPH_NODE_TYPE_KERNEL, {kBlockA, 7, pointer, count}};
+    kernel.struct_at = 2;  // { char* data; int64_t count; }, as PyTorch passes data pointers
+    g_nodes[handle(1)] = kernel;
+    g_graphs[handle(99)] = {{handle(1)}};
+    std::vector<uint64_t> ignored;
+    return walk_and_read(fake_driver(), handle(99), ignored);
+  };
+  const GraphSink base = walk(kBlockB + 64, 1000);
+  REQUIRE(base.nodes.size() == 1);
+  CHECK(base.refs[0] == std::vector<trace::GraphRef>{{'a', 0, kBlockA}, {'a', 2, kBlockB + 64}});
+  CHECK(walk(kBlockB + 128, 1000).nodes[0].scalar_hash == base.nodes[0].scalar_hash);
+  CHECK(walk(kBlockB + 64, 2000).nodes[0].scalar_hash != base.nodes[0].scalar_hash);
+  // A word outside any allocation stays a scalar.
+  CHECK(walk(0x7e0000000000, 1000).refs[0] == std::vector<trace::GraphRef>{{'a', 0, kBlockA}});
+}
+
 TEST_CASE("graph walk: the top-level nodes and their walk indices, for SetParams") {
   g_nodes.clear();
   g_graphs.clear();
@@ -318,6 +340,25 @@ TEST_CASE("graph watch: first launches, then quiet; a free that hits an exec wat
   CHECK_FALSE(watch.launches_wanted());
   CHECK_FALSE(watch.on_launch(0xe1));
   CHECK_FALSE(watch.on_launch(0xbad));  // never instantiated under capguard
+}
+
+TEST_CASE("graph watch: after an instantiate, the first launch of another exec is recorded") {
+  GraphWatch watch;
+  watch.on_instantiate(0xe1);
+  for (uint32_t i = 0; i < trace::kRecordedFirstLaunches; ++i) CHECK(watch.on_launch(0xe1));
+  CHECK_FALSE(watch.launches_wanted());  // one exec: nothing else to tell apart
+  watch.on_instantiate(0xe2);            // a new capture while 0xe1 lives
+  CHECK(watch.launches_wanted());
+  CHECK(watch.on_launch(0xe2));  // its own first launches, as ever
+  CHECK(watch.on_launch(0xe1));  // the old exec, past its first launches: recorded once
+  CHECK_FALSE(watch.on_launch(0xe1));
+  for (uint32_t i = 1; i < trace::kRecordedFirstLaunches; ++i) CHECK(watch.on_launch(0xe2));
+  CHECK_FALSE(watch.launches_wanted());
+  // Only the newest replayed: the wish expires after a bounded number of its launches.
+  watch.on_instantiate(0xe3);
+  for (int i = 0; i < 200; ++i) watch.on_launch(0xe3);
+  CHECK_FALSE(watch.launches_wanted());
+  CHECK_FALSE(watch.on_launch(0xe1));
 }
 
 TEST_CASE("graph watch: a full table degrades to watching unknown execs after a free") {
