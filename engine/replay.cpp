@@ -1,8 +1,10 @@
 #include "engine/replay.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "model/cuda_errors.h"
+#include "symbolize/modules.h"
 #include "rules/rule.h"
 
 namespace capguard {
@@ -47,14 +49,25 @@ void Replay::define_stack(uint32_t id, std::span<const uint64_t> addresses) {
   span.offset = static_cast<uint32_t>(stack_pool_.size());
   span.size = static_cast<uint32_t>(addresses.size());
   stack_pool_.insert(stack_pool_.end(), addresses.begin(), addresses.end());
-  uint64_t hash = addresses.size();
-  for (uint64_t a : addresses) hash = mix_hash(hash ^ a);
+  // Where a stack has Python frames, they alone say where it was called from: the native
+  // frames of the interpreter between them vary with CPython's specialization of the call.
+  const auto python = [](uint64_t a) { return (a & kPythonFrameTag) == kPythonFrameTag; };
+  const bool has_python = std::any_of(addresses.begin(), addresses.end(), python);
+  const auto counted = [&](uint64_t a) { return !has_python || python(a); };
+  uint64_t hash = has_python ? 1 : 0;
+  for (uint64_t a : addresses)
+    if (counted(a)) hash = mix_hash(hash ^ a);
   uint32_t& first = stack_by_content_[hash];
   if (first == 0) first = id;
   const StackSpan* other = first != id ? stacks_.find(first) : nullptr;
-  const bool same = other != nullptr && other->size == span.size &&
-                    std::equal(addresses.begin(), addresses.end(),
-                               stack_pool_.begin() + other->offset);
+  bool same = other != nullptr;
+  if (same) {  // the same content, not a hash collision
+    std::vector<uint64_t> mine, theirs;
+    std::copy_if(addresses.begin(), addresses.end(), std::back_inserter(mine), counted);
+    const auto begin = stack_pool_.begin() + other->offset;
+    std::copy_if(begin, begin + other->size, std::back_inserter(theirs), counted);
+    same = mine == theirs;
+  }
   canonical_stacks_[id] = same ? first : id;
 }
 

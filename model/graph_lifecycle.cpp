@@ -34,6 +34,7 @@ std::vector<std::pair<uint64_t, uint64_t>> sorted_refs(const ExecState& exec) {
 }  // namespace
 
 bool GraphLifecycle::replayed_since(const SiteState& site) const {
+  if (site.newest_launches >= 2) return true;  // served, not just checked once
   if (last_launch_.at > site.walked_at && last_launch_.serial != site.last_walked_serial)
     return true;
   // The latest launch was of the site's last capture: was there one of another exec before it?
@@ -192,6 +193,7 @@ void GraphLifecycle::on_walked(ExecState& exec, uint64_t topology_hash, bool com
   key.last_exec = &exec;
   site->last_walked_serial = exec.serial;
   site->walked_at = ++clock_;
+  site->newest_launches = 0;
 }
 
 void GraphLifecycle::on_launch(ExecState& exec) {
@@ -202,6 +204,7 @@ void GraphLifecycle::on_launch(ExecState& exec) {
   if (site == nullptr) return;
   close_batch(*site);
   ++site->summary.launches;
+  if (exec.serial == site->last_walked_serial) ++site->newest_launches;
   if (exec.launches >= trace::kRecordedFirstLaunches) site->summary.launches_at_least = true;
   exec.pending_step.reset();  // launched again after its re-capture: kept, not replaced
   if (exec.lifecycle_key >= keys_.size()) return;

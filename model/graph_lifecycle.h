@@ -11,8 +11,8 @@
 //   alone: destroyed before the new capture, or after it without being launched again. Execs
 //   destroyed together with others (a teardown, a list of graphs dropped at once), kept alive,
 //   or refreshed in place are no churn.
-// - Growth: a new key captured after the site's execs (other than the one captured last) were
-//   launched: captured between replays rather than in a start-up burst.
+// - Growth: a new key captured after the program replayed (another exec, or the site's last
+//   capture twice): captured between replays rather than in a start-up burst.
 #pragma once
 
 #include <cstdint>
@@ -147,7 +147,8 @@ class GraphLifecycle {
     std::vector<uint64_t> topologies;
     uint64_t capture_index = 0;  // walked captures so far
     uint32_t last_walked_serial = 0;
-    uint64_t walked_at = 0;  // clock_ at its last walk
+    uint64_t walked_at = 0;        // clock_ at its last walk
+    uint32_t newest_launches = 0;  // launches of that walk's exec since
     // The destroy batch in progress: execs of this site destroyed with no other event of the
     // site in between, and the churn steps waiting on whether it holds one exec alone.
     uint32_t batch_size = 0;
@@ -158,9 +159,9 @@ class GraphLifecycle {
   };
 
   SiteState* site_of(const ExecState& exec);
-  // Whether an exec other than the site's last capture was launched since that capture, at any
-  // site: the program replayed between two captures (the interposer records the first launch
-  // of another exec after each instantiate for this).
+  // Whether the program replayed since the site's last capture: launched that capture's exec
+  // twice (once is a check right after capturing), or any other exec, at any site (the
+  // interposer records the first launch of another exec after each instantiate for this).
   bool replayed_since(const SiteState& site) const;
   void close_batch(SiteState& site);
   void commit_step(KeyState& key, const ChurnFacts& step);
