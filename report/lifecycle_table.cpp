@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "model/base_name.h"
+#include "report/render.h"
 #include "report/utf8.h"
 
 namespace capguard {
@@ -59,8 +60,8 @@ std::string ellipsize(std::string_view s, size_t width) {
 std::string site_cell(const Location& site, size_t width) {
   if (site.frames.empty())
     return ellipsize(site.addresses.empty() ? "(no stack recorded)" : "(not symbolized)", width);
-  const size_t index = site.user_frame >= 0 ? static_cast<size_t>(site.user_frame) : 0;
-  const Frame& frame = site.frames[std::min(index, site.frames.size() - 1)];
+  // Without a user frame, the first outside CUDA: the stacks' views start there too.
+  const Frame& frame = site.frames[std::min(frames_to_show(site).anchor, site.frames.size() - 1)];
   std::string where;  // the part worth keeping whole
   if (!frame.file.empty())
     where = fmt::format("{}:{}", base_name(frame.file), frame.line);

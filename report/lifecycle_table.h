@@ -25,8 +25,8 @@ struct SiteGroup {
 };
 std::vector<SiteGroup> sites_by_process(const Report& report);
 
-// The site's user frame (or its first frame) as "app.cu:42 (train_step)", its function cut to
-// fit `width` code points with "…"; "app.cu:42" alone when even that is too long (cut too).
+// The site's user frame (or its first frame outside CUDA) as "app.cu:42 (train_step)", its function
+// cut to fit `width` code points with "…"; "app.cu:42" alone when even that is too long (cut too).
 // Text as the trace has it (escape it for the format).
 std::string site_cell(const Location& site, size_t width = SIZE_MAX);
 

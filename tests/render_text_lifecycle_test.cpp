@@ -143,6 +143,11 @@ TEST_CASE("lifecycle text: long names are cut to keep lines under 100 characters
   section = section_of(text_of(report));
   CHECK(section.find("    " + std::string(29, 'f') + "…") != std::string::npos);
   check_line_widths(section);
+  // Without a user frame, the first frame outside CUDA, not cudaStreamBeginCapture's.
+  report.graph_sites[0].site.frames[1].file = "/src/app.cu";
+  report.graph_sites[0].site.user_frame = -1;
+  CHECK(section_of(text_of(report)).find("    app.cu:100 (at::native::(ano…)") !=
+        std::string::npos);
   // Text from the trace cannot drive the terminal.
   report.graph_sites[0].site.frames[1].file = "/src/a\033[2Jb.cu";
   CHECK(section_of(text_of(report)).find("a\\x1b[2Jb.cu:100") != std::string::npos);
