@@ -12,7 +12,7 @@ namespace capguard {
 namespace {
 
 constexpr size_t kSitesShown = 5;  // per process
-constexpr size_t kSiteWidth = 30;  // the site column; a row is kSiteWidth + 54 + indent
+constexpr size_t kSiteWidth = 36;  // room for "file.py:NN (function)": rows of 92 or 94
 constexpr size_t kLineWidth = 99;  // headings are cut to this
 
 std::string count(uint64_t n, std::string_view one, std::string_view many) {

@@ -41,10 +41,13 @@ TEST_CASE("lifecycle text: one site, after the findings and before the SUMMARY l
   Report report = testing::lifecycle_report(1);
   report.graph_sites[0].pool_bytes = 3 * 1024 * 1024 / 2;
   const std::string text = text_of(report);
+  // Each row: the site column (36), then the numbers.
   CHECK(section_of(text) ==
         "graph lifecycle (1 capture site):\n"
-        "  site                           graphs  keys  alive  launches  capture+inst      pool\n"
-        "  app.cu:100 (capture_step)           1     1      1         1       1.00 ms   1.5 MiB\n"
+        "  site                                "
+        " graphs  keys  alive  launches  capture+inst      pool\n"
+        "  app.cu:100 (capture_step)           "
+        "      1     1      1         1       1.00 ms   1.5 MiB\n"
         "\n");
   CHECK(text.find("[escaped-sync-copy] see `capguard explain escaped-sync-copy`\n\n"
                   "graph lifecycle (1 capture site):\n") != std::string::npos);
@@ -57,12 +60,18 @@ TEST_CASE("lifecycle text: the top 5 sites by graphs, then launches; the rest co
   const std::string section = section_of(text_of(testing::lifecycle_report(7)));
   CHECK(section ==
         "graph lifecycle (7 capture sites):\n"
-        "  site                           graphs  keys  alive  launches  capture+inst      pool\n"
-        "  app.cu:101 (capture_step)          51    51     51       103       51.0 ms         -\n"
-        "  app.cu:105 (capture_step)          40    40     40        80       40.0 ms         -\n"
-        "  app.cu:103 (capture_step)          40    40     40        40       40.0 ms         -\n"
-        "  app.cu:106 (capture_step)           5     5      5         5       5.00 ms         -\n"
-        "  app.cu:104 (capture_step)           3     3      3         9       3.00 ms         -\n"
+        "  site                                "
+        " graphs  keys  alive  launches  capture+inst      pool\n"
+        "  app.cu:101 (capture_step)           "
+        "     51    51     51       103       51.0 ms         -\n"
+        "  app.cu:105 (capture_step)           "
+        "     40    40     40        80       40.0 ms         -\n"
+        "  app.cu:103 (capture_step)           "
+        "     40    40     40        40       40.0 ms         -\n"
+        "  app.cu:106 (capture_step)           "
+        "      5     5      5         5       5.00 ms         -\n"
+        "  app.cu:104 (capture_step)           "
+        "      3     3      3         9       3.00 ms         -\n"
         "  and 2 more sites (3 graphs)\n"
         "\n");
   Report six = testing::lifecycle_report(6);
@@ -82,11 +91,11 @@ TEST_CASE("lifecycle text: a floor of launches reads N+, a site's findings name 
   report.graph_sites[1].findings = {2, 3, 1};
   report.graph_sites[0].captured = false;
   const std::string section = section_of(text_of(report));
-  CHECK(section.find("  app.cu:101 (capture_step)          51    51     51      103+       51.0 ms"
-                     "         -\n"
+  CHECK(section.find("  app.cu:101 (capture_step)           "
+                     "     51    51     51      103+       51.0 ms         -\n"
                      "    ← graph-rebuilt-every-step, escaped-sync-copy\n") != std::string::npos);
-  CHECK(section.find("  app.cu:100 (capture_step)           1     1      1         1       1.00 ms"
-                     "         -\n"
+  CHECK(section.find("  app.cu:100 (capture_step)           "
+                     "      1     1      1         1       1.00 ms         -\n"
                      "    (built with the graph API: the site is its cudaGraphInstantiate)\n") !=
         std::string::npos);
   check_line_widths(section);
@@ -107,18 +116,19 @@ TEST_CASE("lifecycle text: several processes get a table each, as their findings
   site.process = 0;
   report.graph_sites.push_back(site);
   const std::string section = section_of(text_of(report));
-  CHECK(section.starts_with(
-      "graph lifecycle (9 capture sites in 3 processes):\n"
-      "  process 4242 (7 capture sites): ./app --steps 3\n"
-      "    site                           graphs  keys  alive  launches  capture+inst      pool\n"
-      "    app.cu:101 (capture_step)          51    51     51       103       51.0 ms         "
-      "-\n"));
+  CHECK(
+      section.starts_with("graph lifecycle (9 capture sites in 3 processes):\n"
+                          "  process 4242 (7 capture sites): ./app --steps 3\n"
+                          "    site                                "
+                          " graphs  keys  alive  launches  capture+inst      pool\n"
+                          "    app.cu:101 (capture_step)           "
+                          "     51    51     51       103       51.0 ms         -\n"));
   CHECK(section.find("    and 2 more sites (3 graphs)\n"
                      "  process 5000 (1 capture site): ./worker\n"
-                     "    site                           graphs  keys  alive  launches  "
-                     "capture+inst      pool\n"
-                     "    app.cu:7 (serve)                    9     9      9        18       "
-                     "9.00 ms         -\n"
+                     "    site                                "
+                     " graphs  keys  alive  launches  capture+inst      pool\n"
+                     "    app.cu:7 (serve)                    "
+                     "      9     9      9        18       9.00 ms         -\n"
                      "  process 6000 (1 capture site)\n") != std::string::npos);
   check_line_widths(section);
 }
@@ -134,19 +144,19 @@ TEST_CASE("lifecycle text: long names are cut to keep lines under 100 characters
   other.pid = 5000;
   report.processes.push_back(other);
   std::string section = section_of(text_of(report));
-  CHECK(section.find("    app.cu:100 (at::native::(ano…)      1") != std::string::npos);
+  CHECK(section.find("    app.cu:100 (at::native::(anonymous…)      1") != std::string::npos);
   CHECK(section.find("  process 4242 (1 capture site): python -m torch.distributed.run xxx") !=
         std::string::npos);
   check_line_widths(section);
   // A file name too long for the column loses the function, then its own end.
   report.graph_sites[0].site.frames[1].file = "/src/" + std::string(40, 'f') + ".cu";
   section = section_of(text_of(report));
-  CHECK(section.find("    " + std::string(29, 'f') + "…") != std::string::npos);
+  CHECK(section.find("    " + std::string(35, 'f') + "…") != std::string::npos);
   check_line_widths(section);
   // Without a user frame, the first frame outside CUDA, not cudaStreamBeginCapture's.
   report.graph_sites[0].site.frames[1].file = "/src/app.cu";
   report.graph_sites[0].site.user_frame = -1;
-  CHECK(section_of(text_of(report)).find("    app.cu:100 (at::native::(ano…)") !=
+  CHECK(section_of(text_of(report)).find("    app.cu:100 (at::native::(anonymous…)") !=
         std::string::npos);
   // Text from the trace cannot drive the terminal.
   report.graph_sites[0].site.frames[1].file = "/src/a\033[2Jb.cu";
