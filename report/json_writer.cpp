@@ -96,6 +96,14 @@ JsonWriter& JsonWriter::value(std::string_view s) {
   return *this;
 }
 
+JsonWriter& JsonWriter::fixed(uint64_t scaled, unsigned places) {
+  std::string digits = std::to_string(scaled);
+  if (places == 0) return raw(digits);
+  if (digits.size() <= places) digits.insert(0, places + 1 - digits.size(), '0');
+  digits.insert(digits.size() - places, 1, '.');
+  return raw(digits);
+}
+
 JsonWriter& JsonWriter::value(bool b) { return raw(b ? "true" : "false"); }
 
 JsonWriter& JsonWriter::begin_object() {

@@ -38,6 +38,9 @@ class JsonWriter {
   JsonWriter& value(std::signed_integral auto n) { return raw(std::to_string(int64_t{n})); }
   JsonWriter& value(std::unsigned_integral auto n) { return raw(std::to_string(uint64_t{n})); }
   JsonWriter& null() { return raw("null"); }
+  // scaled / 10^places with exactly `places` decimals (48213, 3: 48.213). Integers in, so the
+  // bytes are the same on every machine, which a double's formatting does not promise.
+  JsonWriter& fixed(uint64_t scaled, unsigned places);
 
   // key(name).value(v) in one call.
   template <typename T>

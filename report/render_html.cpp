@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "report/capture_picture.h"
+#include "report/lifecycle_table.h"
 #include "report/render.h"
 #include "report/source_lines.h"
 #include "report/xml_escape.h"
@@ -15,6 +16,7 @@ namespace {
 
 constexpr int kCulpritContext = 3;  // source lines either side of the culprit's user frame
 constexpr int kRelatedContext = 1;  // ... and of the other stacks
+constexpr size_t kSiteCellWidth = 80;  // a lifecycle site's function is cut, its title has all
 
 constexpr const char* kStyle = R"(
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px; color: #1c2833; max-width: 1400px; }
@@ -36,6 +38,10 @@ svg text { font: 11px system-ui, sans-serif; fill: #263238; } svg text.box-title
 svg text.lane-name { font-family: ui-monospace, monospace; } svg text.lane-name.unjoined { fill: #c62828; font-weight: 700; }
 svg text.culprit-label { font-weight: 700; fill: #b71c1c; } svg text.site { fill: #607d8b; font-size: 10px; }
 .legend { font-size: 12px; color: #455a64; }
+table.lifecycle { border-collapse: collapse; font-size: 13px; margin: 6px 0; }
+table.lifecycle th, table.lifecycle td { padding: 2px 10px; border-bottom: 1px solid #eceff1; }
+table.lifecycle th { text-align: left; color: #455a64; } table.lifecycle td.n { text-align: right; }
+table.lifecycle td.site { font-family: ui-monospace, monospace; } table.lifecycle tr.flagged td.site { color: #b8860b; }
 )";
 
 class HtmlWriter {
@@ -55,6 +61,7 @@ class HtmlWriter {
     out_ += "<h2 id=\"findings\">Findings</h2>\n";
     if (report_.findings.empty()) out_ += "<p>No findings.</p>\n";
     for (size_t i = 0; i < report_.findings.size(); ++i) write_finding(i, report_.findings[i]);
+    if (!report_.graph_sites.empty()) write_lifecycle();
     out_ += "<h2 id=\"captures\">Captures</h2>\n";
     out_ +=
         "<p class=\"legend\">Each lane is a stream, calls in order from left to right: "
@@ -121,6 +128,68 @@ class HtmlWriter {
         rule != nullptr && !rule->fix.empty())
       put("<p class=\"fix\"><b>fix:</b> {}</p>\n", esc(std::string(rule->fix)));
     out_ += "</article>\n";
+  }
+
+  // Every site, not only the text report's top ones: a page can fold what a terminal cannot.
+  void write_lifecycle() {
+    uint64_t graphs = 0;
+    for (const GraphSiteInfo& site : report_.graph_sites) graphs += site.graphs;
+    const std::vector<SiteGroup> groups = sites_by_process(report_);
+    const bool several = groups.size() > 1 || report_.processes.size() > 1;
+    out_ += "<h2 id=\"graph-lifecycle\">Graph lifecycle</h2>\n";
+    put("<details class=\"graph-lifecycle\" open><summary>{} capture site(s), {} graph(s); "
+        "hover a site for its stack</summary>\n<table class=\"lifecycle\">\n<tr>{}",
+        report_.graph_sites.size(), graphs, several ? "<th>process</th>" : "");
+    out_ +=
+        "<th>site</th><th>graphs</th><th>keys</th><th>topologies</th><th>updates</th>"
+        "<th>alive at exit</th><th>launches</th><th>capture+instantiate</th><th>pool</th>"
+        "<th>findings</th></tr>\n";
+    for (const SiteGroup& group : groups)
+      for (const GraphSiteInfo* site : group.sites) write_site(*site, several);
+    out_ += "</table>\n</details>\n";
+  }
+
+  void write_site(const GraphSiteInfo& site, bool several) {
+    put("<tr data-pid=\"{}\"{}>", site.pid, site.findings.empty() ? "" : " class=\"flagged\"");
+    if (several) put("<td class=\"n\">{}</td>", site.pid);
+    put("<td class=\"site\" title=\"{}\">{}{}</td>", xml_escape(frames_title(site.site)),
+        esc(site_cell(site.site, kSiteCellWidth)),
+        site.captured ? "" : " <small>(graph API)</small>");
+    put("<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+        "<td class=\"n\">{}</td><td class=\"n\">{}</td>",
+        site.graphs, site.keys, site.topologies, site.updates, site.alive_at_exit);
+    put("<td class=\"n\"{}>{}</td>",
+        site.launches_at_least
+            ? " title=\"at least: some exec replayed past its recorded launches\""
+            : "",
+        launches_cell(site));
+    put("<td class=\"n\">{}</td><td class=\"n\">{}</td><td>", duration_cell(site.capture_ns),
+        bytes_cell(site.pool_bytes));
+    bool first = true;
+    for (size_t index : site.findings) {
+      if (index >= report_.findings.size()) continue;
+      put("{}<a href=\"#finding-{}\">{}</a>", first ? "" : ", ", index + 1,
+          esc(report_.findings[index].rule));
+      first = false;
+    }
+    out_ += "</td></tr>\n";
+  }
+
+  // Every frame, innermost first, one a line: what a hover over the site cell shows.
+  static std::string frames_title(const Location& location) {
+    std::string title;
+    for (size_t i = 0; i < location.frames.size(); ++i) {
+      const Frame& frame = location.frames[i];
+      title += fmt::format(
+          "{}#{} {}", i == 0 ? "" : "\n", i,
+          frame.function.empty() ? fmt::format("0x{:x}", frame.address) : frame.function);
+      if (!frame.file.empty())
+        title += fmt::format(" {}:{}", frame.file, frame.line);
+      else if (!frame.module.empty())
+        title += fmt::format(" ({}+0x{:x})", frame.module, frame.offset);
+      if (static_cast<int>(i) == location.user_frame) title += "  <- user frame";
+    }
+    return title;
   }
 
   void write_stack(const Location& location, int context = kRelatedContext) {

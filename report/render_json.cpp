@@ -69,6 +69,27 @@ void write_capture(JsonWriter& json, const CaptureInfo& capture) {
   json.end_object();
 }
 
+void write_graph_site(JsonWriter& json, const GraphSiteInfo& site) {
+  json.begin_object();
+  json.key("pid"), json.value(uint64_t{site.pid});
+  json.key("site"), write_location(json, site.site);
+  json.key("captured"), json.value(site.captured);
+  json.key("graphs"), json.value(site.graphs);
+  json.key("keys"), json.value(uint64_t{site.keys});
+  json.key("topologies"), json.value(uint64_t{site.topologies});
+  json.key("updates"), json.value(site.updates);
+  json.key("alive_at_exit"), json.value(site.alive_at_exit);
+  json.key("launches"), json.value(site.launches);
+  json.key("launches_exact"), json.value(!site.launches_at_least);
+  json.key("capture_ms"), json.fixed((site.capture_ns + 500) / 1000, 3);  // rounded to 1 µs
+  json.key("pool_bytes"), json.value(site.pool_bytes);
+  json.key("findings");
+  json.begin_array();
+  for (size_t index : site.findings) json.value(uint64_t{index});
+  json.end_array();
+  json.end_object();
+}
+
 void write_finding(JsonWriter& json, const Finding& finding) {
   json.begin_object();
   json.key("rule"), json.value(finding.rule);
@@ -117,6 +138,12 @@ void render_json(const Report& report, const JsonSink& sink) {
   json.begin_array();
   for (const auto& capture : report.captures) write_capture(json, capture);
   json.end_array();
+  if (!report.graph_sites.empty()) {  // only then: reports of programs without graphs keep theirs
+    json.key("graph_lifecycle");
+    json.begin_array();
+    for (const GraphSiteInfo& site : report.graph_sites) write_graph_site(json, site);
+    json.end_array();
+  }
   json.key("findings");
   json.begin_array();
   for (const auto& finding : report.findings) write_finding(json, finding);

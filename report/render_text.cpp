@@ -8,9 +8,10 @@
 #include <string_view>
 
 #include "model/base_name.h"
+#include "model/frame_owner.h"
+#include "report/lifecycle_table.h"
 #include "report/render.h"
 #include "report/source_lines.h"
-#include "model/frame_owner.h"
 #include "report/utf8.h"
 
 namespace capguard {
@@ -284,6 +285,7 @@ std::string render_text(const Report& report, const RenderOptions& options) {
       known = known || belongs_to(report, i, finding.process, finding.pid);
     if (!known) append_finding(out, report, finding, style, sources, options.rules);
   }
+  out += lifecycle_text(report);
   out += summary_line(report);
   return out;
 }

@@ -58,6 +58,7 @@ TEST_CASE("what JsonWriter writes, parse_json reads back") {
   JsonWriter w;
   w.begin_object().field("text", "tab\t quote\" ctl\x01 bad\xff ok\xc3\xa9");
   w.field("n", -5).field("u", uint64_t{18446744073709551615ULL}).field("t", true);
+  w.key("ms").fixed(48213, 3).key("small").fixed(7, 3).key("whole").fixed(12, 0);
   w.key("empty").begin_array().end_array().key("obj").begin_object().end_object();
   w.end_object();
   JsonParseResult r = parse_json(w.str(), "w");
@@ -66,9 +67,11 @@ TEST_CASE("what JsonWriter writes, parse_json reads back") {
   CHECK(r.value->get_int("n") == -5);
   CHECK(*r.value->get("t")->as_bool());
   CHECK(r.value->get("empty")->as_array()->empty());
+  CHECK(*r.value->get("ms")->as_number() == doctest::Approx(48.213));
   CHECK(w.str() ==
         "{\n  \"text\": \"tab\\t quote\\\" ctl\\u0001 bad\\ufffd ok\xc3\xa9\",\n  \"n\": -5,\n"
-        "  \"u\": 18446744073709551615,\n  \"t\": true,\n  \"empty\": [],\n  \"obj\": {}\n}\n");
+        "  \"u\": 18446744073709551615,\n  \"t\": true,\n  \"ms\": 48.213,\n"
+        "  \"small\": 0.007,\n  \"whole\": 12,\n  \"empty\": [],\n  \"obj\": {}\n}\n");
 }
 
 }  // namespace capguard

@@ -59,6 +59,58 @@ TEST_CASE("html: one self-contained page with every finding and a picture of eve
   CHECK(html.find("SUMMARY: capguard: 1 error, 1 warning") != std::string::npos);
 }
 
+TEST_CASE("html: the graph lifecycle table, every site, only when the report has some") {
+  const RenderOptions options = testing::with_rules();
+  const std::string none = render_html(testing::lifecycle_report(0), options);
+  CHECK(none == render_html(testing::sample_report(), options));
+  CHECK(none.find("graph-lifecycle") == std::string::npos);
+
+  Report report = testing::lifecycle_report(7);
+  report.graph_sites[1].launches_at_least = true;
+  report.graph_sites[1].findings = {1};
+  report.graph_sites[1].pool_bytes = 3 * 1024 * 1024 / 2;
+  report.graph_sites[2].site.frames[1].function = "step<a&b>(\"x\")";
+  report.graph_sites[3].captured = false;
+  std::string html = render_html(report, options);
+  const size_t section = html.find("<h2 id=\"graph-lifecycle\">");
+  REQUIRE(section != std::string::npos);
+  // After the findings, before the pictures.
+  CHECK(section > html.find("id=\"finding-2\""));
+  CHECK(section < html.find("<h2 id=\"captures\">"));
+  CHECK(html.find("<details class=\"graph-lifecycle\" open><summary>7 capture site(s), "
+                  "142 graph(s)") != std::string::npos);
+  // All of them, not the text's top 5; no process column for one process.
+  CHECK(occurrences(html, "<tr data-pid=") == 7);
+  CHECK(html.find("<th>process</th>") == std::string::npos);
+  // Most graphs first; the site's user frame, and every frame on hover.
+  CHECK(html.find("<tr data-pid=\"4242\" class=\"flagged\"><td class=\"site\" title=\""
+                  "#0 cudaStreamBeginCapture (/usr/lib/x86_64-linux-gnu/libcudart.so.12+0x0)&#10;"
+                  "#1 capture_step /src/app.cu:101  &lt;- user frame&#10;"
+                  "#2 main /src/app.cu:60\">app.cu:101 (capture_step)</td>"
+                  "<td class=\"n\">51</td><td class=\"n\">51</td><td class=\"n\">1</td>"
+                  "<td class=\"n\">0</td><td class=\"n\">51</td>") != std::string::npos);
+  CHECK(html.find(">103+</td><td class=\"n\">51.0 ms</td><td class=\"n\">1.5 MiB</td>"
+                  "<td><a href=\"#finding-2\">escaped-sync-copy</a></td></tr>") !=
+        std::string::npos);
+  CHECK(html.find(">app.cu:101") < html.find(">app.cu:105"));
+  CHECK(html.find(">app.cu:105") < html.find(">app.cu:103"));
+  CHECK(html.find(">app.cu:102 (step&lt;a&amp;b&gt;(&quot;x&quot;))</td>") != std::string::npos);
+  CHECK(html.find("title=\"#0 cudaStreamBeginCapture (/usr/lib/x86_64-linux-gnu/libcudart.so.12"
+                  "+0x0)&#10;#1 step&lt;a&amp;b&gt;(&quot;x&quot;) /src/app.cu:102") !=
+        std::string::npos);
+  CHECK(html.find("app.cu:103 (capture_step) <small>(graph API)</small>") != std::string::npos);
+
+  ProcessInfo worker;
+  worker.pid = 5000;
+  report.processes.push_back(worker);
+  report.graph_sites[0].pid = 5000;
+  report.graph_sites[0].process = 2;
+  html = render_html(report, options);
+  CHECK(html.find("<th>process</th>") != std::string::npos);
+  CHECK(html.find("<tr data-pid=\"5000\"><td class=\"n\">5000</td>") >
+        html.find("<tr data-pid=\"4242\"><td class=\"n\">4242</td>"));  // by process
+}
+
 TEST_CASE("html and text: the source lines around the user frame, when the file is readable") {
   SourceFile source;
   RenderOptions options;

@@ -2,8 +2,9 @@
 
 #include <string>
 
-#include "report/render.h"
 #include "render_test_report.h"
+#include "report/json_reader.h"
+#include "report/render.h"
 
 namespace capguard {
 
@@ -59,6 +60,96 @@ TEST_CASE("strings are escaped, and bytes that are not UTF-8 become U+FFFD") {
 
 TEST_CASE("the same report renders byte for byte the same") {
   CHECK(render_json(testing::sample_report()) == render_json(testing::sample_report()));
+}
+
+namespace {
+
+JsonValue parsed(const Report& report) {
+  JsonParseResult result = parse_json(render_json(report), "report.json");
+  REQUIRE_MESSAGE(!result.error, result.error->to_string());
+  return *result.value;
+}
+
+std::vector<std::string> keys_of(const JsonValue& object) {
+  std::vector<std::string> keys;
+  REQUIRE(object.as_object() != nullptr);
+  for (const auto& [key, value] : *object.as_object()) keys.push_back(key);
+  return keys;
+}
+
+}  // namespace
+
+TEST_CASE("graph_lifecycle only when the report has graph sites: other reports keep their shape") {
+  const Report report = testing::lifecycle_report(0);
+  CHECK(render_json(report).find("graph_lifecycle") == std::string::npos);
+  CHECK(render_json(report) == render_json(testing::sample_report()));
+  CHECK(keys_of(parsed(report)) == std::vector<std::string>{"tool", "version", "processes",
+                                                            "captures", "findings", "summary"});
+}
+
+TEST_CASE("graph_lifecycle: one object per site, after the captures, with README's keys") {
+  Report report = testing::lifecycle_report(1);
+  GraphSiteInfo& site = report.graph_sites[0];
+  site.updates = 4;
+  site.launches_at_least = true;
+  site.capture_ns = 48'213'456;  // 48.213 ms
+  site.pool_bytes = 1'288'490'189;
+  site.findings = {1};
+  const JsonValue json = parsed(report);
+  CHECK(keys_of(json) == std::vector<std::string>{"tool", "version", "processes", "captures",
+                                                  "graph_lifecycle", "findings", "summary"});
+  const JsonValue::Array* sites = json.get("graph_lifecycle")->as_array();
+  REQUIRE(sites != nullptr);
+  REQUIRE(sites->size() == 1);
+  const JsonValue& row = (*sites)[0];
+  CHECK(keys_of(row) == std::vector<std::string>{"pid", "site", "captured", "graphs", "keys",
+                                                 "topologies", "updates", "alive_at_exit",
+                                                 "launches", "launches_exact", "capture_ms",
+                                                 "pool_bytes", "findings"});
+  CHECK(row.get_int("pid") == 4242);
+  CHECK(*row.get("captured")->as_bool());
+  CHECK(row.get_int("graphs") == 1);
+  CHECK(row.get_int("keys") == 1);
+  CHECK(row.get_int("topologies") == 1);
+  CHECK(row.get_int("updates") == 4);
+  CHECK(row.get_int("alive_at_exit") == 1);
+  CHECK(row.get_int("launches") == 1);
+  CHECK(!*row.get("launches_exact")->as_bool());
+  CHECK(*row.get("capture_ms")->as_number() == doctest::Approx(48.213));
+  CHECK(row.get_int("pool_bytes") == 1'288'490'189);
+  REQUIRE(row.get("findings")->as_array()->size() == 1);
+  CHECK(row.get("findings")->as_array()->at(0).as_number() != nullptr);
+  CHECK(*row.get("findings")->as_array()->at(0).as_number() == 1);
+  // The site is a location like a capture's "begin": frames, then the user frame.
+  const JsonValue* where = row.get("site");
+  CHECK(keys_of(*where) == std::vector<std::string>{"frames", "user_frame"});
+  CHECK(where->get_int("user_frame") == 1);
+  CHECK(where->get("frames")->as_array()->at(1).get_string("function") == "capture_step");
+  CHECK(where->get("frames")->as_array()->at(1).get_int("line") == 100);
+  // Three decimals, written exactly.
+  CHECK(render_json(report).find("\"capture_ms\": 48.213,\n") != std::string::npos);
+  site.capture_ns = 1'499;
+  CHECK(render_json(report).find("\"capture_ms\": 0.001,\n") != std::string::npos);
+  site.capture_ns = 0;
+  CHECK(render_json(report).find("\"capture_ms\": 0.000,\n") != std::string::npos);
+}
+
+TEST_CASE("graph_lifecycle: every site in the report's order, exact launches, several processes") {
+  Report report = testing::lifecycle_report(7);
+  report.graph_sites[6].pid = 5000;
+  report.graph_sites[6].captured = false;
+  const JsonValue json = parsed(report);
+  const JsonValue::Array& sites = *json.get("graph_lifecycle")->as_array();
+  REQUIRE(sites.size() == 7);
+  for (size_t i = 0; i < sites.size(); ++i) {
+    CHECK(sites[i].get("site")->get("frames")->as_array()->at(1).get_int("line") == 100 + int(i));
+    CHECK(sites[i].get_int("graphs") == int64_t(report.graph_sites[i].graphs));
+    CHECK(*sites[i].get("launches_exact")->as_bool());
+    CHECK(sites[i].get("findings")->as_array()->empty());
+  }
+  CHECK(sites[5].get_int("pid") == 4242);
+  CHECK(sites[6].get_int("pid") == 5000);
+  CHECK(!*sites[6].get("captured")->as_bool());
 }
 
 }  // namespace capguard

@@ -116,4 +116,40 @@ inline Report sample_report() {
   return report;
 }
 
+// A capture site of the graph lifecycle table: cudaStreamBeginCapture called from `function` at
+// app.cu:`line`, in process 4242 (the sample report's), every graph alive at exit.
+inline GraphSiteInfo graph_site(int line, const char* function, uint64_t graphs,
+                                uint64_t launches) {
+  GraphSiteInfo site;
+  site.pid = 4242;
+  site.site.pid = 4242;
+  site.site.frames = {
+      frame(0x7f0000004000, "cudaStreamBeginCapture", "", 0,
+            "/usr/lib/x86_64-linux-gnu/libcudart.so.12"),
+      frame(0x555500010000 + static_cast<uint64_t>(line), function, "/src/app.cu", line,
+            "/src/app"),
+      frame(0x555500003456, "main", "/src/app.cu", 60, "/src/app"),
+  };
+  site.site.user_frame = 1;
+  site.graphs = graphs;
+  site.keys = static_cast<uint32_t>(graphs);
+  site.topologies = 1;
+  site.alive_at_exit = graphs;
+  site.launches = launches;
+  site.capture_ns = graphs * 1'000'000;  // 1 ms a graph
+  return site;
+}
+
+// The sample report with `n` lifecycle sites of graphs 1, 51, 2, 40, 3, 40, 5, ... (two with
+// 40 to check the launches tie-break), their lines 100, 101, ...
+inline Report lifecycle_report(size_t n) {
+  static constexpr uint64_t kGraphs[] = {1, 51, 2, 40, 3, 40, 5, 6, 7, 8};
+  static constexpr uint64_t kLaunches[] = {1, 103, 2, 40, 9, 80, 5, 6, 7, 8};
+  Report report = sample_report();
+  for (size_t i = 0; i < n; ++i)
+    report.graph_sites.push_back(
+        graph_site(100 + static_cast<int>(i), "capture_step", kGraphs[i % 10], kLaunches[i % 10]));
+  return report;
+}
+
 }  // namespace capguard::testing
