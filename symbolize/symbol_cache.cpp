@@ -115,6 +115,8 @@ std::optional<std::string> SymbolCache::save_beside(const std::string& trace_pat
     if (capture.pid != pid) continue;
     for_each_location(capture, [&](const Location& l) { collect(l, frames); });
   }
+  for (const GraphSiteInfo& site : report.graph_sites)
+    if (site.pid == pid) collect(site.site, frames);
   const std::string path = path_for(trace_path);
   std::ofstream out(path, std::ios::trunc);
   out << kMagic << '\n';

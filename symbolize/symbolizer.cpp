@@ -265,6 +265,7 @@ void symbolize(Report& report, const std::vector<ProcessModules>& modules, const
     for_each_location(capture,
                       [&](Location& l) { symbolizer.symbolize(l, capture.pid, capture.process); });
   }
+  for (auto& site : report.graph_sites) symbolizer.symbolize(site.site, site.pid, site.process);
 }
 
 }  // namespace capguard
