@@ -128,23 +128,22 @@ struct Walk {
           continue;
         }
       }
-      // A scalar, or a struct: PyTorch's elementwise kernels take their data pointers in one
-      // (std::array<char*, N>). Its aligned words that lie in a live allocation are addresses
-      // the node holds; the rest is hashed as scalars.
       const auto* bytes = static_cast<const unsigned char*>(params.kernelParams[i]);
+      if (size <= sizeof(uint64_t)) {  // a scalar
+        scalars = mix(scalars, i);
+        for (size_t b = 0; b < size; ++b) scalars = mix(scalars, bytes[b]);
+        continue;
+      }
+      // A struct: PyTorch's elementwise kernels take their data pointers in one
+      // (std::array<char*, N>). Its aligned words that lie in a live allocation are addresses
+      // the node holds. The rest is not hashed: padding bytes are whatever the stack held, and
+      // would make every capture look different.
       const size_t bounded = size < limits.max_param_bytes ? size : limits.max_param_bytes;
-      scalars = mix(scalars, i);
-      for (size_t b = 0; b < bounded;) {
-        if (size > sizeof(uint64_t) && b % 8 == 0 && b + 8 <= bounded) {
-          uint64_t word = 0;
-          std::memcpy(&word, bytes + b, sizeof word);
-          if (looks_like_pointer(word) && count < trace::kMaxRefsPerRecord * 4 && keep(word)) {
-            refs[count++] = {'a', i, word};
-            b += 8;
-            continue;
-          }
-        }
-        scalars = mix(scalars, bytes[b++]);
+      for (size_t b = 0; b + sizeof(uint64_t) <= bounded; b += sizeof(uint64_t)) {
+        uint64_t word = 0;
+        std::memcpy(&word, bytes + b, sizeof word);
+        if (looks_like_pointer(word) && count < trace::kMaxRefsPerRecord * 4 && keep(word))
+          refs[count++] = {'a', i, word};
       }
     }
     shape.scalar_hash = scalars;

@@ -40,7 +40,7 @@ struct WalkLimits {
   size_t max_nodes = 65536;  // in all, child graphs included
   uint32_t max_depth = 8;
   uint32_t max_params = 512;       // per kernel
-  uint32_t max_param_bytes = 4096;  // of one argument, hashed into the scalar hash
+  uint32_t max_param_bytes = 4096;  // of one struct argument, searched for addresses
 };
 
 // The graph's top-level nodes as walked: (handle, walk index) pairs in a malloc'd array the
