@@ -26,8 +26,9 @@ std::pair<std::string, std::string> what_differed(const CaptureDiff& d) {
     std::string moved;
     for (const CaptureDiff::Argument& a : d.moved)
       moved += (moved.empty() ? "" : ", ") + argument(a);
-    return {fmt::format("only addresses differed ({}{}): a static input moved", moved,
-                        d.moved.size() >= 3 ? ", ..." : ""),
+    return {fmt::format("only addresses differed ({}{}): each capture was bound to other "
+                        "buffers (a static input moved, or a fresh memory pool per capture)",
+                        moved, d.moved.size() >= 3 ? ", ..." : ""),
             "keep the exec and copy new data into its static inputs instead of rebinding them "
             "(x_static.copy_(x)), or re-point it with cudaGraphExecUpdate / "
             "cudaGraphExecKernelNodeSetParams"};
