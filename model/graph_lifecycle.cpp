@@ -78,19 +78,27 @@ void GraphLifecycle::remember(KeyState& key, const ExecState& exec) {
   key.last_destroy_lone = false;
   key.last_launches = 0;
   Signature& sig = key.signature;
-  sig.scalars.clear();
-  sig.refs.clear();
-  sig.addresses.clear();
+  signature_entries_ -= std::min(signature_entries_, sig.scalars.size() + sig.refs.size());
+  sig = Signature{};
+  // Bounded over all keys: a trace of many huge graphs keeps no copy to compare, and says so.
+  const size_t wanted = exec.nodes.size() + std::min(exec.refs.size(), kMaxSignatureRefs);
+  if (signature_entries_ + wanted > kMaxSignatureEntries) return;
+  sig.kept = true;
   for (uint32_t i = 0; i < exec.nodes.size(); ++i)
     if (exec.nodes[i].has_scalars) sig.scalars.emplace_back(i, exec.nodes[i].scalar_hash);
   for (const auto& [key_of_ref, address] : sorted_refs(exec)) {
     sig.refs.push_back(key_of_ref);
     sig.addresses.push_back(address);
   }
+  signature_entries_ += sig.scalars.size() + sig.refs.size();
 }
 
 void GraphLifecycle::diff(const Signature& before, const ExecState& after,
                           CaptureDiff& out) const {
+  if (!before.kept) {
+    ++out.unknown;
+    return;
+  }
   bool moved = false;
   bool scalar = false;
   // Scalars: node by node (the key is the same, so the nodes are too).
@@ -253,6 +261,7 @@ void GraphLifecycle::commit_step(KeyState& key, const ChurnFacts& step) {
   c.diff.identical += step.diff.identical;
   c.diff.addresses += step.diff.addresses;
   c.diff.scalars += step.diff.scalars;
+  c.diff.unknown += step.diff.unknown;
   for (const CaptureDiff::Argument& m : step.diff.moved) {
     const bool listed = std::any_of(c.diff.moved.begin(), c.diff.moved.end(), [&](const auto& o) {
       return o.kernel == m.kernel && o.role == m.role && o.index == m.index;

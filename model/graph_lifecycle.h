@@ -32,7 +32,8 @@ struct ExecState;
 struct CaptureDiff {
   uint32_t identical = 0;  // steps whose graphs were the same, addresses and scalars too
   uint32_t addresses = 0;  // steps that differed only in the addresses of arguments or copies
-  uint32_t scalars = 0;    // steps in which a scalar (or struct) kernel argument differed
+  uint32_t scalars = 0;    // steps in which a scalar kernel argument differed
+  uint32_t unknown = 0;    // steps whose earlier graph was not kept to compare (memory bound)
   struct Argument {
     std::string kernel;  // empty for a copy or memset
     char role = 'a';     // 'a' kernel argument, 's' copy source, 'd' destination
@@ -89,7 +90,8 @@ class GraphLifecycle {
   static constexpr size_t kGrowthListed = 12;
   static constexpr size_t kMaxSites = 4096;
   static constexpr size_t kMaxKeys = 16384;  // per process, all sites together
-  static constexpr size_t kMaxSignatureRefs = 4096;
+  static constexpr size_t kMaxSignatureRefs = 4096;        // per key
+  static constexpr size_t kMaxSignatureEntries = 4'000'000;  // all keys: ~64 MB
 
   // Maps a stack id to the id that stands for all stacks of its content (the replay knows
   // stacks; without it, ids are compared as they are).
@@ -119,6 +121,7 @@ class GraphLifecycle {
 
  private:
   struct Signature {  // the last exec of a key, for the next capture's diff
+    bool kept = false;
     std::vector<std::pair<uint32_t, uint64_t>> scalars;  // (node, hash) of nodes that have them
     std::vector<uint64_t> refs;                          // packed (node, role, index) keys ...
     std::vector<uint64_t> addresses;                     // ... and their addresses
@@ -175,6 +178,7 @@ class GraphLifecycle {
   SiteKey site_key_ = nullptr;
   const void* site_key_context_ = nullptr;
   uint64_t clock_ = 0;  // counts walks and launches
+  size_t signature_entries_ = 0;
   LaunchMark last_launch_;            // the latest launch
   LaunchMark last_other_launch_;      // the latest of an exec other than last_launch_'s
   std::vector<SiteState> sites_;

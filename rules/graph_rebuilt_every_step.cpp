@@ -15,8 +15,13 @@ std::string argument(const CaptureDiff::Argument& a) {
 
 // What differed between consecutive captures, and the fix for that case.
 std::pair<std::string, std::string> what_differed(const CaptureDiff& d) {
+  if (d.scalars == 0 && d.addresses == 0 && d.identical == 0) {
+    return {"capguard kept no copy of the earlier graphs to compare (a bound on its memory)",
+            "keep the exec and replay it; refresh it with cudaGraphExecUpdate when its inputs "
+            "change"};
+  }
   if (d.scalars != 0) {
-    return {fmt::format("a scalar (or struct) argument of {} differed in {} of them",
+    return {fmt::format("a scalar argument of {} differed in {} of them",
                         kernel_name(d.scalar_kernel), d.scalars),
             "capture once and refresh the exec with cudaGraphExecUpdate (it takes new argument "
             "values without re-instantiating), or pass the value through device memory the graph "

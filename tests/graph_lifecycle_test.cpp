@@ -131,7 +131,7 @@ TEST_CASE("churn: what differed between consecutive captures") {
     }
     const Report& r = sim.finish();
     REQUIRE(rules_of(r) == Rules{"graph-rebuilt-every-step"});
-    CHECK(says(r.findings[0], "a scalar (or struct) argument of bump(int*) differed in 11"));
+    CHECK(says(r.findings[0], "a scalar argument of bump(int*) differed in 11"));
     CHECK(says(r.findings[0], "cudaGraphExecUpdate"));
   }
 }
