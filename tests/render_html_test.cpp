@@ -132,7 +132,7 @@ TEST_CASE("html and text: the source lines around the user frame, when the file 
 
 TEST_CASE("source lines: missing files and lines give nothing; the context stops at the ends") {
   SourceFile source;
-  SourceReader reader;
+  SourceReader reader(source.dir.string());
   CHECK(reader.around("/no/such/file.cu", 3, 1).empty());
   CHECK(reader.around(source.path.string(), 61, 1).empty());
   const auto first = reader.around(source.path.string(), 1, 2);
