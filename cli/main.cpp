@@ -4,6 +4,7 @@
 #include <new>
 
 #include "cli/commands.h"
+#include "cli/output.h"
 
 #ifndef CAPGUARD_VERSION
 #define CAPGUARD_VERSION "unknown"
@@ -94,12 +95,12 @@ int run_main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ExtrasError& e) {
     const bool in_run = run_app->parsed();
-    std::fprintf(
-        stderr, "capguard: %s (%s)\n", e.what(),
-        in_run ? "write: capguard run [options] -- PROGRAM [ARGS...]" : "see capguard --help");
+    // Parse errors quote argv: escaped like every line capguard prints (no forged SUMMARY:).
+    say(std::string(e.what()) + (in_run ? " (write: capguard run [options] -- PROGRAM [ARGS...])"
+                                        : " (see capguard --help)"));
     return kExitUsage;
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "capguard: %s (see capguard --help)\n", e.what());
+    say(std::string(e.what()) + " (see capguard --help)");
     return kExitUsage;
   }
   if (run_app->parsed()) return run_command(run);

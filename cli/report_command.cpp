@@ -54,19 +54,19 @@ bool gate_on_trace_endings(Report& report, const std::string& fail_on) {
 int report_command(const std::vector<std::string>& paths, const ReportOptions& options) {
   std::vector<OutputTarget> targets;
   if (auto message = resolve_outputs(options, targets)) {
-    std::fprintf(stderr, "capguard: %s\n", message->c_str());
+    say(*message);
     return kExitUsage;
   }
   if (auto message = check_outputs_not_inputs(targets, paths)) {
-    std::fprintf(stderr, "capguard: %s\n", message->c_str());
+    say(*message);
     return kExitUsage;
   }
   if (auto message = check_baseline_file(options.baseline)) {
-    std::fprintf(stderr, "capguard: %s\n", message->c_str());
+    say(*message);
     return kExitUsage;
   }
   if (auto message = check_suppressions_file(options.suppressions)) {
-    std::fprintf(stderr, "capguard: %s\n", message->c_str());
+    say(*message);
     return kExitUsage;
   }
   Analysis analysis;

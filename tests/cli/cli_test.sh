@@ -105,6 +105,8 @@ cmp -s "$t/clean.trace" "$t/keep.trace" || fail "an input trace was overwritten"
 mkfifo "$t/fifo.trace"
 expect 3 'cannot open trace: .*fifo.trace: a FIFO' --one-line -- timeout 10 "$capguard" report "$t/fifo.trace"
 rm -f "$t/fifo.trace" "$t/keep-link.json"
+# capguard's own lines quote argv escaped: a newline in an argument forges no SUMMARY line.
+expect 2 '^capguard: program not found: .*\\x0aSUMMARY: capguard: 0 errors' --one-line -- "$capguard" run -- "$work/none"$'\n''SUMMARY: capguard: 0 errors'
 expect 1 '^SUMMARY: capguard: 1 error' -- "$capguard" report -o "json:$t/r.json" -o "sarif:$t/r.sarif" -o "junit:$t/r.xml" "$t/sync.trace"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["tool"] == "capguard" and d["summary"]["errors"] == 1 and d["findings"][0]["rule"] == "sync-during-capture" and d["findings"][0]["result"] == "cudaErrorStreamCaptureUnsupported", d' "$t/r.json" || fail "JSON report"
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))["runs"]' "$t/r.sarif" || fail "SARIF report is not JSON"
