@@ -35,8 +35,9 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
                    "also report what the built-in suppressions hide (see capguard suppressions)");
   command.add_option("--source-root", options.source_root,
                      "SARIF: paths under DIR are written relative to it; relative --user-code "
-                     "globs are taken relative to it; text, html: source files are also looked "
-                     "for under DIR (default: the current directory)");
+                     "globs are taken relative to it; text, html: source lines are shown only from "
+                     "source files under DIR, found by the recorded path or its tail (default: "
+                     "the current directory; see docs/security.md)");
   command.add_flag("--no-source", options.no_source,
                    "text, html: do not show the source lines around each user frame");
   command
