@@ -114,7 +114,7 @@ SourceReader::Known* SourceReader::known(const std::string& file) {
       const int fd = open_regular(*real, st);
       if (fd >= 0) {
         close(fd);
-        it->second = Known{*real, st.st_dev, st.st_ino, {0}, false};
+        it->second = Known{*real, st.st_dev, st.st_ino, {0}, 0};
       }
     }
   }
@@ -128,6 +128,8 @@ std::vector<SourceLine> SourceReader::around(const std::string& file, int line, 
   if (k == nullptr) return out;
   const uint64_t first = static_cast<uint64_t>(std::max(1, line - context));
   const uint64_t last = static_cast<uint64_t>(line) + static_cast<uint64_t>(context);
+  // Past the end of a file read to its end before: no rescan (a trace may ask for any line).
+  if (k->lines != 0 && static_cast<uint64_t>(line) > k->lines) return out;
   struct stat st;
   const int fd = open_regular(k->path, st);
   if (fd < 0) return out;
@@ -176,6 +178,7 @@ std::vector<SourceLine> SourceReader::around(const std::string& file, int line, 
     offset += static_cast<uint64_t>(n);
   }
   close(fd);
+  if (reached_end) k->lines = at_line_start ? number - 1 : number;
   if (reached_end && !at_line_start && number >= first && number <= last) {
     if (!text.empty() && text.back() == '\r') text.pop_back();
     out.push_back({static_cast<int>(number), std::move(text)});  // a last line without newline

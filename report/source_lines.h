@@ -50,7 +50,7 @@ class SourceReader {
     dev_t device = 0;
     ino_t inode = 0;
     std::vector<uint64_t> checkpoints;  // byte offset of line 1, 1 + kStride, 1 + 2 kStride...
-    bool complete = false;              // checkpoints cover the whole file
+    uint64_t lines = 0;                 // lines in the file, once read to its end; 0 before
   };
   std::optional<std::string> allowed(const std::string& candidate) const;
   Known* known(const std::string& file);
