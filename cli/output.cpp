@@ -63,7 +63,7 @@ std::optional<std::string> write_one(const Report& report, const OutputTarget& t
   } else if (target.format == "sarif") {
     render_sarif(report, options, sink);
   } else if (target.format == "junit") {
-    file.write(render_junit(report));
+    file.write(render_junit(report, options));
   } else if (target.format == "dot") {
     file.write(render_dot(report));
   } else if (target.format == "html") {
