@@ -140,7 +140,7 @@ void expand(const std::string& path, std::vector<std::string>& traces,
     problems.push_back("cannot open trace: " + path + ": " + std::strerror(errno));
     return;
   }
-  struct stat st;
+  struct stat st {};
   const bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
   close(fd);
   if (!regular) {

@@ -28,8 +28,8 @@ bool gate_on_trace_endings(Report& report, const std::string& fail_on) {
     std::vector<ToolProblem> found;
     if (ending.attach_failed || (!process.attached && !process.attach_message.empty()))
       found.push_back({Severity::Error, "capguard did not attach to " + who +
-                                            (process.attach_message.empty()
-                                                 ? std::string()
+                                            (process.attached || process.attach_message.empty()
+                                                 ? std::string(" (an 'i failed' record)")
                                                  : ": " + process.attach_message)});
     if (!ending.has_end)
       found.push_back({failing_anyway ? Severity::Warning : Severity::Error,
