@@ -281,6 +281,50 @@ def run_case(capguard, case, base, forbidden):
     return problems
 
 
+def run_cases(capguard, base):
+    """`capguard run` with a program that plants things in its own trace directory."""
+    failed = 0
+    d = os.path.join(base, "run")
+    os.makedirs(d)
+    td = os.path.join(d, "td")
+    victim = os.path.join(d, "victim")
+    write(victim, "precious\n")
+    write(os.path.join(d, "t.trace"), trace())
+    cases = [
+        # A FIFO named *.trace in run's trace directory: refused, not waited on forever.
+        ("run_fifo_in_trace_dir", 3, "mkfifo \"$CAPGUARD_TRACE_DIR/capguard.999.trace\""),
+        # <trace>.symbols planted as a symlink to someone else's file: refused, file untouched.
+        ("run_symbols_symlink_planted", 3,
+         "cp %s \"$CAPGUARD_TRACE_DIR/capguard.5.trace\" && "
+         "ln -s %s \"$CAPGUARD_TRACE_DIR/capguard.5.trace.symbols\"" % (os.path.join(d, "t.trace"), victim)),
+    ]
+    marker = os.path.join(d, "ran")
+    for name, expect, script in cases:
+        shutil.rmtree(td, ignore_errors=True)
+        if os.path.exists(marker):
+            os.remove(marker)
+        script += " ; touch %s" % marker
+        problems = []
+        try:
+            proc = subprocess.run([capguard, "run", "--trace-dir", td, "--", "/bin/sh", "-c", script],
+                                  cwd=d, capture_output=True, timeout=TIMEOUT, preexec_fn=limit)
+            if proc.returncode != expect:
+                problems.append(f"exit {proc.returncode}, expected {expect}; stderr: "
+                                f"{proc.stderr.decode(errors='replace')[-600:]}")
+        except subprocess.TimeoutExpired:
+            problems.append(f"did not finish within {TIMEOUT} s")
+        if open(victim).read() != "precious\n":
+            problems.append("the file a planted symlink names was written")
+        if not problems and not os.path.exists(marker):
+            print(f"skipped: {name} (the program never ran: is libcapguard.so next to capguard?)")
+            continue
+        print(("FAIL: " if problems else "ok: ") + name)
+        for p in problems:
+            print("    " + p)
+        failed += bool(problems)
+    return failed
+
+
 def main():
     capguard = os.path.abspath(sys.argv[1])
     only = set(sys.argv[2:])
@@ -296,6 +340,8 @@ def main():
             for p in problems:
                 print("    " + p)
             failed += bool(problems)
+        if not only or any(name.startswith("run_") for name in only):
+            failed += run_cases(capguard, base)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print(f"{failed} hostile case(s) failed" if failed else "all hostile cases passed")
