@@ -4,6 +4,7 @@
 #include <new>
 
 #include "cli/commands.h"
+#include "cli/output.h"
 
 #ifndef CAPGUARD_VERSION
 #define CAPGUARD_VERSION "unknown"
@@ -34,8 +35,9 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
                    "also report what the built-in suppressions hide (see capguard suppressions)");
   command.add_option("--source-root", options.source_root,
                      "SARIF: paths under DIR are written relative to it; relative --user-code "
-                     "globs are taken relative to it; text, html: source files are also looked "
-                     "for under DIR (default: the current directory)");
+                     "globs are taken relative to it; text, html: source lines are shown only from "
+                     "source files under DIR, found by the recorded path or its tail (default: "
+                     "the current directory; see docs/security.md)");
   command.add_flag("--no-source", options.no_source,
                    "text, html: do not show the source lines around each user frame");
   command
@@ -94,12 +96,12 @@ int run_main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ExtrasError& e) {
     const bool in_run = run_app->parsed();
-    std::fprintf(
-        stderr, "capguard: %s (%s)\n", e.what(),
-        in_run ? "write: capguard run [options] -- PROGRAM [ARGS...]" : "see capguard --help");
+    // Parse errors quote argv: escaped like every line capguard prints (no forged SUMMARY:).
+    say(std::string(e.what()) + (in_run ? " (write: capguard run [options] -- PROGRAM [ARGS...])"
+                                        : " (see capguard --help)"));
     return kExitUsage;
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "capguard: %s (see capguard --help)\n", e.what());
+    say(std::string(e.what()) + " (see capguard --help)");
     return kExitUsage;
   }
   if (run_app->parsed()) return run_command(run);

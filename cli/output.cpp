@@ -63,7 +63,7 @@ std::optional<std::string> write_one(const Report& report, const OutputTarget& t
   } else if (target.format == "sarif") {
     render_sarif(report, options, sink);
   } else if (target.format == "junit") {
-    file.write(render_junit(report));
+    file.write(render_junit(report, options));
   } else if (target.format == "dot") {
     file.write(render_dot(report));
   } else if (target.format == "html") {
@@ -134,12 +134,20 @@ void expand(const std::string& path, std::vector<std::string>& traces,
     traces.insert(traces.end(), found.begin(), found.end());
     return;
   }
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Without blocking: a FIFO named as a trace is refused, never waited on.
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
     problems.push_back("cannot open trace: " + path + ": " + std::strerror(errno));
     return;
   }
+  struct stat st {};
+  const bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
   close(fd);
+  if (!regular) {
+    problems.push_back("cannot open trace: " + path + ": " +
+                       (S_ISFIFO(st.st_mode) ? "a FIFO" : "not a regular file"));
+    return;
+  }
   traces.push_back(path);
 }
 
@@ -170,6 +178,36 @@ std::optional<std::string> resolve_outputs(const ReportOptions& options,
     targets.push_back({options.format, ""});
   else if (!options.quiet)
     targets.push_back({"text", ""});
+  return std::nullopt;
+}
+
+std::optional<std::string> check_outputs_not_inputs(const std::vector<OutputTarget>& targets,
+                                                   const std::vector<std::string>& paths) {
+  // The files read: each trace named or found in a directory, and its .symbols companion.
+  std::set<std::pair<dev_t, ino_t>> inputs;
+  const auto add = [&](const std::string& file) {
+    struct stat st;
+    if (stat(file.c_str(), &st) == 0) inputs.insert({st.st_dev, st.st_ino});
+  };
+  for (const std::string& path : paths) {
+    std::error_code error;
+    if (fs::is_directory(path, error)) {
+      for (const auto& entry : fs::directory_iterator(path, error))
+        if (entry.path().extension() == ".trace" || entry.path().extension() == ".symbols")
+          add(entry.path().string());
+    } else {
+      add(path);
+      add(path + ".symbols");
+    }
+  }
+  for (const OutputTarget& target : targets) {
+    if (target.path.empty() || target.path == "-") continue;
+    struct stat st;
+    if (stat(target.path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        inputs.contains({st.st_dev, st.st_ino}))
+      return "--output " + target.path + ": that is one of the input traces (or its .symbols); "
+             "it would be overwritten";
+  }
   return std::nullopt;
 }
 

@@ -21,6 +21,12 @@ struct OutputTarget {
 std::optional<std::string> resolve_outputs(const ReportOptions& options,
                                            std::vector<OutputTarget>& targets);
 
+// A target that names one of the files `paths` stands for (a trace, a trace in a directory, or
+// a trace's .symbols), through whatever link: a message (exit 2), so that nothing read is
+// overwritten.
+std::optional<std::string> check_outputs_not_inputs(const std::vector<OutputTarget>& targets,
+                                                   const std::vector<std::string>& paths);
+
 // Reads every trace into one analysis, symbolizes it (first saving the frames beside each
 // trace as <trace>.symbols when save_symbol_caches) and applies the suppressions and baseline.
 // Problems that make a trace unusable are returned as one line each (without a newline).

@@ -4,30 +4,79 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/suppress.h"
+#include "cli/trace_ending.h"
 
 namespace capguard::cli {
+namespace {
+
+// The gate fails closed (docs/security.md): a trace that says capguard never attached, or a
+// process whose trace has no end record, can hide findings, so a report that would pass exits
+// 3 instead. Without an end record the process was killed, crashed, is still running, or the
+// trace was cut; when the findings already fail the gate (exit 1, e.g. a program that aborts
+// right after its mistake) that stays the exit status and the missing end is a warning. With
+// --fail-on never there is no gate: both are said on stderr only. True when the gate fails.
+bool gate_on_trace_endings(Report& report, const std::string& fail_on) {
+  const bool gate = fail_on != "never";
+  const bool failing_anyway = has_findings_at(report, fail_on);
+  bool failed = false;
+  for (const ProcessInfo& process : report.processes) {
+    if (process.trace_path.empty()) continue;
+    const TraceEnding ending = scan_trace_ending(process.trace_path);
+    if (!ending.readable) continue;  // already a problem of its own
+    const std::string who = "process " + std::to_string(process.pid) + " (" + process.command +
+                            ", " + process.trace_path + ")";
+    std::vector<ToolProblem> found;
+    if (ending.attach_failed || (!process.attached && !process.attach_message.empty()))
+      found.push_back({Severity::Error, "capguard did not attach to " + who +
+                                            (process.attached || process.attach_message.empty()
+                                                 ? std::string(" (an 'i failed' record)")
+                                                 : ": " + process.attach_message)});
+    if (!ending.has_end)
+      found.push_back({failing_anyway ? Severity::Warning : Severity::Error,
+                       "the trace of " + who +
+                           " has no end record: the process was killed, crashed or is still "
+                           "running, or the trace was cut; what it did after its last record "
+                           "is unknown"});
+    for (ToolProblem& problem : found) {
+      if (!gate) {
+        say("warning: " + problem.message);
+        continue;
+      }
+      failed |= problem.level == Severity::Error;
+      report.problems.push_back(std::move(problem));
+    }
+  }
+  return failed;
+}
+
+}  // namespace
 
 int report_command(const std::vector<std::string>& paths, const ReportOptions& options) {
   std::vector<OutputTarget> targets;
   if (auto message = resolve_outputs(options, targets)) {
-    std::fprintf(stderr, "capguard: %s\n", message->c_str());
+    say(*message);
+    return kExitUsage;
+  }
+  if (auto message = check_outputs_not_inputs(targets, paths)) {
+    say(*message);
     return kExitUsage;
   }
   if (auto message = check_baseline_file(options.baseline)) {
-    std::fprintf(stderr, "capguard: %s\n", message->c_str());
+    say(*message);
     return kExitUsage;
   }
   if (auto message = check_suppressions_file(options.suppressions)) {
-    std::fprintf(stderr, "capguard: %s\n", message->c_str());
+    say(*message);
     return kExitUsage;
   }
   Analysis analysis;
   const std::vector<std::string> problems = analyze_traces(paths, options, analysis);
   for (const auto& problem : problems)
     analysis.report.problems.push_back({Severity::Error, problem});
+  const bool gate_failed = gate_on_trace_endings(analysis.report, options.fail_on);
   // Every requested report is written, even when nothing could be read (it then says why).
   const bool written = write_report(analysis.report, targets, options);
-  if (!problems.empty()) return kExitCannotRead;
+  if (!problems.empty() || gate_failed) return kExitCannotRead;
   if (!written) return kExitUsage;
   return has_findings_at(analysis.report, options.fail_on) ? kExitFindings : 0;
 }

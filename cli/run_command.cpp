@@ -83,8 +83,7 @@ int run_unwatched(const std::string& program, const RunOptions& options,
   }
   const ChildResult child = run_child(program, options.command, ChildEnvironment{});
   if (!child.exec_error.empty()) {
-    std::fprintf(stderr, "capguard: cannot execute %s: %s\n", program.c_str(),
-                 child.exec_error.c_str());
+    say("cannot execute " + program + ": " + child.exec_error);
     return kExitUsage;
   }
   report.problems.push_back({Severity::Warning, why + " (--no-require-attach)"});
@@ -96,20 +95,20 @@ int run_unwatched(const std::string& program, const RunOptions& options,
 int run_command(const RunOptions& options) {
   std::vector<OutputTarget> targets;
   if (auto message = resolve_outputs(options.report, targets)) {
-    std::fprintf(stderr, "capguard: %s\n", message->c_str());
+    say(*message);
     return kExitUsage;
   }
   if (auto message = check_baseline_file(options.report.baseline)) {
-    std::fprintf(stderr, "capguard: %s\n", message->c_str());
+    say(*message);
     return kExitUsage;
   }
   if (auto message = check_suppressions_file(options.report.suppressions)) {
-    std::fprintf(stderr, "capguard: %s\n", message->c_str());
+    say(*message);
     return kExitUsage;
   }
   std::string program;
   if (auto message = resolve_program(options.command.front(), program)) {
-    std::fprintf(stderr, "capguard: %s\n", message->c_str());
+    say(*message);
     return kExitUsage;
   }
   const std::string interposer = find_interposer();
@@ -126,14 +125,12 @@ int run_command(const RunOptions& options) {
     const char* tmp = std::getenv("TMPDIR");
     std::string pattern = std::string(tmp != nullptr && *tmp ? tmp : "/tmp") + "/capguard.XXXXXX";
     if (mkdtemp(pattern.data()) == nullptr) {
-      std::fprintf(stderr, "capguard: cannot create a trace directory %s: %s\n", pattern.c_str(),
-                   std::strerror(errno));
+      say("cannot create a trace directory " + pattern + ": " + std::strerror(errno));
       return kExitCannotRead;
     }
     trace_dir = pattern;
   } else if (fs::create_directories(trace_dir, error); error) {
-    std::fprintf(stderr, "capguard: cannot create --trace-dir %s: %s\n", trace_dir.c_str(),
-                 error.message().c_str());
+    say("cannot create --trace-dir " + trace_dir + ": " + error.message());
     return kExitUsage;
   }
   trace_dir = fs::absolute(trace_dir).string();
@@ -145,8 +142,7 @@ int run_command(const RunOptions& options) {
   environment.set("CAPGUARD_TRACE_DIR", trace_dir);
   const ChildResult child = run_child(program, options.command, environment);
   if (!child.exec_error.empty()) {
-    std::fprintf(stderr, "capguard: cannot execute %s: %s\n", program.c_str(),
-                 child.exec_error.c_str());
+    say("cannot execute " + program + ": " + child.exec_error);
     if (temporary) fs::remove_all(trace_dir, error);
     return kExitUsage;
   }

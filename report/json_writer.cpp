@@ -14,6 +14,13 @@ void append_json_string(std::string& out, std::string_view s) {
       if (n == 0) {
         out += "\\ufffd";
         ++i;
+      } else if (n == 3 && is_invisible_control(utf8_code_point(s, i, n))) {
+        // The same string once parsed; the file itself shows no reordered or broken line
+        // (and U+2028/2029 stay out of JavaScript string literals).
+        const uint32_t cp = utf8_code_point(s, i, n);
+        out += "\\u";
+        for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 0xf];
+        i += n;
       } else {
         out.append(s.substr(i, n));
         i += n;

@@ -8,19 +8,33 @@
 
 #include "report/capture_picture.h"
 #include "report/render.h"
+#include "report/utf8.h"
 
 namespace capguard {
 namespace {
 
+// A DOT string: the one escaping routine of this format. Graphviz refuses invalid UTF-8 and
+// chokes on NUL; control bytes (ESC, CR, DEL, C1) and the invisible controls of utf8.h would
+// reach whoever reads the file or the picture: all shown as \xNN or \u{NNNN} text instead
+// (the backslash doubled, so that Graphviz shows it). A newline is a line break of the label.
 std::string quoted(std::string_view s) {
   std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_sequence_length(s, i);
+    const char c = s[i];
+    if (n == 1 && c == '\n') {
       out += "\\n";
-      continue;
+    } else if (n == 1 && (c == '"' || c == '\\')) {
+      out += '\\';
+      out += c;
+    } else {
+      const std::string safe = terminal_safe(s.substr(i, n == 0 ? 1 : n));
+      for (char k : safe) {
+        if (k == '\\') out += '\\';
+        out += k;
+      }
     }
-    out += c;
+    i += n == 0 ? 1 : n;
   }
   return out + '"';
 }

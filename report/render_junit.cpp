@@ -23,7 +23,9 @@ std::string program_name(const std::string& command) {
 }
 
 // A finding's text as the terminal shows it: a one-finding report through render_text.
-std::string finding_text(const Report& report, const Finding& finding) {
+// Only the source lines follow `options` (their root, or none): the rest as before.
+std::string finding_text(const Report& report, const Finding& finding,
+                         const RenderOptions& options) {
   Report one;
   for (size_t i = 0; i < report.processes.size() && one.processes.empty(); ++i) {
     if (belongs_to(report, i, finding.process, finding.pid))
@@ -39,7 +41,10 @@ std::string finding_text(const Report& report, const Finding& finding) {
   }
   one.findings.push_back(finding);
   one.findings.back().process = process;
-  std::string text = render_text(one, RenderOptions{});
+  RenderOptions text_options;
+  text_options.source = options.source;
+  text_options.source_root = options.source_root;
+  std::string text = render_text(one, text_options);
   // The one-finding summary says nothing the testsuite counts don't: leave it out.
   if (const size_t summary = text.rfind("\nSUMMARY:"); summary != std::string::npos) {
     text.erase(summary + 1);
@@ -55,7 +60,8 @@ struct TestCase {
 
 class JunitRenderer {
  public:
-  explicit JunitRenderer(const Report& report) : report_(report) {}
+  JunitRenderer(const Report& report, const RenderOptions& options)
+      : report_(report), options_(options) {}
 
   std::string render() {
     // One suite per process; findings and captures of a pid without a process record get one
@@ -210,7 +216,7 @@ class JunitRenderer {
     std::string notes;
     for (size_t i : c.findings) {
       if (report_.findings[i].severity == Severity::Note) {
-        notes += finding_text(report_, report_.findings[i]);
+        notes += finding_text(report_, report_.findings[i], options_);
       }
     }
     if (fails.empty() && notes.empty() && c.error.empty()) return out + "/>\n";
@@ -224,7 +230,7 @@ class JunitRenderer {
       std::string message = first.rule + ": " + first.message;
       if (fails.size() > 1) message += fmt::format(" (and {} more)", fails.size() - 1);
       std::string text;
-      for (size_t i : fails) text += finding_text(report_, report_.findings[i]);
+      for (size_t i : fails) text += finding_text(report_, report_.findings[i], options_);
       out += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
                          xml_escape(message), xml_escape(first.rule), xml_escape(text, false));
     }
@@ -233,10 +239,14 @@ class JunitRenderer {
   }
 
   const Report& report_;
+  const RenderOptions& options_;
 };
 
 }  // namespace
 
-std::string render_junit(const Report& report) { return JunitRenderer(report).render(); }
+std::string render_junit(const Report& report) { return render_junit(report, RenderOptions{}); }
+std::string render_junit(const Report& report, const RenderOptions& options) {
+  return JunitRenderer(report, options).render();
+}
 
 }  // namespace capguard

@@ -18,6 +18,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Text from a trace inside a SARIF message: viewers turn "[text](url)" in message.text into a
+// link (SARIF 2.1.0 3.11.6, GitHub code scanning), so brackets and backslashes are escaped
+// (\[ \] \\), as the standard says; only capguard's own links to related locations stay links.
+std::string sarif_text(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    if (c == '[' || c == ']' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 constexpr char kSchemaUri[] =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 constexpr char kSourceRootId[] = "SRCROOT";
@@ -164,12 +177,12 @@ class SarifRenderer {
         if (p.attached) continue;
         w_.begin_object().field("level", "error").key("message").begin_object();
         w_.field("text", "capguard did not attach to process " + std::to_string(p.pid) + " (" +
-                             p.command + "): " + p.attach_message);
+                             sarif_text(p.command) + "): " + sarif_text(p.attach_message));
         w_.end_object().end_object();
       }
       for (const ToolProblem& problem : report_.problems) {
         w_.begin_object().field("level", to_string(problem.level)).key("message").begin_object();
-        w_.field("text", problem.message);
+        w_.field("text", sarif_text(problem.message));
         w_.end_object().end_object();
       }
       w_.end_array();
@@ -249,7 +262,7 @@ class SarifRenderer {
   }
 
   std::string message_text(const Finding& f) const {
-    std::string text = f.message;
+    std::string text = sarif_text(f.message);
     const Frame* anchor = anchor_frame(f.location);
     if (!anchor || anchor->file.empty()) text += " (no source line: the stack was not symbolized)";
     if (!text.empty() && text.back() != '.') text += '.';
@@ -282,7 +295,9 @@ class SarifRenderer {
       write_physical(frame);
       write_logical(frame);
       w_.key("message").begin_object();
-      w_.field("text", r.detail.empty() ? r.role : r.role + ": " + r.detail).end_object();
+      w_.field("text", r.detail.empty() ? sarif_text(r.role)
+                                        : sarif_text(r.role) + ": " + sarif_text(r.detail))
+          .end_object();
       w_.end_object();
     }
     if (any) w_.end_array();
@@ -292,7 +307,7 @@ class SarifRenderer {
   void write_stack(const Finding& f) {
     if (f.location.frames.empty()) return;
     w_.key("stacks").begin_array().begin_object();
-    w_.key("message").begin_object().field("text", "host stack of " + f.api).end_object();
+    w_.key("message").begin_object().field("text", "host stack of " + sarif_text(f.api)).end_object();
     w_.key("frames").begin_array();
     for (const Frame& frame : f.location.frames) {
       w_.begin_object().key("location").begin_object();

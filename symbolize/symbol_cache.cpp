@@ -1,9 +1,14 @@
 #include "symbolize/symbol_cache.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -14,6 +19,9 @@ namespace capguard {
 namespace {
 
 constexpr std::string_view kMagic = "capguard-symbols\t1";
+// A cache holds the frames of one process's findings and captures: far below this. A bigger
+// file is damaged or hostile, and would only cost memory.
+constexpr off_t kMaxCacheBytes = 256 << 20;
 
 std::string path_for(const std::string& trace_path) { return trace_path + ".symbols"; }
 
@@ -58,34 +66,67 @@ void collect(const Location& location, std::map<uint64_t, std::vector<const Fram
   }
 }
 
-// std::getline without a bound would hold a line of any length in memory: a damaged or hostile
-// file gets the same limit as a trace line. False at the end, or when the line is too long.
-bool read_bounded_line(std::istream& in, std::string& line, bool& too_long) {
-  line.clear();
-  too_long = false;
-  for (int c; (c = in.get()) != EOF;) {
-    if (c == '\n') return true;
-    if (line.size() == trace::kMaxLineLength) {
-      too_long = true;
-      return false;
+// A line of at most trace::kMaxLineLength bytes (the limit of a trace line), from a buffered
+// descriptor. False at the end, or when the line is too long.
+class LineReader {
+ public:
+  explicit LineReader(int fd) : fd_(fd) {}
+  bool next(std::string& line, bool& too_long) {
+    line.clear();
+    too_long = false;
+    for (;;) {
+      if (at_ == size_) {
+        const ssize_t n = read(fd_, buffer_, sizeof buffer_);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return !line.empty();
+        at_ = 0, size_ = static_cast<size_t>(n);
+      }
+      const char c = buffer_[at_++];
+      if (c == '\n') return true;
+      if (line.size() == trace::kMaxLineLength) {
+        too_long = true;
+        return false;
+      }
+      line += c;
     }
-    line += static_cast<char>(c);
   }
-  return !line.empty();
-}
+
+ private:
+  int fd_;
+  char buffer_[64 * 1024];
+  size_t at_ = 0, size_ = 0;
+};
 
 }  // namespace
 
 std::optional<std::string> SymbolCache::load_beside(const std::string& trace_path) {
   const std::string path = path_for(trace_path);
-  std::ifstream in(path);
-  if (!in) return std::nullopt;  // no cache: nothing to add
+  // Beside a trace anyone may have shaped: opened without blocking (a FIFO), regular only.
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::nullopt;  // no cache: nothing to add
+    return "cannot read " + path + ": " + std::strerror(errno);
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return path + ": not a regular file";
+  }
+  if (st.st_size > kMaxCacheBytes) {
+    close(fd);
+    return path + ": larger than " + std::to_string(kMaxCacheBytes >> 20) + " MiB";
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }
+  } closer{fd};
+  auto reader = std::make_unique<LineReader>(fd);
   std::string line;
   bool too_long = false;
-  if (!read_bounded_line(in, line, too_long) || line != kMagic)
+  if (!reader->next(line, too_long) || line != kMagic)
     return path + ":1: not a capguard symbol cache (or a newer format)";
   uint64_t number = 2;
-  for (; read_bounded_line(in, line, too_long); ++number) {
+  for (; reader->next(line, too_long); ++number) {
     const auto parts = split_tabs(line);
     uint32_t pid = 0;
     Frame frame;
@@ -118,16 +159,42 @@ std::optional<std::string> SymbolCache::save_beside(const std::string& trace_pat
   for (const GraphSiteInfo& site : report.graph_sites)
     if (site.pid == pid) collect(site.site, frames);
   const std::string path = path_for(trace_path);
-  std::ofstream out(path, std::ios::trunc);
-  out << kMagic << '\n';
+  // The trace directory may be shared: never write through what is already there (a planted
+  // symlink to a file of someone else's), and never leave half a file. A new file of our own,
+  // created exclusively, then renamed over the name (rename replaces a link, never follows it).
+  struct stat st;
+  if (lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return "not writing " + path + ": it exists and is not a regular file";
+  std::string temporary = path + ".XXXXXX";
+  const int fd = mkostemp(temporary.data(), O_CLOEXEC);
+  if (fd < 0) return "cannot write " + path + ": " + std::strerror(errno);
+  fchmod(fd, 0644);
+  std::string out;
+  out += kMagic;
+  out += '\n';
+  char number[64];
   for (const auto& [address, run] : frames)
-    for (const Frame* frame : run)
-      out << std::hex << pid << '\t' << address << '\t' << std::dec << frame->line << '\t'
-          << field(frame->module) << '\t' << field(frame->function) << '\t' << field(frame->file)
-          << '\n';
-  out.close();
-  if (!out) return "cannot write " + path + ": " + std::strerror(errno);
-  return std::nullopt;
+    for (const Frame* frame : run) {
+      std::snprintf(number, sizeof number, "%x\t%llx\t%d\t", pid,
+                    static_cast<unsigned long long>(address), frame->line);
+      out += number;
+      out += field(frame->module) + '\t' + field(frame->function) + '\t' + field(frame->file) +
+             '\n';
+    }
+  bool ok = true;
+  for (size_t written = 0; ok && written < out.size();) {
+    const ssize_t n = write(fd, out.data() + written, out.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) ok = false;
+    else written += static_cast<size_t>(n);
+  }
+  const int write_error = errno;
+  if (close(fd) != 0 && ok) ok = false;
+  if (ok && rename(temporary.c_str(), path.c_str()) == 0) return std::nullopt;
+  const std::string message =
+      "cannot write " + path + ": " + std::strerror(ok ? errno : write_error);
+  unlink(temporary.c_str());
+  return message;
 }
 
 const std::vector<Frame>* SymbolCache::find(uint32_t pid, uint64_t return_address) const {

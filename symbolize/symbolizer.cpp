@@ -4,6 +4,8 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -81,12 +83,26 @@ bool call_site(Dwarf_Die* unit, Dwarf_Die* inlined, std::string& file, int& line
 class OpenModule {
  public:
   explicit OpenModule(const Module& module) {
-    if (access(module.path.c_str(), R_OK) != 0) return;
+    // The path comes from the trace: opened here, without blocking (a FIFO would hang libelf's
+    // open forever), and only when it is a regular file.
+    if (module.path.empty() || module.path.find('\0') != std::string::npos) return;
+    const int fd = open(module.path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      close(fd);
+      return;
+    }
     dwfl_ = dwfl_begin(&kOfflineCallbacks);
-    if (dwfl_ == nullptr) return;
+    if (dwfl_ == nullptr) {
+      close(fd);
+      return;
+    }
     dwfl_report_begin(dwfl_);
+    // On success libdwfl owns the descriptor (closed by dwfl_end); on failure it is ours.
     handle_ =
-        dwfl_report_elf(dwfl_, module.path.c_str(), module.path.c_str(), -1, module.base, false);
+        dwfl_report_elf(dwfl_, module.path.c_str(), module.path.c_str(), fd, module.base, false);
+    if (handle_ == nullptr) close(fd);
     dwfl_report_end(dwfl_, nullptr, nullptr);
     if (handle_ != nullptr && !module.build_id.empty()) {
       const unsigned char* bits = nullptr;

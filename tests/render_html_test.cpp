@@ -124,7 +124,13 @@ TEST_CASE("html and text: the source lines around the user frame, when the file 
   const std::string html = render_html(testing::sample_report(), options);
   CHECK(html.find("<span class=\"culprit\">   42 |   cudaStreamSynchronize(s);  // "
                   "&lt;culprit&gt;</span>") != std::string::npos);
+  // JUnit's failure text is the text report's, source lines under the same root.
+  CHECK(render_junit(testing::sample_report(), options)
+            .find("42 |   cudaStreamSynchronize(s);  // &lt;culprit&gt;") != std::string::npos);
+  CHECK(render_junit(testing::sample_report()).find("// &lt;culprit&gt;") == std::string::npos);
   options.source = false;
+  CHECK(render_junit(testing::sample_report(), options).find("// &lt;culprit&gt;") ==
+        std::string::npos);
   CHECK(render_text(testing::sample_report(), options).find(" | ") == std::string::npos);
   CHECK(render_html(testing::sample_report(), options).find("<pre class=\"source\">") ==
         std::string::npos);
@@ -132,7 +138,7 @@ TEST_CASE("html and text: the source lines around the user frame, when the file 
 
 TEST_CASE("source lines: missing files and lines give nothing; the context stops at the ends") {
   SourceFile source;
-  SourceReader reader;
+  SourceReader reader(source.dir.string());
   CHECK(reader.around("/no/such/file.cu", 3, 1).empty());
   CHECK(reader.around(source.path.string(), 61, 1).empty());
   const auto first = reader.around(source.path.string(), 1, 2);

@@ -1,6 +1,7 @@
 #include "symbolize/symbol_cache.h"
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -89,6 +90,46 @@ TEST_SUITE("symbol_cache") {
     error = cache.load_beside(trace);
     REQUIRE(error.has_value());
     CHECK(error->find(":1: not a capguard symbol cache") != std::string::npos);
+  }
+
+  TEST_CASE("a .symbols that is a FIFO is refused without blocking, and never written through") {
+    const std::string trace = temp_trace_path();
+    REQUIRE(mkfifo((trace + ".symbols").c_str(), 0600) == 0);
+    SymbolCache cache;
+    auto error = cache.load_beside(trace);  // blocked forever in open() before
+    REQUIRE(error.has_value());
+    CHECK(error->find("not a regular file") != std::string::npos);
+    // Nor is a FIFO written through.
+    Report report;
+    error = SymbolCache::save_beside(trace, 77, report);
+    REQUIRE(error.has_value());
+    CHECK(error->find("not a regular file") != std::string::npos);
+    unlink((trace + ".symbols").c_str());
+  }
+
+  TEST_CASE("a planted symlink named <trace>.symbols is neither followed nor its target touched") {
+    const std::string trace = temp_trace_path();
+    const std::string victim = trace + ".victim";
+    std::ofstream(victim) << "precious\n";
+    REQUIRE(symlink(victim.c_str(), (trace + ".symbols").c_str()) == 0);
+    Report recorded;
+    Finding finding;
+    finding.pid = 77;
+    finding.location.frames = {resolved(0x401234, "/gpu-build/app", "main", "/src/app.cu", 12)};
+    recorded.findings.push_back(finding);
+    const auto error = SymbolCache::save_beside(trace, 77, recorded);
+    REQUIRE(error.has_value());
+    std::ifstream in(victim);
+    std::string content;
+    std::getline(in, content);
+    CHECK(content == "precious");
+    // A regular file is replaced whole (a new file renamed over it), not written in place.
+    unlink((trace + ".symbols").c_str());
+    std::ofstream(trace + ".symbols") << "old\n";
+    REQUIRE_FALSE(SymbolCache::save_beside(trace, 77, recorded).has_value());
+    SymbolCache cache;
+    REQUIRE_FALSE(cache.load_beside(trace).has_value());
+    CHECK(cache.size() == 1);
   }
 }
 

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <elf.h>
 #include <link.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <climits>
@@ -300,6 +301,30 @@ TEST_CASE("two processes that share a pid (two hosts) are symbolized with their 
 
   CHECK(report.findings[0].location.frames.at(0).module.starts_with("/other/host/"));
   CHECK(report.findings[1].location.frames.at(0).module == executable_path());
+}
+
+}  // namespace capguard
+
+namespace capguard {
+
+TEST_CASE("a module record naming a FIFO or a directory is not opened: no hang, no names") {
+  const uint64_t address = user_code_calling_cuda();
+  char dir[] = "/tmp/capguard-symfifo-XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string fifo = std::string(dir) + "/module.so";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  for (const std::string& path : {fifo, std::string(dir)}) {
+    ProcessModules process = modules_of_this_process();
+    for (auto& module : process.modules) module.path = path;
+    Report report = report_with_one_finding(address);
+    symbolize(report, {process});  // blocked forever in open() before
+    const Frame& frame = report.findings[0].location.frames.at(0);
+    CHECK(frame.module == path);
+    CHECK(frame.function.empty());
+    CHECK(frame.file.empty());
+  }
+  unlink(fifo.c_str());
+  rmdir(dir);
 }
 
 }  // namespace capguard

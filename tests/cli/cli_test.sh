@@ -79,6 +79,34 @@ grep -q '^==123456==ERROR: capguard: sync-during-capture$' "$work/err" || fail "
 expect 0 '^SUMMARY: capguard: 1 error' -- "$capguard" report --fail-on never "$t/sync.trace"
 expect 0 '^SUMMARY: capguard: 0 errors' -- "$capguard" report "$t/clean.trace"
 expect 1 'in 2 processes' -- "$capguard" report "$t/dir"
+
+echo "== report: the gate fails closed (docs/security.md)"
+# No end record: killed, crashed, still running or cut; a report that would pass exits 3.
+printf "$header" >"$t/noend.trace"
+expect 3 '^SUMMARY: capguard: 0 errors' -- "$capguard" report "$t/noend.trace"
+grep -q 'noend.trace) has no end record' "$work/err" || fail "a trace without end record not named"
+# Findings fail the gate anyway (a program that aborts after its mistake): 1, with a warning.
+grep -v '^z ' "$t/sync.trace" >"$t/sync_noend.trace"
+expect 1 '^SUMMARY: capguard: 1 error' -- "$capguard" report "$t/sync_noend.trace"
+grep -q '^capguard: warning: .*has no end record' "$work/err" || fail "missing end record not a warning"
+expect 0 '^SUMMARY: capguard: 0 errors' -- "$capguard" report --fail-on never "$t/noend.trace"
+# capguard never attached: 3, whatever later records say.
+printf 'v 0.1.0 1\np 1e240 1 0\nc ./app\ni failed no CUPTI\ni ok attached\nz 28 0\n' >"$t/failed.trace"
+expect 3 '^SUMMARY: capguard: 0 errors' -- "$capguard" report "$t/failed.trace"
+grep -q 'capguard did not attach to process 123456 ' "$work/err" || fail "not attached not said"
+# -o naming an input (directly, through a link, or inside a directory given): usage, untouched.
+cp "$t/clean.trace" "$t/keep.trace"
+ln -sf "$t/keep.trace" "$t/keep-link.json"
+expect 2 'one of the input traces' --one-line -- "$capguard" report -o "json:$t/keep.trace" "$t/keep.trace"
+expect 2 'one of the input traces' --one-line -- "$capguard" report -o "json:$t/keep-link.json" "$t/keep.trace"
+expect 2 'one of the input traces' --one-line -- "$capguard" report -o "$t/dir/clean.trace" "$t/dir"
+cmp -s "$t/clean.trace" "$t/keep.trace" || fail "an input trace was overwritten"
+# A FIFO named as a trace is refused at once, never waited on.
+mkfifo "$t/fifo.trace"
+expect 3 'cannot open trace: .*fifo.trace: a FIFO' --one-line -- timeout 10 "$capguard" report "$t/fifo.trace"
+rm -f "$t/fifo.trace" "$t/keep-link.json"
+# capguard's own lines quote argv escaped: a newline in an argument forges no SUMMARY line.
+expect 2 '^capguard: program not found: .*\\x0aSUMMARY: capguard: 0 errors' --one-line -- "$capguard" run -- "$work/none"$'\n''SUMMARY: capguard: 0 errors'
 expect 1 '^SUMMARY: capguard: 1 error' -- "$capguard" report -o "json:$t/r.json" -o "sarif:$t/r.sarif" -o "junit:$t/r.xml" "$t/sync.trace"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["tool"] == "capguard" and d["summary"]["errors"] == 1 and d["findings"][0]["rule"] == "sync-during-capture" and d["findings"][0]["result"] == "cudaErrorStreamCaptureUnsupported", d' "$t/r.json" || fail "JSON report"
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))["runs"]' "$t/r.sarif" || fail "SARIF report is not JSON"

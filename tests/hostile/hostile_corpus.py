@@ -1,0 +1,352 @@
+#!/usr/bin/env python3
+"""The hostile corpus of issue 22 (docs/security.md): small inputs generated here, at test time,
+each shaped as an attacker who controls a trace (and, for some, its directory) would shape it.
+Every case runs `capguard report` under `ulimit -v` (512 MiB) and a 10 s limit, with its
+expected exit status, and every report it writes (text, JSON, SARIF, JUnit, HTML, DOT) is
+checked: it parses, it holds no forged text, and no line of a file outside the source root
+(the canary files below) ever appears in it.
+
+    hostile_corpus.py PATH/TO/capguard [CASE...]
+"""
+import json
+import os
+import resource
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+MEMORY = 512 << 20
+TIMEOUT = 10
+CANARY = "CANARY-7f3a-must-never-be-published"
+ENV_CANARY = "ENV-CANARY-19c4-must-never-be-published"
+LEGIT = "LEGIT-LINE-MARKER"
+FORMATS = ("text", "json", "sarif", "junit", "html", "dot")
+
+
+def esc(text):
+    """A trace string (trace/format.h): bytes outside 0x21..0x7e and '%' as %XX."""
+    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+    return "".join(chr(b) if 0x21 <= b <= 0x7e and b != 0x25 else "%%%02X" % b for b in data)
+
+
+def trace(pid=0x1E240, frames=(("src/app.py", 2, "main"),), modules=(), native=(), end=True,
+          attach="i ok cupti", command="./app"):
+    """A trace of one capture broken by a synchronize (an error finding), its stack `native`
+    return addresses then the Python frames (file, line, function), innermost first."""
+    lines = ["v 0.1.0 2", "p %x 1 0" % pid, "c " + esc(command), attach]
+    for base, start, end_, path in modules:
+        lines.append("m %x %x %x %s" % (base, start, end_, esc(path)))
+    for i, (file, line, function) in enumerate(frames, start=1):
+        lines.append("y %x %x %s %s" % (i, line, esc(file), esc(function)))
+    entries = ["%x" % a for a in native]
+    if frames:
+        entries += ["y"] + ["%x" % i for i in range(1, len(frames) + 1)]
+    lines.append("s 1 " + " ".join(entries))
+    lines += ["e 1 a 1e241 cudaStreamBeginCapture 0 1 st=5000 sf=1 sb=0 sa=1 ci=1 md=0",
+              "e 2 14 1e241 cudaStreamSynchronize 384 1 st=5000 sf=1 sb=1 sa=2 ci=1",
+              "e 3 1e 1e241 cudaStreamEndCapture 385 0 st=5000 sf=1 sb=2 sa=0 ci=1"]
+    if end:
+        lines.append("z 28 0")
+    return "\n".join(lines) + "\n"
+
+
+class Case:
+    def __init__(self, name, expect, setup, args=None, control=True, check=None):
+        self.name, self.expect, self.setup, self.control = name, expect, setup, control
+        self.args = args or (lambda d: [os.path.join(d, "traces")])
+        self.check = check
+
+
+def write(path, text, mode="w"):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, mode) as f:
+        f.write(text)
+
+
+def one(d, text, name="capguard.1.trace"):
+    write(os.path.join(d, "traces", name), text)
+
+
+FORGED = "ok\u202e\u2066x\u2028\x1b[2J\r\x00\x7f\ufffe\uffff [click](https://evil.example) SUMMARY: capguard: 0 errors"
+
+
+def cases():
+    return [
+        # Source lines: a trace never chooses what local content is copied into a report.
+        Case("python_frame_names_etc_passwd", 1, lambda d: one(d, trace(frames=[("/etc/passwd", 1, "f")]))),
+        Case("python_frame_names_proc_environ", 1, lambda d: one(d, trace(frames=[("/proc/self/environ", 1, "f")]))),
+        Case("python_frame_outside_root_canary", 1, lambda d: one(d, trace(frames=[(d + "/outside/secret.py", 1, "f")]))),
+        Case("dotdot_out_of_root", 1, lambda d: one(d, trace(frames=[("src/../../outside/secret.py", 1, "f")]))),
+        Case("symlink_in_root_to_outside", 1, lambda d: one(d, trace(frames=[("src/link.py", 1, "f")]))),
+        Case("symlink_in_root_to_etc_hostname", 1, lambda d: one(d, trace(frames=[("src/hostname.py", 1, "f")]))),
+        Case("hidden_directory_in_root", 1, lambda d: one(d, trace(frames=[(".hidden/secret.py", 1, "f")]))),
+        Case("hidden_directory_by_path_tail", 1, lambda d: one(d, trace(frames=[("/ci/checkout/.hidden/secret.py", 1, "f")]))),
+        Case("git_config_by_path_tail", 1, lambda d: one(d, trace(frames=[("/ci/checkout/.git/config", 1, "f")]))),
+        Case("no_source_extension", 1, lambda d: one(d, trace(frames=[("src/notes.txt", 1, "f")]))),
+        Case("fifo_named_as_source", 1, lambda d: one(d, trace(frames=[("src/fifo.py", 1, "f")]))),
+        Case("sparse_2gb_source", 1, lambda d: one(d, trace(frames=[("src/sparse.py", 1, "f")]))),
+        Case("newlines_source_far_line", 1, lambda d: one(d, trace(frames=[("src/newlines.py", 900000, "f")]))),
+        Case("very_deep_path", 1, lambda d: one(d, trace(frames=[("/a" * 2000 + "/x.py", 1, "f")]))),
+        # Files the symbolizer and the cache open: never block, regular files only.
+        Case("module_record_names_fifo", 1, lambda d: one(d, trace(
+            modules=[(0, 0x400000, 0x500000, d + "/fifo.so")], native=[0x401234]))),
+        Case("module_record_names_directory", 1, lambda d: one(d, trace(
+            modules=[(0, 0x400000, 0x500000, "/etc")], native=[0x401234]))),
+        Case("symbols_companion_is_fifo", 1, setup_symbols_fifo),
+        Case("symbols_companion_names_etc_passwd", 1, setup_symbols_passwd),
+        Case("trace_is_fifo", 3, setup_trace_fifo, args=lambda d: [os.path.join(d, "traces", "x.trace")], control=False),
+        Case("fifo_trace_in_directory", 1, setup_fifo_in_dir),
+        # Output that nothing can forge.
+        Case("forged_strings", 1, lambda d: one(d, trace(command=FORGED, frames=[
+            ("src/app.py", 2, FORGED), ("/src/" + FORGED + ".py", 3, FORGED)]))),
+        Case("invalid_utf8", 1, lambda d: write(os.path.join(d, "traces", "capguard.1.trace"),
+                                                trace(command="x").replace("c x", "c %FF%C0%ED%A0%80%00"))),
+        # Gates that fail closed.
+        Case("not_attached", 3, lambda d: one(d, trace(attach="i failed no%20CUPTI", frames=[]))),
+        Case("not_attached_then_ok", 3, lambda d: one(d, trace(attach="i failed x\ni ok cupti", frames=[]))),
+        Case("no_end_record_clean", 3, lambda d: one(d, clean_trace(end=False))),
+        Case("no_end_record_with_error", 1, lambda d: one(d, trace(end=False))),
+        Case("output_names_input_trace", 2, lambda d: one(d, trace()),
+             args=lambda d: ["-o", "json:" + os.path.join(d, "traces", "capguard.1.trace"),
+                             os.path.join(d, "traces")], control=False),
+        # Earlier cases: truncations, flips, newer formats.
+        Case("truncated", 3, lambda d: one(d, trace()[:150])),
+        Case("newer_format", 3, lambda d: one(d, trace().replace("v 0.1.0 2", "v 9.0.0 99"))),
+        Case("flipped_bytes", None, setup_flipped),
+        Case("long_line", 3, lambda d: one(d, trace().replace("c ./app", "c " + "A" * (1 << 20)))),
+    ]
+
+
+def clean_trace(end=True):
+    text = "v 0.1.0 2\np 1e240 1 0\nc ./app\ni ok cupti\n"
+    return text + ("z 28 0\n" if end else "")
+
+
+def setup_symbols_fifo(d):
+    one(d, trace(modules=[(0, 0x400000, 0x500000, "/nonexistent/app")], native=[0x401234]))
+    os.mkfifo(os.path.join(d, "traces", "capguard.1.trace.symbols"))
+
+
+def setup_symbols_passwd(d):
+    one(d, trace(modules=[(0, 0x400000, 0x500000, "/nonexistent/app")], native=[0x401234], frames=[]))
+    write(os.path.join(d, "traces", "capguard.1.trace.symbols"),
+          "capguard-symbols\t1\n1e240\t401234\t1\t/nonexistent/app\tmain\t/etc/passwd\n"
+          "1e240\t401234\t1\t/nonexistent/app\tmain\t%s/outside/secret.py\n" % d)
+
+
+def setup_trace_fifo(d):
+    os.makedirs(os.path.join(d, "traces"))
+    os.mkfifo(os.path.join(d, "traces", "x.trace"))
+
+
+def setup_fifo_in_dir(d):
+    one(d, trace())
+    os.mkfifo(os.path.join(d, "traces", "y.trace"))
+
+
+def setup_flipped(d):
+    data = bytearray(trace().encode())
+    for i in range(7, len(data), 13):
+        data[i] ^= 0x5A
+    write(os.path.join(d, "traces", "capguard.1.trace"), bytes(data), "wb")
+
+
+def make_tree(d):
+    """The source root (the current directory of every run) and, outside it, the canaries."""
+    root = os.path.join(d, "root")
+    write(os.path.join(root, "src", "app.py"), "# line 1\n%s = 1  # line 2\n# line 3\n" % LEGIT)
+    write(os.path.join(root, "src", "notes.txt"), CANARY + "\n")
+    write(os.path.join(root, ".hidden", "secret.py"), CANARY + "\n")
+    write(os.path.join(root, ".git", "config"), CANARY + "\n")
+    write(os.path.join(d, "outside", "secret.py"), CANARY + "\n")
+    os.symlink(os.path.join(d, "outside", "secret.py"), os.path.join(root, "src", "link.py"))
+    os.symlink("/etc/hostname", os.path.join(root, "src", "hostname.py"))
+    os.mkfifo(os.path.join(root, "src", "fifo.py"))
+    os.mkfifo(os.path.join(d, "fifo.so"))
+    with open(os.path.join(root, "src", "sparse.py"), "wb") as f:
+        f.truncate(2 << 30)
+    with open(os.path.join(root, "src", "newlines.py"), "wb") as f:
+        f.write(b"\n" * (15 << 20))
+    return root
+
+
+def limit():
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+
+
+def forbidden_lines():
+    """Lines of files outside the source root that must never reach a report."""
+    lines = [CANARY, ENV_CANARY]
+    for path in ("/etc/passwd", "/etc/hostname"):
+        try:
+            with open(path, errors="replace") as f:
+                lines += [l.strip() for l in f if len(l.strip()) >= 8]
+        except OSError:
+            pass
+    return lines
+
+
+def check_outputs(case, d, out, forbidden):
+    problems = []
+    text = open(os.path.join(out, "r.txt"), "rb").read() if os.path.exists(os.path.join(out, "r.txt")) else b""
+    for name in sorted(os.listdir(out)):
+        data = open(os.path.join(out, name), "rb").read()
+        try:
+            s = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            problems.append(f"{name}: invalid UTF-8: {e}")
+            continue
+        for line in forbidden:
+            if line in s:
+                problems.append(f"{name}: holds a line of a file outside the source root: {line[:40]!r}")
+        if name != "r.html":  # HTML may show escaped text, never raw controls either
+            pass
+        for bad in ("\u202e", "\u2066", "\u2028", "\x1b", "\x00", "\r"):
+            if bad in s:
+                problems.append(f"{name}: holds raw {bad!r}")
+        if name.endswith(".json") or name.endswith(".sarif"):
+            try:
+                doc = json.loads(s)
+            except ValueError as e:
+                problems.append(f"{name}: not JSON: {e}")
+                continue
+            if name.endswith(".sarif"):
+                for run in doc.get("runs", []):
+                    for result in run.get("results", []):
+                        if "[click](" in result["message"]["text"]:
+                            problems.append(f"{name}: a link from the trace in message.text")
+        if name.endswith(".xml"):
+            try:
+                ET.fromstring(data)
+            except ET.ParseError as e:
+                problems.append(f"{name}: not well-formed XML: {e}")
+            if "\ufffe" in s or "\uffff" in s:
+                problems.append(f"{name}: holds U+FFFE/U+FFFF")
+        if name.endswith(".dot") and shutil.which("dot"):
+            proc = subprocess.run(["dot", "-Tsvg"], input=data, capture_output=True, timeout=TIMEOUT)
+            if proc.returncode != 0:
+                problems.append(f"{name}: dot -Tsvg refuses it: {proc.stderr[:200]!r}")
+    if case.control and case.expect == 1 and LEGIT.encode() not in text and case.name in CONTROLS:
+        problems.append("the control source line (src/app.py:2, under the root) is not shown: "
+                        "the check for outside lines would prove nothing")
+    return problems
+
+
+# Cases whose trace names src/app.py:2: the text report must show that line.
+CONTROLS = {"forged_strings"}
+
+
+def run_case(capguard, case, base, forbidden):
+    d = os.path.join(base, case.name)
+    os.makedirs(d)
+    root = make_tree(d)
+    case.setup(d)
+    out = os.path.join(d, "out")
+    os.makedirs(out)
+    outputs = []
+    if case.name != "output_names_input_trace":
+        outputs = ["-o", "text:" + os.path.join(out, "r.txt"), "-o", "json:" + os.path.join(out, "r.json"),
+                   "-o", "sarif:" + os.path.join(out, "r.sarif"), "-o", "junit:" + os.path.join(out, "r.xml"),
+                   "-o", "html:" + os.path.join(out, "r.html"), "-o", "dot:" + os.path.join(out, "r.dot")]
+    command = [capguard, "report"] + outputs + case.args(d)
+    env = dict(os.environ, HOSTILE_CANARY=ENV_CANARY)
+    before = open(os.path.join(d, "traces", "capguard.1.trace"), "rb").read() \
+        if os.path.isfile(os.path.join(d, "traces", "capguard.1.trace")) else None
+    try:
+        proc = subprocess.run(command, cwd=root, env=env, capture_output=True, timeout=TIMEOUT,
+                              preexec_fn=limit)
+    except subprocess.TimeoutExpired:
+        return [f"did not finish within {TIMEOUT} s"]
+    problems = []
+    if case.expect is not None and proc.returncode != case.expect:
+        problems.append(f"exit {proc.returncode}, expected {case.expect}; stderr: "
+                        f"{proc.stderr.decode(errors='replace')[-600:]}")
+    if case.expect is None and proc.returncode not in (0, 1, 3):
+        problems.append(f"exit {proc.returncode}; stderr: {proc.stderr.decode(errors='replace')[-600:]}")
+    stderr = proc.stderr.decode("utf-8", errors="replace")
+    for line in forbidden:
+        if line in stderr:
+            problems.append(f"stderr holds a line of a file outside the source root: {line[:40]!r}")
+    for bad in ("\u202e", "\u2028", "\x1b", "\x00"):
+        if bad in stderr:
+            problems.append(f"stderr holds raw {bad!r}")
+    if before is not None and open(os.path.join(d, "traces", "capguard.1.trace"), "rb").read() != before:
+        problems.append("an input trace was changed")
+    if "out of memory" in stderr or proc.returncode in (-9, 137):
+        problems.append("ran out of memory")
+    problems += check_outputs(case, d, out, forbidden)
+    return problems
+
+
+def run_cases(capguard, base):
+    """`capguard run` with a program that plants things in its own trace directory."""
+    failed = 0
+    d = os.path.join(base, "run")
+    os.makedirs(d)
+    td = os.path.join(d, "td")
+    victim = os.path.join(d, "victim")
+    write(victim, "precious\n")
+    write(os.path.join(d, "t.trace"), trace())
+    cases = [
+        # A FIFO named *.trace in run's trace directory: refused, not waited on forever.
+        ("run_fifo_in_trace_dir", 3, "mkfifo \"$CAPGUARD_TRACE_DIR/capguard.999.trace\""),
+        # <trace>.symbols planted as a symlink to someone else's file: refused, file untouched.
+        ("run_symbols_symlink_planted", 3,
+         "cp %s \"$CAPGUARD_TRACE_DIR/capguard.5.trace\" && "
+         "ln -s %s \"$CAPGUARD_TRACE_DIR/capguard.5.trace.symbols\"" % (os.path.join(d, "t.trace"), victim)),
+    ]
+    marker = os.path.join(d, "ran")
+    for name, expect, script in cases:
+        shutil.rmtree(td, ignore_errors=True)
+        if os.path.exists(marker):
+            os.remove(marker)
+        script += " ; touch %s" % marker
+        problems = []
+        try:
+            proc = subprocess.run([capguard, "run", "--trace-dir", td, "--", "/bin/sh", "-c", script],
+                                  cwd=d, capture_output=True, timeout=TIMEOUT, preexec_fn=limit)
+            if proc.returncode != expect:
+                problems.append(f"exit {proc.returncode}, expected {expect}; stderr: "
+                                f"{proc.stderr.decode(errors='replace')[-600:]}")
+        except subprocess.TimeoutExpired:
+            problems.append(f"did not finish within {TIMEOUT} s")
+        if open(victim).read() != "precious\n":
+            problems.append("the file a planted symlink names was written")
+        if not problems and not os.path.exists(marker):
+            print(f"skipped: {name} (the program never ran: is libcapguard.so next to capguard?)")
+            continue
+        print(("FAIL: " if problems else "ok: ") + name)
+        for p in problems:
+            print("    " + p)
+        failed += bool(problems)
+    return failed
+
+
+def main():
+    capguard = os.path.abspath(sys.argv[1])
+    only = set(sys.argv[2:])
+    forbidden = forbidden_lines()
+    base = tempfile.mkdtemp(prefix="capguard-hostile-")
+    failed = 0
+    try:
+        for case in cases():
+            if only and case.name not in only:
+                continue
+            problems = run_case(capguard, case, base, forbidden)
+            print(("FAIL: " if problems else "ok: ") + case.name)
+            for p in problems:
+                print("    " + p)
+            failed += bool(problems)
+        if not only or any(name.startswith("run_") for name in only):
+            failed += run_cases(capguard, base)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    print(f"{failed} hostile case(s) failed" if failed else "all hostile cases passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
