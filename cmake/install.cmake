@@ -19,7 +19,9 @@ if(TARGET capguard_interposer)
   install(TARGETS capguard_interposer LIBRARY DESTINATION ${CAPGUARD_INSTALL_ROOT}lib)
 endif()
 if(NOT SKBUILD)
-  install(FILES README.md ARCHITECTURE.md DESTINATION share/doc/capguard)
+  install(FILES README.md ARCHITECTURE.md LICENSE DESTINATION share/doc/capguard)
+  # Debian's machine-readable copyright file (the .deb must carry one; lintian checks it).
+  install(FILES cmake/debian-copyright DESTINATION share/doc/capguard RENAME copyright)
   install(DIRECTORY docs/ DESTINATION share/doc/capguard/docs)
 endif()
 
