@@ -17,6 +17,11 @@ if [[ " ${targets[*]} " == *" capguard_man "* ]]; then
   man=$prefix/share/man/man1/capguard.1
   grep -q 'unjoined-fork' "$man" && grep -q -- '--fail-on' "$man" ||
     { echo "FAIL: $man lacks the rules or the options"; exit 1; }
+  # Every "Usage:" line names the plain command, never the build directory it was made from.
+  bad_usage=$(grep 'Usage:' "$man" | grep -v '^Usage: capguard ' || true)
+  [ -z "$bad_usage" ] && grep -q '^Usage: capguard report ' "$man" ||
+    { echo "FAIL: $man: Usage lines not of plain capguard: ${bad_usage:-none found}"; exit 1; }
+  ! grep -qF "$build" "$man" || { echo "FAIL: $man names the build directory $build"; exit 1; }
   echo "ok: man page $man"
 else
   echo "note: help2man not found, no man page checked"
