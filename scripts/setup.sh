@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make libcli11-dev libfmt-dev doctest-dev libdw-dev libelf-dev zlib1g-dev
           liblzma-dev libbz2-dev libzstd-dev python3 python3-jsonschema python3-venv python3-yaml
-          help2man dpkg-dev)
+          help2man dpkg-dev ccache)
 # The test command adds what only the tests need (CAPGUARD_EXTRA_PACKAGES, e.g. lintian).
 read -r -a extra <<<"${CAPGUARD_EXTRA_PACKAGES:-}"
 packages+=("${extra[@]}")
@@ -29,7 +29,12 @@ fi
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 
 build=${BUILD_DIR:-build}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# Through ccache, ignoring the build directory (CCACHE_NOHASHDIR), so that another build of the
+# same sources with the same flags, like the wheel that the python_wheel test builds, reuses
+# these objects instead of compiling everything again.
+launcher=$(command -v ccache >/dev/null && echo "env;CCACHE_NOHASHDIR=1;ccache" || true)
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher" \
+  -DCMAKE_C_COMPILER_LAUNCHER="$launcher" >/dev/null
 targets=(capguard capguard_interposer)
 grep -q '^HELP2MAN:FILEPATH=/' "$build/CMakeCache.txt" && targets+=(capguard_man)
 # demo.sh runs the testcase programs only where a GPU is; without one it re-analyzes the
