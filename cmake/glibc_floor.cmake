@@ -16,6 +16,12 @@ if(CAPGUARD_GLIBC_STUBS)
   set_target_properties(capguard_glibc_compat PROPERTIES C_STANDARD 11 C_VISIBILITY_PRESET hidden)
   target_sources(capguard PRIVATE $<TARGET_OBJECTS:capguard_glibc_compat> cmake/glibc-floor/start.c)
   target_sources(capguard_interposer PRIVATE $<TARGET_OBJECTS:capguard_glibc_compat>)
+  # zig's stubs give environ and __environ two addresses, where glibc has one variable under
+  # both names; a PIE's copy relocation of environ would then never see what libc stores in it
+  # (capguard run crashed reading it). Compiled -fPIC, capguard reads such variables through
+  # the GOT, from libc itself; the link still makes a PIE.
+  set_target_properties(capguard PROPERTIES POSITION_INDEPENDENT_CODE OFF)
+  target_compile_options(capguard PRIVATE -fPIC)
   foreach(target capguard capguard_interposer)
     # -L before the compiler's own directories: -lc, -lm, -lpthread and -ldl find the stubs.
     # pthread and dl are named because glibc 2.28 has them in their own libraries.
