@@ -76,6 +76,13 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/capguard/capguard")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+if(CAPGUARD_GLIBC_STUBS)
+  # dpkg-shlibdeps reads this machine's libc6 symbols files, which ask for its own libc6 for
+  # libpthread.so.0 and libdl.so.2 (2.34 on Debian 12); the binaries need glibc 2.28 at most
+  # (cmake/glibc_floor.cmake; the glibc_floor test and release.sh check it).
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.28)")
+endif()
 # Stripped binaries (53 MB -> a few MB): CPack splits the debug information into a
 # capguard-dbgsym .ddeb and strips the packaged files (CPACK_STRIP_FILES would strip them
 # before the split and leave no debug information to ship).

@@ -65,6 +65,9 @@ shown=$(tr -d '\n' <"$work/auditwheel.txt" | grep -oE 'consistent with the follo
   { echo "release: auditwheel show does not allow $plat"; exit 1; }
 [[ $(basename "$wheel") == *"$plat"* ]] || { echo "release: $(basename "$wheel") is not tagged $plat"; exit 1; }
 lintian --fail-on error "$deb"
+depends=$(dpkg-deb -f "$deb" Depends)
+[[ $depends == "libc6 (>= $floor)" ]] || { echo "release: $(basename "$deb") Depends: $depends"; exit 1; }
+echo "ok: $(basename "$deb") Depends: $depends"
 rm -rf "$work/deb-root"
 dpkg-deb -x "$deb" "$work/deb-root"
 tests/install/check_installed.sh "$work/deb-root/usr" "$source_dir"
