@@ -2,6 +2,12 @@
 # and `capguard rules`. Usage: cmake -DCAPGUARD=... -DHELP2MAN=... -DOUTPUT=... -P this file
 cmake_minimum_required(VERSION 3.25)
 
+# capguard prints its argv[0] in every "Usage:" line, so it is run by its plain name, found
+# through PATH, never as build/capguard: the man page must not show the build directory.
+get_filename_component(capguard_dir ${CAPGUARD} DIRECTORY)
+get_filename_component(capguard_name ${CAPGUARD} NAME)
+set(run_plain ${CMAKE_COMMAND} -E env "PATH=${capguard_dir}:$ENV{PATH}")
+
 # Text for a help2man include section, shown verbatim: roff escapes doubled, lines that roff
 # would read as requests protected.
 function(verbatim text out)
@@ -12,7 +18,7 @@ endfunction()
 
 set(include_text "")
 foreach(command run report rules explain suppressions)
-  execute_process(COMMAND ${CAPGUARD} ${command} --help OUTPUT_VARIABLE help
+  execute_process(COMMAND ${run_plain} ${capguard_name} ${command} --help OUTPUT_VARIABLE help
                   RESULT_VARIABLE status)
   if(NOT status EQUAL 0)
     message(FATAL_ERROR "capguard ${command} --help failed")
@@ -22,7 +28,7 @@ foreach(command run report rules explain suppressions)
 endforeach()
 set(include_text "[COMMANDS]\n${include_text}")
 
-execute_process(COMMAND ${CAPGUARD} rules OUTPUT_VARIABLE rules RESULT_VARIABLE status)
+execute_process(COMMAND ${run_plain} ${capguard_name} rules OUTPUT_VARIABLE rules RESULT_VARIABLE status)
 if(NOT status EQUAL 0)
   message(FATAL_ERROR "capguard rules failed")
 endif()
@@ -39,9 +45,9 @@ string(APPEND include_text
 get_filename_component(dir ${OUTPUT} DIRECTORY)
 file(WRITE ${dir}/capguard.h2m "${include_text}")
 execute_process(
-  COMMAND ${HELP2MAN} --no-info --no-discard-stderr --section=1
+  COMMAND ${run_plain} ${HELP2MAN} --no-info --no-discard-stderr --section=1
           "--name=finds the mistakes that break CUDA stream capture"
-          --include=${dir}/capguard.h2m --output=${OUTPUT} ${CAPGUARD}
+          --include=${dir}/capguard.h2m --output=${OUTPUT} ${capguard_name}
   RESULT_VARIABLE status)
 if(NOT status EQUAL 0)
   message(FATAL_ERROR "help2man failed")

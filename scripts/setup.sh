@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Installs what capguard needs to build and test, then configures and builds it in build/.
+# Installs what capguard needs to build and test, then configures build/ and builds what a user
+# needs: the capguard tool, libcapguard.so and the man page, and, where a GPU is present for
+# ./scripts/demo.sh to run them, the testcase programs. ./scripts/test.sh builds the rest (the
+# unit tests, the testcase programs, the benchmarks).
 # Safe to run again: packages already present are not reinstalled.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make libcli11-dev libfmt-dev doctest-dev libdw-dev libelf-dev zlib1g-dev
-          liblzma-dev libbz2-dev libzstd-dev python3 python3-jsonschema python3-venv help2man
-          dpkg-dev)
+          liblzma-dev libbz2-dev libzstd-dev python3 python3-jsonschema python3-venv python3-yaml
+          help2man dpkg-dev ccache)
+# The test command adds what only the tests need (CAPGUARD_EXTRA_PACKAGES, e.g. lintian).
+read -r -a extra <<<"${CAPGUARD_EXTRA_PACKAGES:-}"
+packages+=("${extra[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -18,8 +24,22 @@ if ((${#missing[@]})); then
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+# scripts/release.sh wants the packages only, and builds its own way.
+[[ ${CAPGUARD_SETUP_PACKAGES_ONLY:-} == 1 ]] && exit 0
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 
 build=${BUILD_DIR:-build}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" -j"$(nproc)"
+# Through ccache, ignoring the build directory (CCACHE_NOHASHDIR), so that another build of the
+# same sources with the same flags, like the wheel that the python_wheel test builds, reuses
+# these objects instead of compiling everything again.
+launcher=$(command -v ccache >/dev/null && echo "env;CCACHE_NOHASHDIR=1;ccache" || true)
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher" \
+  -DCMAKE_C_COMPILER_LAUNCHER="$launcher" >/dev/null
+targets=(capguard capguard_interposer)
+grep -q '^HELP2MAN:FILEPATH=/' "$build/CMakeCache.txt" && targets+=(capguard_man)
+# demo.sh runs the testcase programs only where a GPU is; without one it re-analyzes the
+# recorded traces, which needs capguard alone.
+if nvidia-smi -L >/dev/null 2>&1 && grep -q '^CAPGUARD_TESTCASES:BOOL=ON' "$build/CMakeCache.txt"; then
+  targets+=(testcases)
+fi
+cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"

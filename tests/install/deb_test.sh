@@ -31,4 +31,22 @@ if command -v apt-get >/dev/null; then
 fi
 
 dpkg-deb -x "$deb" "$work/root"
+# Stripped binaries (the debug information is in the -dbgsym .ddeb), the licence, and no lintian
+# error (scripts/test.sh installs lintian; without it this part is reported as not checked).
+for binary in usr/bin/capguard usr/lib/libcapguard.so; do
+  if readelf -S "$work/root/$binary" | grep -qE '\.(symtab|debug_info)\b'; then
+    echo "FAIL: $binary is not stripped"; exit 1
+  fi
+done
+ls "$work"/capguard-dbgsym_*.ddeb >/dev/null || { echo "FAIL: no capguard-dbgsym .ddeb"; exit 1; }
+echo "ok: stripped binaries, debug information in $(basename "$work"/capguard-dbgsym_*.ddeb)"
+grep -q '^License: Apache-2.0$' "$work/root/usr/share/doc/capguard/copyright" ||
+  { echo "FAIL: no Apache-2.0 copyright file"; exit 1; }
+if command -v lintian >/dev/null; then
+  lintian --fail-on error --tag-display-limit 0 "$deb" >"$work/lintian.log" 2>&1 ||
+    { echo "FAIL: lintian:"; grep -v 'root privileges' "$work/lintian.log"; exit 1; }
+  echo "ok: lintian: no errors ($(grep -c '^W:' "$work/lintian.log" || true) warnings)"
+else
+  echo "note: lintian not installed, the package was not linted"
+fi
 "$source_dir/tests/install/check_installed.sh" "$work/root/usr" "$source_dir"
