@@ -27,6 +27,7 @@ struct ReportOptions {
   bool no_default_suppressions = false;
   std::string source_root;  // SARIF paths, relative --user-code, source files; empty: the cwd
   bool no_source = false;   // text, html: no source lines around the user frames
+  bool native_frames = false;  // text: every native frame of Python stacks
   std::vector<std::string> user_code;  // --user-code globs: what the user's own code is
 };
 

@@ -40,6 +40,9 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
                      "the current directory; see docs/security.md)");
   command.add_flag("--no-source", options.no_source,
                    "text, html: do not show the source lines around each user frame");
+  command.add_flag("--native-frames", options.native_frames,
+                   "Python programs: show every native frame of a stack (the text report folds "
+                   "a framework's native frames and leaves CPython's out)");
   command
       .add_option("--user-code", options.user_code,
                   "GLOB: source files or modules that are your code, where capguard guesses "

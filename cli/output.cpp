@@ -43,6 +43,7 @@ RenderOptions render_options(bool color, const ReportOptions& report_options) {
   RenderOptions options;
   options.color = color;
   options.source = !report_options.no_source;
+  options.native_frames = report_options.native_frames;
   options.rules = all_rules();
   // SARIF: paths relative to it; text, html: also where source files are looked for.
   options.source_root = absolute_source_root(report_options.source_root);

@@ -17,6 +17,7 @@ struct RenderOptions {
   std::string source_root;  // sarif: make paths relative to this directory when under it;
                             // text, html: where else to look for source files
   bool source = true;       // text, html: show the source lines around each user frame
+  bool native_frames = false;  // text: Python stacks with every native frame (not folded)
   std::span<const RuleInfo> rules;  // the rule table, as data: SARIF's rules, each finding's fix
 };
 

@@ -11,6 +11,7 @@
 #include "model/frame_owner.h"
 #include "report/lifecycle_table.h"
 #include "report/render.h"
+#include "report/python_stack.h"
 #include "report/source_lines.h"
 #include "report/utf8.h"
 
@@ -22,6 +23,7 @@ constexpr size_t kMaxLibraryFramesShown = 10;  // between CUDA and the user fram
 
 struct Style {
   bool color = false;
+  bool native_frames = false;  // Python stacks: every frame, not the Python-first view
   std::string_view paint(std::string_view code) const { return color ? code : ""; }
   std::string_view bold() const { return paint("\033[1m"); }
   std::string_view reset() const { return paint("\033[0m"); }
@@ -89,6 +91,36 @@ void append_source(std::string& out, SourceReader& sources, const Frame& frame,
   }
 }
 
+// A Python program's stack, Python-first (python_stack.h): the user's line and its source, how
+// it reached CUDA in one line, then its callers; interpreter frames left out.
+void append_python_stack(std::string& out, const Location& location, const ShownFrames& shown,
+                         const Style& style, SourceReader* sources) {
+  const PythonStackView view = python_stack_view(location, shown.first, shown.last);
+  const auto& frames = location.frames;
+  append_frame(out, view.user, frames[view.user], style, true);
+  if (sources) append_source(out, *sources, frames[view.user], style);
+  if (!view.via.empty())
+    fmt::format_to(std::back_inserter(out), "      which called {}\n", terminal_safe(view.via));
+  for (size_t k : view.callers) append_frame(out, k, frames[k], style, false);
+  std::vector<std::string> hidden;
+  if (shown.hidden_inner() > 0)
+    hidden.push_back(plural(static_cast<int>(shown.hidden_inner()), "frame", "frames") +
+                     " inside CUDA/capguard");
+  if (view.interpreter > 0)
+    hidden.push_back(plural(static_cast<int>(view.interpreter), "interpreter frame",
+                            "interpreter frames"));
+  if (shown.hidden_outer(location) > 0)
+    hidden.push_back(plural(static_cast<int>(shown.hidden_outer(location)), "outer frame",
+                            "outer frames"));
+  std::string note;
+  for (const std::string& h : hidden) note += (note.empty() ? "" : ", ") + h;
+  if (view.folded > 0)
+    note += fmt::format("{}{} folded", note.empty() ? "" : "; ",
+                        plural(static_cast<int>(view.folded), "native frame", "native frames"));
+  if (!note.empty())
+    fmt::format_to(std::back_inserter(out), "    ({}; --native-frames shows them)\n", note);
+}
+
 // Shows the stack from the first frame outside CUDA and capguard: the library frames that led
 // from the user's call to CUDA (the middle of a long run elided), then the user frame and its
 // callers. The frames inside CUDA and capguard and the C runtime's frames below main are
@@ -103,6 +135,11 @@ void append_stack(std::string& out, const Location& location, const Style& style
   }
   const ShownFrames shown = frames_to_show(location);
   auto it = std::back_inserter(out);
+  if (!style.native_frames && location.user_frame >= 0 &&
+      is_python_frame(frames[static_cast<size_t>(location.user_frame)])) {
+    append_python_stack(out, location, shown, style, sources);
+    return;
+  }
   const size_t libraries = shown.anchor - shown.first;
   const bool elide = libraries > kMaxLibraryFramesShown + 1;  // a line for one frame saves none
   for (size_t i = shown.first; i < shown.last; ++i) {
@@ -261,7 +298,7 @@ std::string summary_line(const Report& report) {
 }
 
 std::string render_text(const Report& report, const RenderOptions& options) {
-  const Style style{options.color};
+  const Style style{options.color, options.native_frames};
   SourceReader reader(options.source_root);
   SourceReader* sources = options.source ? &reader : nullptr;
   std::string out;
