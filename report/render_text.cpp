@@ -6,6 +6,7 @@
 #include <iterator>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "model/base_name.h"
 #include "model/frame_owner.h"
@@ -297,8 +298,64 @@ std::string summary_line(const Report& report) {
                      captures);
 }
 
+// Identical findings (the same rule, process, user line and capture site) print once, the
+// first of them followed by "and N more times"; JSON and SARIF keep each one.
+struct FindingGroups {
+  std::vector<bool> repeat;                 // printed as part of an earlier finding's group
+  std::vector<std::vector<size_t>> others;  // the group's later findings, by its first
+};
+
+std::string group_key(const Report& report, const Finding& f) {
+  const Location& l = f.location;
+  std::string where;
+  if (l.user_frame >= 0 && static_cast<size_t>(l.user_frame) < l.frames.size()) {
+    const Frame& user = l.frames[static_cast<size_t>(l.user_frame)];
+    where = fmt::format("{}:{}:{}", user.file, user.line, user.function);
+  } else {
+    where = fmt::format("#{}", l.stack_id);
+  }
+  const CaptureInfo* capture = report.find_capture(f.capture);
+  return fmt::format("{}\n{}\n{}\n{}\n{}", f.rule, f.pid, f.process, where,
+                     capture != nullptr ? capture->begin.stack_id : 0);
+}
+
+FindingGroups group_findings(const Report& report) {
+  FindingGroups groups;
+  groups.repeat.assign(report.findings.size(), false);
+  groups.others.resize(report.findings.size());
+  std::unordered_map<std::string, size_t> first;
+  for (size_t i = 0; i < report.findings.size(); ++i) {
+    auto [at, fresh] = first.try_emplace(group_key(report, report.findings[i]), i);
+    if (fresh) continue;
+    groups.repeat[i] = true;
+    groups.others[at->second].push_back(i);
+  }
+  return groups;
+}
+
+void append_repeats(std::string& out, const Report& report, const std::vector<size_t>& others) {
+  if (others.empty()) return;
+  std::string captures;
+  size_t listed = 0;
+  for (size_t i : others) {
+    const Finding& f = report.findings[i];
+    if (!f.capture) continue;
+    if (++listed > 8) {
+      captures += ", ...";
+      break;
+    }
+    captures += fmt::format("{}#{}", captures.empty() ? "" : ", ", *f.capture);
+  }
+  // Before the blank line that ends the finding's block.
+  if (out.ends_with("\n\n")) out.pop_back();
+  fmt::format_to(std::back_inserter(out), "  and {} more {}{}\n\n", others.size(),
+                 others.size() == 1 ? "time" : "times",
+                 captures.empty() ? "" : " (captures " + captures + ")");
+}
+
 std::string render_text(const Report& report, const RenderOptions& options) {
   const Style style{options.color, options.native_frames};
+  const FindingGroups groups = group_findings(report);
   SourceReader reader(options.source_root);
   SourceReader* sources = options.source ? &reader : nullptr;
   std::string out;
@@ -312,15 +369,21 @@ std::string render_text(const Report& report, const RenderOptions& options) {
     if (!process.attached && !process.attach_message.empty())
       fmt::format_to(std::back_inserter(out), "=={}==capguard: not attached: {}\n", process.pid,
                      terminal_safe(process.attach_message));
-    for (const auto& finding : report.findings)
-      if (belongs_to(report, i, finding.process, finding.pid))
-        append_finding(out, report, finding, style, sources, options.rules);
+    for (size_t f = 0; f < report.findings.size(); ++f) {
+      const Finding& finding = report.findings[f];
+      if (groups.repeat[f] || !belongs_to(report, i, finding.process, finding.pid)) continue;
+      append_finding(out, report, finding, style, sources, options.rules);
+      append_repeats(out, report, groups.others[f]);
+    }
   }
-  for (const auto& finding : report.findings) {  // findings of processes without a record
+  for (size_t f = 0; f < report.findings.size(); ++f) {  // of processes without a record
+    const Finding& finding = report.findings[f];
     bool known = false;
     for (size_t i = 0; i < report.processes.size(); ++i)
       known = known || belongs_to(report, i, finding.process, finding.pid);
-    if (!known) append_finding(out, report, finding, style, sources, options.rules);
+    if (known || groups.repeat[f]) continue;
+    append_finding(out, report, finding, style, sources, options.rules);
+    append_repeats(out, report, groups.others[f]);
   }
   out += lifecycle_text(report);
   out += summary_line(report);

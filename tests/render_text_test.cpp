@@ -141,4 +141,31 @@ TEST_CASE("colors only when asked, and the heading stays greppable without them"
         std::string::npos);
 }
 
+TEST_CASE("identical findings print once, then how many more times and in which captures") {
+  Report report = testing::sample_report();
+  const Finding first = report.findings[0];
+  for (uint32_t capture : {2u, 3u}) {  // the same sync at the same line, in later captures
+    report.findings.push_back(first);
+    report.findings.back().capture = capture;
+  }
+  const std::string text = render_text(report, testing::with_rules());
+  size_t blocks = 0;
+  for (size_t at = text.find("ERROR: capguard: sync-during-capture"); at != std::string::npos;
+       at = text.find("ERROR: capguard: sync-during-capture", at + 1))
+    ++blocks;
+  CHECK(blocks == 1);
+  CHECK(text.find("  and 2 more times (captures #2, #3)\n\n") != std::string::npos);
+  // Another line is another finding.
+  report.findings.back().location.frames[3].line = 43;
+  const std::string apart = render_text(report, testing::with_rules());
+  CHECK(apart.find("  and 1 more time (captures #2)\n") != std::string::npos);
+  // JSON keeps each one.
+  const std::string json = render_json(report);
+  size_t rules = 0;
+  for (size_t at = json.find("\"sync-during-capture\""); at != std::string::npos;
+       at = json.find("\"sync-during-capture\"", at + 1))
+    ++rules;
+  CHECK(rules >= 3);
+}
+
 }  // namespace capguard
