@@ -5,6 +5,7 @@
 
 #include "report/default_suppressions.h"
 #include "cli/commands.h"
+#include "model/framework_calls.h"
 #include "rules/rule_table.h"
 
 namespace capguard::cli {
@@ -28,6 +29,15 @@ int explain_command(const std::string& id) {
   fmt::print("{} ({})\n\n{}\n\n{}\n", rule->id, to_string(rule->severity), rule->summary,
              rule->explanation);
   if (!rule->fix.empty()) fmt::print("\nfix: {}\n", rule->fix);
+  // The framework forms of the rule (model/framework_calls.def).
+  bool heading = false;
+  for (const FrameworkCall& call : framework_calls()) {
+    const std::string rules = " " + std::string(call.rules) + " ";
+    if (rules.find(" " + std::string(rule->id) + " ") == std::string::npos) continue;
+    if (!heading) fmt::print("\nWhat it looks like in frameworks (the report names it):\n");
+    heading = true;
+    fmt::print("  {}: {}\n", call.words, call.fix);
+  }
   return 0;
 }
 

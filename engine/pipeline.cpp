@@ -1,6 +1,7 @@
 #include "engine/pipeline.h"
 
 #include "model/frame_owner.h"
+#include "model/framework_calls.h"
 #include "report/default_suppressions.h"
 #include "report/suppressions.h"
 #include "rules/rule_table.h"
@@ -30,6 +31,7 @@ std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
     if (auto damaged = cache.load_beside(trace)) warn("warning: ignoring " + *damaged);
   symbolize(analysis.report, analysis.modules, &cache,
             UserCode(options.user_code, options.source_root));
+  name_framework_calls(analysis.report);  // needs the frames
   // Saved before anything is filtered: suppressions match on these frames when the traces are
   // re-analyzed where the binaries are not.
   if (options.save_symbol_caches)

@@ -53,6 +53,10 @@ struct Finding {
   Location location;
   std::vector<Related> related;
   uint32_t consequences = 0;  // later calls that failed only because of this one
+  // What the user wrote, when the stack shows a framework entry point (framework_calls.def):
+  // "Tensor.item()", and the fix in the framework's words. Empty otherwise.
+  std::string framework_call;
+  std::string framework_fix;
 };
 
 enum class CaptureState { Ok, Invalidated, Failed, Open };

@@ -96,6 +96,10 @@ void write_finding(JsonWriter& json, const Finding& finding) {
   json.key("severity"), json.value(to_string(finding.severity));
   json.key("message"), json.value(finding.message);
   json.key("api"), json.value(finding.api);
+  if (!finding.framework_call.empty()) {  // what the user wrote (framework_calls.def)
+    json.key("framework_call"), json.value(finding.framework_call);
+    json.key("framework_fix"), json.value(finding.framework_fix);
+  }
   json.key("result");
   finding.result_name.empty() ? json.null() : json.value(finding.result_name);
   json.key("pid"), json.value(uint64_t{finding.pid});

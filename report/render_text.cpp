@@ -216,7 +216,13 @@ void append_finding(std::string& out, const Report& report, const Finding& findi
   fmt::format_to(it, "=={}=={}{}: capguard: {}{}\n", finding.pid, style.severity(finding.severity),
                  heading_word(finding.severity), finding.rule, style.reset());
   // The message first: what went wrong, the call and what CUDA answered, said once.
-  if (!finding.message.empty()) fmt::format_to(it, "  {}\n", terminal_safe(finding.message));
+  if (!finding.message.empty()) {
+    if (!finding.framework_call.empty())  // what the user wrote, then what CUDA saw
+      fmt::format_to(it, "  {}: ", terminal_safe(finding.framework_call));
+    else
+      out += "  ";
+    fmt::format_to(it, "{}\n", terminal_safe(finding.message));
+  }
   const bool failed = finding.result != 0;
   if (failed && (finding.message.empty() ||
                  (!finding.result_name.empty() &&
@@ -253,7 +259,9 @@ void append_finding(std::string& out, const Report& report, const Finding& findi
   if (finding.consequences > 0)
     fmt::format_to(it, "  {} failed only because of this one (folded into this finding)\n",
                    plural(static_cast<int>(finding.consequences), "later call", "later calls"));
-  if (const RuleInfo* rule = find_rule_in(rules, finding.rule); rule != nullptr && !rule->fix.empty())
+  if (!finding.framework_fix.empty())
+    fmt::format_to(it, "  fix: {}\n", terminal_safe(finding.framework_fix));
+  else if (const RuleInfo* rule = find_rule_in(rules, finding.rule); rule != nullptr && !rule->fix.empty())
     fmt::format_to(it, "  fix: {}\n", rule->fix);
   fmt::format_to(it, "  [{}] see `capguard explain {}`\n\n", finding.rule, finding.rule);
 }

@@ -72,3 +72,48 @@ TEST_CASE("the Python-first view: user frame, one line to CUDA, callers; no inte
   CHECK(is_interpreter_frame(l.frames[3]));
   CHECK_FALSE(is_interpreter_frame(l.frames[5]));
 }
+
+#include "model/framework_calls.h"
+
+TEST_CASE("framework calls: the entry point closest to the user, else a library's first use") {
+  const std::string torch = "/v/lib/python3.12/site-packages/torch/lib/libtorch_python.so";
+  Location item;
+  item.frames = {native("cudaStreamSynchronize", "/usr/local/cuda/lib64/libcudart.so.13"),
+                 native("at::native::_local_scalar_dense_cuda(at::Tensor const&)", torch),
+                 native("torch::autograd::THPVariable_item(_object*, _object*)", torch),
+                 python("step", "/work/train.py", 13)};
+  item.user_frame = 3;
+  const FrameworkCall* call = framework_call_of(item);
+  REQUIRE(call != nullptr);
+  CHECK(call->words == "Tensor.item()");
+
+  Location cupy;
+  cupy.frames = {native("__pyx_f_13cupy_backends_4cuda_3api_7runtime_streamSynchronize", "x.so"),
+                 native("__pyx_pw_4cupy_4cuda_6stream_11_BaseStream_19synchronize", "y.so"),
+                 python("<module>", "/work/t.py", 12)};
+  cupy.user_frame = 2;
+  REQUIRE(framework_call_of(cupy) != nullptr);
+  CHECK(framework_call_of(cupy)->words == "cupy.cuda.Stream.synchronize()");
+
+  Location autotune;  // Triton's autotuner synchronizes inside the user's capture
+  autotune.frames = {native("cudaDeviceSynchronize", "/usr/local/cuda/lib64/libcudart.so.13"),
+                     python("Autotuner.run", "/v/site-packages/triton/runtime/autotuner.py", 200),
+                     python("step", "/work/train.py", 30)};
+  autotune.user_frame = 2;
+  REQUIRE(framework_call_of(autotune) != nullptr);
+  CHECK(framework_call_of(autotune)->words.starts_with("Triton autotuning"));
+
+  Location plain;  // a C++ program: nothing to name
+  plain.frames = {native("cudaStreamSynchronize", "/usr/local/cuda/lib64/libcudart.so.13"),
+                  native("main", "/work/app")};
+  plain.user_frame = 1;
+  CHECK(framework_call_of(plain) == nullptr);
+
+  Report report;
+  Finding f;
+  f.location = item;
+  report.findings.push_back(f);
+  name_framework_calls(report);
+  CHECK(report.findings[0].framework_call == "Tensor.item()");
+  CHECK(report.findings[0].framework_fix.find("after replay()") != std::string::npos);
+}

@@ -1,0 +1,29 @@
+// What the user wrote, when a finding's stack shows it (model/framework_calls.def, one list).
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "model/report.h"
+
+namespace capguard {
+
+enum class FrameworkCallKind { Native, Python, FirstUse };
+
+struct FrameworkCall {
+  FrameworkCallKind kind;
+  std::string_view function;
+  std::string_view file;
+  std::string_view words;  // "Tensor.item()"
+  std::string_view rules;  // space-separated rule ids
+  std::string_view fix;
+};
+
+std::span<const FrameworkCall> framework_calls();
+// The entry point closest to the user frame between it and CUDA, else a first use anywhere in
+// the stack; null when the stack shows none (or is not symbolized).
+const FrameworkCall* framework_call_of(const Location& location);
+// Names them in every finding: Finding::framework_call and framework_fix.
+void name_framework_calls(Report& report);
+
+}  // namespace capguard
