@@ -193,4 +193,25 @@ size_t first_frame_outside_cuda(const std::vector<Frame>& frames) {
   return i;
 }
 
+const char* frame_kind(const Frame& frame) {
+  if (is_python_frame(frame)) return is_python_user_frame(frame) ? "user" : "python";
+  const std::string_view module = base_name(frame.module);
+  if (module.starts_with("python3") || module.starts_with("libpython3")) return "interpreter";
+  if (module.starts_with("libcupti")) return "tool";
+  switch (owner_of(frame)) {
+    case FrameOwner::Program:
+      return "user";
+    case FrameOwner::Library:
+      return "framework";
+    case FrameOwner::Cuda:
+      return "toolkit";
+    case FrameOwner::Interposer:
+      return "tool";
+    case FrameOwner::Runtime:
+    case FrameOwner::Unknown:
+      break;
+  }
+  return "system";
+}
+
 }  // namespace capguard

@@ -44,6 +44,12 @@ FrameOwner owner_of(const Frame& frame);
 bool is_library_source(std::string_view file);       // a header or Python file of a library
 bool is_installed_library(std::string_view module);  // a shared library outside the user's tree
 
+// What a frame is, for machine readers (JSON and SARIF mark every frame): "user" (the program's
+// own code, Python or native), "python" (a library's Python code), "interpreter" (CPython),
+// "framework" (a library's native code: libtorch, cupy, cuBLAS), "tool" (capguard and CUPTI),
+// "toolkit" (the CUDA driver and runtime), "system" (the C runtime, or nothing known).
+const char* frame_kind(const Frame& frame);
+
 // A Python frame of the program's own code (not site-packages, the standard library, <frozen>).
 bool is_python_user_frame(const Frame& frame);
 

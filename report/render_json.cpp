@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/frame_owner.h"
 #include "report/json_writer.h"
 #include "report/render.h"
 #include "trace/format.h"
@@ -28,6 +29,7 @@ void write_location(JsonWriter& json, const Location& location) {
     frame.line > 0 ? json.value(static_cast<uint64_t>(frame.line)) : json.null();
     json.key("module");
     frame.module.empty() ? json.null() : json.value(frame.module);
+    json.key("kind"), json.value(frame_kind(frame));
     json.end_object();
   }
   json.end_array();

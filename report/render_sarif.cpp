@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "model/base_name.h"
+#include "model/frame_owner.h"
 #include "report/fingerprint.h"
 #include "report/json_writer.h"
 #include "report/render.h"
@@ -321,6 +322,7 @@ class SarifRenderer {
       }
       w_.end_object();
       if (!frame.module.empty()) w_.field("module", std::string(base_name(frame.module)));
+      w_.key("properties").begin_object().field("kind", frame_kind(frame)).end_object();
       w_.end_object();
     }
     w_.end_array();
