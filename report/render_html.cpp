@@ -5,8 +5,10 @@
 
 #include <iterator>
 
+#include "model/frame_owner.h"
 #include "report/capture_picture.h"
 #include "report/lifecycle_table.h"
+#include "report/python_stack.h"
 #include "report/render.h"
 #include "report/source_lines.h"
 #include "report/xml_escape.h"
@@ -199,6 +201,11 @@ class HtmlWriter {
       return;
     }
     const ShownFrames shown = frames_to_show(location);
+    if (location.user_frame >= 0 &&
+        is_python_frame(location.frames[static_cast<size_t>(location.user_frame)])) {
+      write_python_stack(location, shown, context);
+      return;
+    }
     put("<ol class=\"stack\" start=\"{}\">\n", shown.first);
     for (size_t i = shown.first; i < shown.last; ++i) {
       const Frame& frame = location.frames[i];
@@ -218,6 +225,38 @@ class HtmlWriter {
       put("<p class=\"hidden\">({} frames inside CUDA/capguard and {} outer frames not "
           "shown)</p>\n",
           shown.hidden_inner(), shown.hidden_outer(location));
+  }
+
+  void write_frame_item(const Location& location, size_t i, bool user, int context) {
+    const Frame& frame = location.frames[i];
+    put("<li value=\"{}\"{}>", i, user ? " class=\"user\"" : "");
+    put("{}", frame.function.empty() ? fmt::format("0x{:x}", frame.address) : esc(frame.function));
+    if (!frame.file.empty())
+      put(" <span class=\"file\">{}:{}</span>", esc(frame.file), frame.line);
+    else if (!frame.module.empty())
+      put(" ({}+0x{:x})", esc(frame.module), frame.offset);
+    out_ += "</li>\n";
+    if (user && options_.source) write_source(frame, context);
+  }
+
+  // Python-first, as the text report (python_stack.h): the user's line, how it reached CUDA
+  // (every frame of it one click away), the callers; CPython's frames left out.
+  void write_python_stack(const Location& location, const ShownFrames& shown, int context) {
+    const PythonStackView view = python_stack_view(location, shown.first, shown.last);
+    out_ += "<ol class=\"stack\">\n";
+    write_frame_item(location, view.user, true, context);
+    if (!view.via.empty()) {
+      put("<li class=\"via\"><details><summary>which called {}</summary><ol class=\"stack\">\n",
+          esc(view.via));
+      for (size_t i = view.user; i-- > shown.first;)
+        if (!is_interpreter_frame(location.frames[i])) write_frame_item(location, i, false, 0);
+      out_ += "</ol></details></li>\n";
+    }
+    for (size_t k : view.callers) write_frame_item(location, k, false, 0);
+    out_ += "</ol>\n";
+    put("<p class=\"hidden\">({} frames inside CUDA/capguard, {} interpreter frames and {} outer "
+        "frames not shown)</p>\n",
+        shown.hidden_inner(), view.interpreter, shown.hidden_outer(location));
   }
 
   void write_source(const Frame& frame, int context) {
