@@ -370,7 +370,10 @@ std::string render_text(const Report& report, const RenderOptions& options) {
   const bool several = report.processes.size() > 1;
   for (size_t i = 0; i < report.processes.size(); ++i) {
     const ProcessInfo& process = report.processes[i];
-    if (several)
+    bool says_something = !process.attached && !process.attach_message.empty();
+    for (size_t f = 0; f < report.findings.size() && !says_something; ++f)
+      says_something = belongs_to(report, i, report.findings[f].process, report.findings[f].pid);
+    if (several && says_something)  // a process with nothing to report gets no header
       fmt::format_to(std::back_inserter(out), "== process {}{}: {}\n", process.pid,
                      shares_pid(report, i) ? " (" + terminal_safe(process.trace_path) + ")" : "",
                      terminal_safe(process.command));
