@@ -117,7 +117,24 @@ def cases():
         Case("newer_format", 3, lambda d: one(d, trace().replace("v 0.1.0 2", "v 9.0.0 99"))),
         Case("flipped_bytes", None, setup_flipped),
         Case("long_line", 3, lambda d: one(d, trace().replace("c ./app", "c " + "A" * (1 << 20)))),
+        # Budgets: a memory ceiling on the analysis state, near-linear algorithms.
+        Case("fork_chain_40k", 3, lambda d: one(d, fork_chain(40000))),
     ]
+
+
+def fork_chain(n):
+    """One capture into which n streams are forked, each from the stream forked before it: the
+    replay's vector clocks, one entry per member each, would be quadratic (40k: 3.2 GB)."""
+    lines = ["v 0.1.0 2", "p 1e240 1 0", "c ./app", "i ok cupti", "s 1 401234",
+             "e 1 a 1e241 cudaStreamBeginCapture 0 1 st=5000 sf=1 sb=0 sa=1 ci=1 md=0"]
+    seq = 2
+    for k in range(1, n + 1):
+        lines.append("e %x a 1e241 cudaEventRecord 0 1 st=%x ev=%x" % (seq, 0x5000 + k - 1, 0x9000 + k))
+        lines.append("e %x a 1e241 cudaStreamWaitEvent 0 1 st=%x ev=%x fl=0" % (seq + 1, 0x5000 + k, 0x9000 + k))
+        seq += 2
+    lines.append("e %x a 1e241 cudaStreamEndCapture 0 1 st=5000 sf=1 sb=1 sa=0 ci=1 gr=77 nd=1" % seq)
+    lines.append("z 28 0")
+    return "\n".join(lines) + "\n"
 
 
 def clean_trace(end=True):
