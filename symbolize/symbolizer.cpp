@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -169,7 +170,13 @@ class Symbolizer {
  public:
   Symbolizer(const std::vector<ProcessModules>& modules, const SymbolCache* cache,
              const UserCode& user)
-      : modules_(modules), cache_(cache), user_(user) {}
+      : modules_(modules), cache_(cache), user_(user) {
+    // Once, not per location: a report may hold any number of processes.
+    for (const auto& process : modules_) {
+      if (process.process != 0) by_index_.try_emplace(process.process, &process);
+      by_pid_.try_emplace(process.pid, &process);
+    }
+  }
 
   // `process` (Finding::process) tells apart processes that share a pid; 0: by pid alone.
   void symbolize(Location& location, uint32_t pid, uint32_t process) {
@@ -240,16 +247,20 @@ class Symbolizer {
   }
 
   const ProcessModules* find_process(uint32_t pid, uint32_t index) const {
-    for (const auto& process : modules_)
-      if (index != 0 ? process.process == index : process.pid == pid) return &process;
-    if (index != 0) return find_process(pid, 0);  // modules made without an index (tests)
-    return nullptr;
+    if (index != 0) {
+      if (const auto it = by_index_.find(index); it != by_index_.end()) return it->second;
+      // modules made without an index (tests)
+    }
+    const auto it = by_pid_.find(pid);
+    return it == by_pid_.end() ? nullptr : it->second;
   }
 
   const std::vector<ProcessModules>& modules_;
   const SymbolCache* cache_;
   const UserCode& user_;
   const ProcessModules* owner_ = nullptr;  // of the location being symbolized
+  std::unordered_map<uint32_t, const ProcessModules*> by_index_;  // the first of each
+  std::unordered_map<uint32_t, const ProcessModules*> by_pid_;    // the first of each
   std::map<const Module*, std::unique_ptr<OpenModule>> open_;
   std::map<std::pair<uint64_t, uint64_t>, std::vector<Frame>> frames_;  // (process, address)
 };

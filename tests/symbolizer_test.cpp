@@ -173,6 +173,33 @@ TEST_CASE("overlapping module records: the later one maps the address, in find()
   CHECK(report.findings[0].location.frames.at(0).module == "/nonexistent/reloaded.so");
 }
 
+TEST_CASE("module lookup: the index agrees with the newest record that maps the address") {
+  // Random overlapping records, looked up against the linear rule (the later record wins).
+  uint64_t seed = 12345;
+  auto next = [&] { return (seed = seed * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+  for (int round = 0; round < 20; ++round) {
+    ProcessModules process;
+    const int n = 1 + static_cast<int>(next() % 60);
+    for (int i = 0; i < n; ++i) {
+      const uint64_t start = next() % 1000, size = next() % 200;  // size 0: maps nothing
+      process.modules.push_back({start, start, start + size, "/m" + std::to_string(i), ""});
+    }
+    for (uint64_t a = 0; a < 1300; ++a) {
+      const Module* expected = nullptr;
+      for (auto it = process.modules.rbegin(); it != process.modules.rend(); ++it)
+        if (a >= it->start && a < it->end) {
+          expected = &*it;
+          break;
+        }
+      CAPTURE(round);
+      CAPTURE(a);
+      REQUIRE(process.find(a) == expected);
+    }
+    process.modules.push_back({0, 0, 2000, "/all", ""});  // grown: the index is made again
+    CHECK(process.find(5)->path == "/all");
+  }
+}
+
 TEST_CASE("an address outside every module and a process without a module map do not crash") {
   Report report = report_with_one_finding(0x10);
   report.findings[0].related.push_back({"capture-begin", "", {}});

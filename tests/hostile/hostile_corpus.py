@@ -119,6 +119,7 @@ def cases():
         Case("long_line", 3, lambda d: one(d, trace().replace("c ./app", "c " + "A" * (1 << 20)))),
         # Budgets: a memory ceiling on the analysis state, near-linear algorithms.
         Case("fork_chain_40k", 3, lambda d: one(d, fork_chain(40000))),
+        Case("many_modules_many_findings", 1, lambda d: one(d, many_modules(500000, 10000))),
     ]
 
 
@@ -133,6 +134,25 @@ def fork_chain(n):
         lines.append("e %x a 1e241 cudaStreamWaitEvent 0 1 st=%x ev=%x fl=0" % (seq + 1, 0x5000 + k, 0x9000 + k))
         seq += 2
     lines.append("e %x a 1e241 cudaStreamEndCapture 0 1 st=5000 sf=1 sb=1 sa=0 ci=1 gr=77 nd=1" % seq)
+    lines.append("z 28 0")
+    return "\n".join(lines) + "\n"
+
+
+def many_modules(modules, findings):
+    """`modules` module records and `findings` captures broken by a synchronize, each from its own
+    return address, outside every module: a linear module lookup per address is quadratic."""
+    lines = ["v 0.1.0 2", "p 1e240 1 0", "c ./app", "i ok cupti"]
+    for i in range(modules):
+        base = 0x10000000 + i * 0x1000
+        lines.append("m %x %x %x /nonexistent/m%d.so" % (base, base, base + 0x1000, i))
+    seq = 1
+    for k in range(findings):
+        stream = 0x5000 + k
+        lines.append("s %x %x" % (k + 1, 0x1000 + k))
+        lines += ["e %x a 1e241 cudaStreamBeginCapture 0 %x st=%x sf=1 sb=0 sa=1 ci=%x md=0" % (seq, k + 1, stream, k + 1),
+                  "e %x 14 1e241 cudaStreamSynchronize 384 %x st=%x sf=1 sb=1 sa=2 ci=%x" % (seq + 1, k + 1, stream, k + 1),
+                  "e %x 1e 1e241 cudaStreamEndCapture 385 %x st=%x sf=1 sb=2 sa=0 ci=%x" % (seq + 2, k + 1, stream, k + 1)]
+        seq += 3
     lines.append("z 28 0")
     return "\n".join(lines) + "\n"
 
