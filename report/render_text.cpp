@@ -166,12 +166,6 @@ bool mentions_thread(std::string_view message, uint32_t thread) {
 }
 
 // Another process of the report has the same pid (several hosts or containers).
-bool shares_pid(const Report& report, size_t index) {
-  for (size_t i = 0; i < report.processes.size(); ++i)
-    if (i != index && report.processes[i].pid == report.processes[index].pid) return true;
-  return false;
-}
-
 void append_finding(std::string& out, const Report& report, const Finding& finding,
                     const Style& style, SourceReader* sources, std::span<const RuleInfo> rules) {
   auto it = std::back_inserter(out);
@@ -266,25 +260,32 @@ std::string render_text(const Report& report, const RenderOptions& options) {
   SourceReader* sources = options.source ? &reader : nullptr;
   std::string out;
   const bool several = report.processes.size() > 1;
+  // Grouped once: a report may hold any number of processes.
+  std::vector<std::vector<const Finding*>> by_process(report.processes.size());
+  std::vector<const Finding*> unknown;
+  const ProcessOwners owners(report);
+  for (const auto& finding : report.findings) {
+    bool known = false;
+    owners.for_each(finding.process, finding.pid, [&](size_t i) {
+      by_process[i].push_back(&finding);
+      known = true;
+    });
+    if (!known) unknown.push_back(&finding);
+  }
   for (size_t i = 0; i < report.processes.size(); ++i) {
     const ProcessInfo& process = report.processes[i];
     if (several)
       fmt::format_to(std::back_inserter(out), "== process {}{}: {}\n", process.pid,
-                     shares_pid(report, i) ? " (" + terminal_safe(process.trace_path) + ")" : "",
+                     owners.with_pid(process.pid) > 1 ? " (" + terminal_safe(process.trace_path) + ")" : "",
                      terminal_safe(process.command));
     if (!process.attached && !process.attach_message.empty())
       fmt::format_to(std::back_inserter(out), "=={}==capguard: not attached: {}\n", process.pid,
                      terminal_safe(process.attach_message));
-    for (const auto& finding : report.findings)
-      if (belongs_to(report, i, finding.process, finding.pid))
-        append_finding(out, report, finding, style, sources, options.rules);
+    for (const Finding* finding : by_process[i])
+      append_finding(out, report, *finding, style, sources, options.rules);
   }
-  for (const auto& finding : report.findings) {  // findings of processes without a record
-    bool known = false;
-    for (size_t i = 0; i < report.processes.size(); ++i)
-      known = known || belongs_to(report, i, finding.process, finding.pid);
-    if (!known) append_finding(out, report, finding, style, sources, options.rules);
-  }
+  for (const Finding* finding : unknown)  // findings of processes without a record
+    append_finding(out, report, *finding, style, sources, options.rules);
   out += lifecycle_text(report);
   out += summary_line(report);
   return out;

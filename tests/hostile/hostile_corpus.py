@@ -120,6 +120,8 @@ def cases():
         # Budgets: a memory ceiling on the analysis state, near-linear algorithms.
         Case("fork_chain_40k", 3, lambda d: one(d, fork_chain(40000))),
         Case("many_modules_many_findings", 1, lambda d: one(d, many_modules(500000, 10000))),
+        Case("many_processes", 1, lambda d: [one(d, trace(pid=0x1000 + i), "capguard.%d.trace" % i)
+                                             for i in range(15000)]),
     ]
 
 
