@@ -120,6 +120,7 @@ def cases():
         # Budgets: a memory ceiling on the analysis state, near-linear algorithms.
         Case("fork_chain_40k", 3, lambda d: one(d, fork_chain(40000))),
         Case("many_modules_many_findings", 1, lambda d: one(d, many_modules(500000, 10000))),
+        Case("frees_against_graph_refs", 1, lambda d: one(d, frees_against_graph(20000, 6400))),
         Case("many_processes", 1, lambda d: [one(d, trace(pid=0x1000 + i), "capguard.%d.trace" % i)
                                              for i in range(15000)]),
     ]
@@ -155,6 +156,24 @@ def many_modules(modules, findings):
                   "e %x 14 1e241 cudaStreamSynchronize 384 %x st=%x sf=1 sb=1 sa=2 ci=%x" % (seq + 1, k + 1, stream, k + 1),
                   "e %x 1e 1e241 cudaStreamEndCapture 385 %x st=%x sf=1 sb=2 sa=0 ci=%x" % (seq + 2, k + 1, stream, k + 1)]
         seq += 3
+    lines.append("z 28 0")
+    return "\n".join(lines) + "\n"
+
+
+def frees_against_graph(nodes, frees):
+    """An exec whose `nodes` nodes all use one block, then `frees` frees of that block and a
+    replay: each free was checked against every node and every earlier hit (cubic)."""
+    lines = ["v 0.1.0 3", "p 1e240 1 0", "c ./app", "i ok cupti", "s 1 401234",
+             "e 1 a 1e241 cudaMalloc 0 1 dm=0 pt=7f0000000000 sz=100000",
+             "e 2 a 1e241 cudaGraphInstantiate 0 1 gr=55 gx=77 dm=0"]
+    for i in range(nodes):
+        lines.append("g 77 %x 0 0 k a0:%x" % (i, 0x7f0000000000 + 8 * (i % 0x2000)))
+    lines.append("G 77 55 %x 0 1 1" % nodes)
+    seq = 3
+    for k in range(frees):
+        lines.append("e %x a 1e241 cudaFree 0 1 dm=0 pt=7f0000000000 sz=100000" % seq)
+        seq += 1
+    lines.append("e %x a 1e241 cudaGraphLaunch 0 1 st=5000 gx=77 dm=0" % seq)
     lines.append("z 28 0")
     return "\n".join(lines) + "\n"
 
