@@ -156,6 +156,14 @@ int run_command(const RunOptions& options) {
   if (!traces.empty()) problems = analyze_traces(traces, options.report, analysis, true);
   Report& report = analysis.report;
   for (const auto& problem : problems) report.problems.push_back({Severity::Error, problem});
+  // A capture not analyzed in full (a memory budget, docs/security.md) fails closed as in
+  // `report`: exit 3 unless findings already fail the gate.
+  for (const std::string& message : analysis.incomplete) {
+    if (options.report.fail_on != "never" && !has_findings_at(report, options.report.fail_on))
+      problems.push_back(message), report.problems.push_back({Severity::Error, message});
+    else
+      report.problems.push_back({Severity::Warning, message});
+  }
   if (std::string why = why_not_attached(analysis); !why.empty()) {
     if (options.require_attach)
       problems.push_back(why), report.problems.push_back({Severity::Error, why});

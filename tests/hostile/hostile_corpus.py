@@ -348,10 +348,14 @@ def run_cases(capguard, base):
     victim = os.path.join(d, "victim")
     write(victim, "precious\n")
     write(os.path.join(d, "t.trace"), trace())
+    write(os.path.join(d, "chain.trace"), fork_chain(40000))
     cases = [
         # A FIFO named *.trace in run's trace directory: refused, not waited on forever.
         ("run_fifo_in_trace_dir", 3, "mkfifo \"$CAPGUARD_TRACE_DIR/capguard.999.trace\""),
         # <trace>.symbols planted as a symlink to someone else's file: refused, file untouched.
+        # A capture past the replay's memory budget: analyzed in part, and run exits 3 too.
+        ("run_fork_chain_incomplete", 3,
+         "cp %s \"$CAPGUARD_TRACE_DIR/capguard.6.trace\"" % os.path.join(d, "chain.trace")),
         ("run_symbols_symlink_planted", 3,
          "cp %s \"$CAPGUARD_TRACE_DIR/capguard.5.trace\" && "
          "ln -s %s \"$CAPGUARD_TRACE_DIR/capguard.5.trace.symbols\"" % (os.path.join(d, "t.trace"), victim)),
