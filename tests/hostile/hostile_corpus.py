@@ -349,26 +349,41 @@ def run_cases(capguard, base):
     write(victim, "precious\n")
     write(os.path.join(d, "t.trace"), trace())
     write(os.path.join(d, "chain.trace"), fork_chain(40000))
+    full = trace()
+    cut = full.index("e 1 ")
+    write(os.path.join(d, "part1"), full[:cut])
+    write(os.path.join(d, "part2"), full[cut:])
+    background = ("sh -c 'T=\"$CAPGUARD_TRACE_DIR/capguard.$$.trace\"; cat %s > \"$T\"; sleep %%s; "
+                  "cat %s >> \"$T\"' </dev/null >/dev/null 2>&1 & true" % (os.path.join(d, "part1"),
+                                                                    os.path.join(d, "part2")))
     cases = [
         # A FIFO named *.trace in run's trace directory: refused, not waited on forever.
         ("run_fifo_in_trace_dir", 3, "mkfifo \"$CAPGUARD_TRACE_DIR/capguard.999.trace\""),
         # <trace>.symbols planted as a symlink to someone else's file: refused, file untouched.
         # A capture past the replay's memory budget: analyzed in part, and run exits 3 too.
+        # (--no-require-attach: where no CUDA driver is, attaching fails and run exits 3 anyway.)
         ("run_fork_chain_incomplete", 3,
-         "cp %s \"$CAPGUARD_TRACE_DIR/capguard.6.trace\"" % os.path.join(d, "chain.trace")),
+         "cp %s \"$CAPGUARD_TRACE_DIR/capguard.6.trace\"" % os.path.join(d, "chain.trace"),
+         ["--no-require-attach"]),
+        # A background process of the program makes its mistake after the program exited: run
+        # waits for it (its trace has no end record yet, its pid runs) and reports the finding.
+        ("run_background_finding", 1, background % 1, ["--no-require-attach"]),
+        # One still running after the grace period (5 s): said, and exit 3.
+        ("run_background_still_running", 3, background % 8, ["--no-require-attach"]),
         ("run_symbols_symlink_planted", 3,
          "cp %s \"$CAPGUARD_TRACE_DIR/capguard.5.trace\" && "
          "ln -s %s \"$CAPGUARD_TRACE_DIR/capguard.5.trace.symbols\"" % (os.path.join(d, "t.trace"), victim)),
     ]
     marker = os.path.join(d, "ran")
-    for name, expect, script in cases:
+    for name, expect, script, *extra in cases:
         shutil.rmtree(td, ignore_errors=True)
         if os.path.exists(marker):
             os.remove(marker)
         script += " ; touch %s" % marker
         problems = []
         try:
-            proc = subprocess.run([capguard, "run", "--trace-dir", td, "--", "/bin/sh", "-c", script],
+            proc = subprocess.run([capguard, "run", "--trace-dir", td] + (extra[0] if extra else []) +
+                                  ["--", "/bin/sh", "-c", script],
                                   cwd=d, capture_output=True, timeout=TIMEOUT, preexec_fn=limit)
             if proc.returncode != expect:
                 problems.append(f"exit {proc.returncode}, expected {expect}; stderr: "
