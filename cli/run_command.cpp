@@ -187,7 +187,20 @@ int run_command(const RunOptions& options) {
     return kExitUsage;
   }
   trace_dir = fs::absolute(trace_dir).string();
-  const std::set<std::string> old_traces = traces_in(trace_dir);
+  std::set<std::string> old_traces = traces_in(trace_dir);
+  if (!old_traces.empty()) {
+    // Traces of earlier runs: this run's go to a fresh directory inside, so that they are told
+    // apart, and so that a pid that earlier runs used many times is still traced (the
+    // interposer tries capguard.<pid>.trace, then .1 to .999, and gives up after those).
+    std::string pattern = trace_dir + "/run.XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) {
+      say("cannot create a trace directory " + pattern + ": " + std::strerror(errno));
+      return kExitCannotRead;
+    }
+    say("--trace-dir " + trace_dir + " holds traces of earlier runs: this run's go to " + pattern);
+    trace_dir = pattern;
+    old_traces.clear();
+  }
 
   ChildEnvironment environment;
   environment.prepend_path_list("LD_PRELOAD", interposer);

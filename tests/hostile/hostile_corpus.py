@@ -370,6 +370,10 @@ def run_cases(capguard, base):
         ("run_background_finding", 1, background % 1, ["--no-require-attach"]),
         # One still running after the grace period (5 s): said, and exit 3.
         ("run_background_still_running", 3, background % 8, ["--no-require-attach"]),
+        # A --trace-dir holding traces of earlier runs: this run's go to a fresh directory inside
+        # (the interposer gives up on a pid after 1,000 names taken), and the old are not analyzed.
+        ("run_stale_trace_dir", 0,
+         "test -z \"$(ls -A \"$CAPGUARD_TRACE_DIR\")\" || exit 7", ["--no-require-attach"]),
         ("run_symbols_symlink_planted", 3,
          "cp %s \"$CAPGUARD_TRACE_DIR/capguard.5.trace\" && "
          "ln -s %s \"$CAPGUARD_TRACE_DIR/capguard.5.trace.symbols\"" % (os.path.join(d, "t.trace"), victim)),
@@ -377,6 +381,8 @@ def run_cases(capguard, base):
     marker = os.path.join(d, "ran")
     for name, expect, script, *extra in cases:
         shutil.rmtree(td, ignore_errors=True)
+        if name == "run_stale_trace_dir":
+            write(os.path.join(td, "capguard.1.trace"), trace())
         if os.path.exists(marker):
             os.remove(marker)
         script += " ; touch %s" % marker
