@@ -81,6 +81,28 @@ bool call_site(Dwarf_Die* unit, Dwarf_Die* inlined, std::string& file, int& line
 
 // One module of one process, opened lazily with its own Dwfl session (each process may map
 // the same file at a different base).
+// How deeply the DIEs that contain `pc` nest below `unit`, counted up to one past
+// kMaxInlineDepth (each level: the one child that contains it, found among its siblings).
+int scope_depth(Dwarf_Die* unit, Dwarf_Addr pc) {
+  Dwarf_Die die = *unit;
+  int depth = 0;
+  while (depth <= kMaxInlineDepth) {
+    Dwarf_Die child;
+    if (dwarf_child(&die, &child) != 0) break;
+    bool found = false;
+    do {
+      if (dwarf_haspc(&child, pc) == 1) {
+        found = true;
+        break;
+      }
+    } while (dwarf_siblingof(&child, &child) == 0);
+    if (!found) break;
+    ++depth;
+    die = child;
+  }
+  return depth;
+}
+
 class OpenModule {
  public:
   explicit OpenModule(const Module& module) {
@@ -122,10 +144,12 @@ class OpenModule {
   // Appends the frames of the instruction at `pc` (a runtime address) to `frames`: one for each
   // function inlined there, innermost first (file:line from the line table, then each inlined
   // call's site), then the function the code was compiled into (its ELF symbol).
-  void describe(uint64_t pc, Frame frame, std::vector<Frame>& frames) const {
+  // Returns false when the scopes at `pc` nest deeper than kMaxInlineDepth: then only the
+  // outer frame is given.
+  bool describe(uint64_t pc, Frame frame, std::vector<Frame>& frames) const {
     if (handle_ == nullptr) {
       frames.push_back(frame);
-      return;
+      return true;
     }
     GElf_Off offset = 0;
     GElf_Sym symbol{};
@@ -141,6 +165,10 @@ class OpenModule {
     }
     Dwarf_Addr bias = 0;
     Dwarf_Die* unit = dwfl_module_addrdie(handle_, pc, &bias);
+    if (unit != nullptr && scope_depth(unit, pc - bias) > kMaxInlineDepth) {
+      frames.push_back(frame);
+      return false;
+    }
     Dwarf_Die* scopes = nullptr;
     const int count = unit == nullptr ? 0 : dwarf_getscopes(unit, pc - bias, &scopes);
     const std::string outer = frame.function;
@@ -159,6 +187,7 @@ class OpenModule {
     }
     std::free(scopes);
     frames.push_back(frame);
+    return true;
   }
 
  private:
@@ -243,7 +272,7 @@ class Symbolizer {
     frame.offset = frame.address - module->base;
     auto [open, added] = open_.try_emplace(module);
     if (added) open->second = std::make_unique<OpenModule>(*module);
-    open->second->describe(pc, frame, frames);
+    if (!open->second->describe(pc, frame, frames)) ++stats_.deep_inline_addresses;
   }
 
   const ProcessModules* find_process(uint32_t pid, uint32_t index) const {
@@ -259,6 +288,9 @@ class Symbolizer {
   const SymbolCache* cache_;
   const UserCode& user_;
   const ProcessModules* owner_ = nullptr;  // of the location being symbolized
+ public:
+  SymbolizeStats stats_;
+ private:
   std::unordered_map<uint32_t, const ProcessModules*> by_index_;  // the first of each
   std::unordered_map<uint32_t, const ProcessModules*> by_pid_;    // the first of each
   std::map<const Module*, std::unique_ptr<OpenModule>> open_;
@@ -280,8 +312,8 @@ void interleave_python_frames(std::vector<Frame>& native, const std::vector<Fram
   native.insert(at, python.begin(), python.end());
 }
 
-void symbolize(Report& report, const std::vector<ProcessModules>& modules, const SymbolCache* cache,
-               const UserCode& user) {
+SymbolizeStats symbolize(Report& report, const std::vector<ProcessModules>& modules,
+                         const SymbolCache* cache, const UserCode& user) {
   Symbolizer symbolizer(modules, cache, user);
   for (auto& finding : report.findings) {
     symbolizer.symbolize(finding.location, finding.pid, finding.process);
@@ -293,6 +325,7 @@ void symbolize(Report& report, const std::vector<ProcessModules>& modules, const
                       [&](Location& l) { symbolizer.symbolize(l, capture.pid, capture.process); });
   }
   for (auto& site : report.graph_sites) symbolizer.symbolize(site.site, site.pid, site.process);
+  return symbolizer.stats_;
 }
 
 }  // namespace capguard

@@ -22,8 +22,16 @@ namespace capguard {
 // from the recorded one yields frames with module and offset only, unless `cache` (frames
 // resolved earlier, on the machine that recorded the trace) knows the address. `user`: what
 // the user said their code is (--user-code).
-void symbolize(Report& report, const std::vector<ProcessModules>& modules,
-               const SymbolCache* cache = nullptr, const UserCode& user = {});
+//
+// Budgets (issue 22): an address inside inline scopes nested deeper than kMaxInlineDepth gets
+// only its outer function (the ELF symbol and the line table's file:line), no inlined frames;
+// libdw's scope walk of such a chain is cubic. Such addresses are counted in the result.
+inline constexpr int kMaxInlineDepth = 64;
+struct SymbolizeStats {
+  uint64_t deep_inline_addresses = 0;  // addresses whose inline scopes were cut off
+};
+SymbolizeStats symbolize(Report& report, const std::vector<ProcessModules>& modules,
+                         const SymbolCache* cache = nullptr, const UserCode& user = {});
 
 
 // Puts a stack's Python frames (innermost first) where the interpreter runs them: before the

@@ -284,6 +284,33 @@ TEST_CASE("code inlined at a return address gives a frame per inlined call, inne
   CHECK(elsewhere.findings[0].location.frames.size() == 2);
 }
 
+template <int N>
+[[gnu::always_inline]] inline uint64_t deeply_inlined() {
+  uint64_t address;
+  if constexpr (N == 0) {
+    address = return_address_of_this_call();
+  } else {
+    address = deeply_inlined<N - 1>();
+  }
+  asm volatile("" ::: "memory");  // a scope of its own at every level, and no tail call
+  return address;
+}
+[[gnu::noinline]] uint64_t outer_of_deep_inlining() { return deeply_inlined<kMaxInlineDepth + 16>(); }
+[[gnu::noinline]] uint64_t outer_of_shallow_inlining() { return deeply_inlined<kMaxInlineDepth - 8>(); }
+
+TEST_CASE("inline scopes nested deeper than kMaxInlineDepth: only the outer function, counted") {
+  Report deep = report_with_one_finding(outer_of_deep_inlining());
+  const SymbolizeStats stats = symbolize(deep, {modules_of_this_process()});
+  CHECK(stats.deep_inline_addresses == 1);
+  REQUIRE(deep.findings[0].location.frames.size() == 1);
+  CHECK(deep.findings[0].location.frames[0].function.find("outer_of_deep_inlining") !=
+        std::string::npos);
+  // Below the depth, every inlined call is a frame as before.
+  Report shallow = report_with_one_finding(outer_of_shallow_inlining());
+  CHECK(symbolize(shallow, {modules_of_this_process()}).deep_inline_addresses == 0);
+  CHECK(shallow.findings[0].location.frames.size() >= 2);  // its inlined calls shown
+}
+
 TEST_CASE("frames already present and no addresses: only the user frame is chosen") {
   Report report;
   Finding finding;
