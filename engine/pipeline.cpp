@@ -35,6 +35,10 @@ std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
          " addresses lie in inline scopes nested deeper than " +
          std::to_string(kMaxInlineDepth) +
          " levels: only their outer function is shown, not the functions inlined there");
+  for (const std::string& module : stats.over_budget)
+    warn("warning: not reading " + module +
+         " for names: its compressed debug sections would inflate past the symbolizer's "
+         "budget (256 MiB a module, 1 GiB in all); its frames show module and offset only");
   // Saved before anything is filtered: suppressions match on these frames when the traces are
   // re-analyzed where the binaries are not.
   if (options.save_symbol_caches)

@@ -5,10 +5,14 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <unordered_map>
 #include <memory>
@@ -103,9 +107,48 @@ int scope_depth(Dwarf_Die* unit, Dwarf_Addr pc) {
   return depth;
 }
 
+// What the module's compressed sections inflate to (their headers say; a header that cannot be
+// read counts as too much): SHF_COMPRESSED sections and GNU ".zdebug" ones ("ZLIB" and a
+// big-endian size).
+uint64_t inflated_size(int fd) {
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  if (elf == nullptr) return 0;
+  constexpr uint64_t kTooMuch = uint64_t{1} << 62;
+  uint64_t total = 0;
+  size_t names = 0;
+  const bool have_names = elf_getshdrstrndx(elf, &names) == 0;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr && total < kTooMuch;
+       scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr) continue;
+    if (shdr.sh_flags & SHF_COMPRESSED) {
+      GElf_Chdr chdr;
+      total += gelf_getchdr(scn, &chdr) != nullptr ? std::min<uint64_t>(chdr.ch_size, kTooMuch)
+                                                   : kTooMuch;
+      continue;
+    }
+    const char* name = have_names ? elf_strptr(elf, names, shdr.sh_name) : nullptr;
+    if (name == nullptr || std::strncmp(name, ".zdebug", 7) != 0 || shdr.sh_type == SHT_NOBITS)
+      continue;
+    Elf_Data* raw = elf_rawdata(scn, nullptr);
+    if (raw == nullptr || raw->d_size < 12 || std::memcmp(raw->d_buf, "ZLIB", 4) != 0) {
+      total += kTooMuch;
+      continue;
+    }
+    uint64_t size = 0;
+    for (int i = 0; i < 8; ++i)
+      size = size << 8 | static_cast<const unsigned char*>(raw->d_buf)[4 + i];
+    total += std::min(size, kTooMuch);
+  }
+  elf_end(elf);
+  return total;
+}
+
 class OpenModule {
  public:
-  explicit OpenModule(const Module& module) {
+  // `inflated_left`: what may still be inflated over all modules; lowered by this one's.
+  OpenModule(const Module& module, uint64_t& inflated_left, bool& over_budget) {
     // The path comes from the trace: opened here, without blocking (a FIFO would hang libelf's
     // open forever), and only when it is a regular file.
     if (module.path.empty() || module.path.find('\0') != std::string::npos) return;
@@ -116,6 +159,13 @@ class OpenModule {
       close(fd);
       return;
     }
+    const uint64_t inflated = inflated_size(fd);
+    if (inflated > kMaxInflatedPerModule || inflated > inflated_left) {
+      over_budget = true;
+      close(fd);
+      return;
+    }
+    inflated_left -= inflated;
     dwfl_ = dwfl_begin(&kOfflineCallbacks);
     if (dwfl_ == nullptr) {
       close(fd);
@@ -271,7 +321,11 @@ class Symbolizer {
     frame.module = module->path;
     frame.offset = frame.address - module->base;
     auto [open, added] = open_.try_emplace(module);
-    if (added) open->second = std::make_unique<OpenModule>(*module);
+    if (added) {
+      bool over_budget = false;
+      open->second = std::make_unique<OpenModule>(*module, inflated_left_, over_budget);
+      if (over_budget) stats_.over_budget.push_back(module->path);
+    }
     if (!open->second->describe(pc, frame, frames)) ++stats_.deep_inline_addresses;
   }
 
@@ -291,6 +345,7 @@ class Symbolizer {
  public:
   SymbolizeStats stats_;
  private:
+  uint64_t inflated_left_ = kMaxInflatedTotal;
   std::unordered_map<uint32_t, const ProcessModules*> by_index_;  // the first of each
   std::unordered_map<uint32_t, const ProcessModules*> by_pid_;    // the first of each
   std::map<const Module*, std::unique_ptr<OpenModule>> open_;
