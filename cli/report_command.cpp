@@ -49,6 +49,23 @@ bool gate_on_trace_endings(Report& report, const std::string& fail_on) {
   return failed;
 }
 
+// An analysis that degraded past a memory budget (Analysis::incomplete, docs/security.md) fails
+// closed the same way: exit 3 unless findings already fail the gate (then a warning).
+bool gate_on_incomplete(Report& report, const std::vector<std::string>& incomplete,
+                        const std::string& fail_on) {
+  const bool failing_anyway = has_findings_at(report, fail_on);
+  bool failed = false;
+  for (const std::string& message : incomplete) {
+    if (fail_on == "never") {
+      say("warning: " + message);
+      continue;
+    }
+    failed |= !failing_anyway;
+    report.problems.push_back({failing_anyway ? Severity::Warning : Severity::Error, message});
+  }
+  return failed;
+}
+
 }  // namespace
 
 int report_command(const std::vector<std::string>& paths, const ReportOptions& options) {
@@ -73,7 +90,8 @@ int report_command(const std::vector<std::string>& paths, const ReportOptions& o
   const std::vector<std::string> problems = analyze_traces(paths, options, analysis);
   for (const auto& problem : problems)
     analysis.report.problems.push_back({Severity::Error, problem});
-  const bool gate_failed = gate_on_trace_endings(analysis.report, options.fail_on);
+  bool gate_failed = gate_on_trace_endings(analysis.report, options.fail_on);
+  gate_failed |= gate_on_incomplete(analysis.report, analysis.incomplete, options.fail_on);
   // Every requested report is written, even when nothing could be read (it then says why).
   const bool written = write_report(analysis.report, targets, options);
   if (!problems.empty() || gate_failed) return kExitCannotRead;

@@ -11,14 +11,18 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <thread>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/process.h"
 #include "cli/suppress.h"
+#include "cli/trace_ending.h"
 
 namespace capguard::cli {
 namespace {
@@ -49,6 +53,55 @@ std::set<std::string> traces_in(const std::string& dir) {
   for (const auto& entry : fs::directory_iterator(dir, error))
     if (entry.path().extension() == ".trace") traces.insert(entry.path().string());
   return traces;
+}
+
+// The pid in a trace's name: capguard.<pid>.trace or capguard.<pid>.<n>.trace
+// (trace/writer.cpp); 0 when the name is not one of those.
+pid_t pid_of_trace(const std::string& path) {
+  const std::string name = fs::path(path).filename().string();
+  if (!name.starts_with("capguard.")) return 0;
+  uint64_t pid = 0;
+  size_t i = 9;
+  for (; i < name.size() && name[i] >= '0' && name[i] <= '9' && pid <= INT_MAX; ++i)
+    pid = pid * 10 + static_cast<uint64_t>(name[i] - '0');
+  if (i == 9 || pid == 0 || pid > INT_MAX || i >= name.size() || name[i] != '.') return 0;
+  return static_cast<pid_t>(pid);
+}
+
+// Alive and not a zombie waiting to be reaped.
+bool process_running(pid_t pid) {
+  if (kill(pid, 0) != 0 && errno != EPERM) return false;
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
+  FILE* stat = std::fopen(path, "re");
+  if (stat == nullptr) return true;  // no /proc: trust kill()
+  char line[512];
+  const size_t n = std::fread(line, 1, sizeof(line) - 1, stat);
+  std::fclose(stat);
+  line[n] = '\0';
+  const char* close = std::strrchr(line, ')');  // the command name may hold anything
+  return close == nullptr || close[1] == '\0' || close[2] != 'Z';
+}
+
+// After the direct child exited, its background processes may still be running (and writing
+// findings): waits, up to kTracedGracePeriod, for every process that left a new trace without
+// its end record and is still running. Returns the traces of those that had not ended by then.
+constexpr auto kTracedGracePeriod = std::chrono::seconds(5);
+std::vector<std::string> wait_for_traced_processes(const std::string& dir,
+                                                   const std::set<std::string>& old_traces) {
+  const auto deadline = std::chrono::steady_clock::now() + kTracedGracePeriod;
+  std::vector<std::string> running;
+  for (;;) {
+    running.clear();
+    for (const auto& trace : traces_in(dir)) {
+      if (old_traces.contains(trace)) continue;
+      const pid_t pid = pid_of_trace(trace);
+      if (pid == 0 || scan_trace_ending(trace).has_end || !process_running(pid)) continue;
+      running.push_back(trace);
+    }
+    if (running.empty() || std::chrono::steady_clock::now() >= deadline) return running;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }
 
 bool cuda_driver_loadable() {
@@ -134,7 +187,20 @@ int run_command(const RunOptions& options) {
     return kExitUsage;
   }
   trace_dir = fs::absolute(trace_dir).string();
-  const std::set<std::string> old_traces = traces_in(trace_dir);
+  std::set<std::string> old_traces = traces_in(trace_dir);
+  if (!old_traces.empty()) {
+    // Traces of earlier runs: this run's go to a fresh directory inside, so that they are told
+    // apart, and so that a pid that earlier runs used many times is still traced (the
+    // interposer tries capguard.<pid>.trace, then .1 to .999, and gives up after those).
+    std::string pattern = trace_dir + "/run.XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) {
+      say("cannot create a trace directory " + pattern + ": " + std::strerror(errno));
+      return kExitCannotRead;
+    }
+    say("--trace-dir " + trace_dir + " holds traces of earlier runs: this run's go to " + pattern);
+    trace_dir = pattern;
+    old_traces.clear();
+  }
 
   ChildEnvironment environment;
   environment.prepend_path_list("LD_PRELOAD", interposer);
@@ -147,6 +213,7 @@ int run_command(const RunOptions& options) {
     return kExitUsage;
   }
 
+  const std::vector<std::string> still_running = wait_for_traced_processes(trace_dir, old_traces);
   std::vector<std::string> traces;
   for (const auto& trace : traces_in(trace_dir))
     if (!old_traces.contains(trace)) traces.push_back(trace);
@@ -156,6 +223,21 @@ int run_command(const RunOptions& options) {
   if (!traces.empty()) problems = analyze_traces(traces, options.report, analysis, true);
   Report& report = analysis.report;
   for (const auto& problem : problems) report.problems.push_back({Severity::Error, problem});
+  // A capture not analyzed in full (a memory budget, docs/security.md) fails closed as in
+  // `report`: exit 3 unless findings already fail the gate.
+  std::vector<std::string> unfinished = analysis.incomplete;
+  for (const std::string& trace : still_running)
+    unfinished.push_back("process " + std::to_string(pid_of_trace(trace)) + " (" + trace +
+                         ") of the program was still running " +
+                         std::to_string(kTracedGracePeriod.count()) +
+                         " s after the program exited: what it did after its last record is "
+                         "not analyzed");
+  for (const std::string& message : unfinished) {
+    if (options.report.fail_on != "never" && !has_findings_at(report, options.report.fail_on))
+      problems.push_back(message), report.problems.push_back({Severity::Error, message});
+    else
+      report.problems.push_back({Severity::Warning, message});
+  }
   if (std::string why = why_not_attached(analysis); !why.empty()) {
     if (options.require_attach)
       problems.push_back(why), report.problems.push_back({Severity::Error, why});

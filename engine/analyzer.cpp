@@ -117,6 +117,19 @@ void analyze_trace(const std::string& path, Analysis& analysis) {
   if (const uint64_t n = sink.replay().undefined_stacks())
     analysis.warnings.push_back(path + ": stack ids that the trace never defines, named " +
                                 std::to_string(n) + " times (shown as \"no stack recorded\")");
+  if (const uint64_t n = sink.replay().partial_capture_count()) {
+    std::string ids;
+    for (uint32_t id : sink.replay().partial_captures())
+      ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+    if (n > sink.replay().partial_captures().size())
+      ids += " and " + std::to_string(n - sink.replay().partial_captures().size()) + " more";
+    analysis.incomplete.push_back(
+        path + ": " + std::to_string(n) + (n == 1 ? " capture" : " captures") +
+        " not analyzed in full (capture " + ids +
+        "): so many streams were forked into it that their vector clocks outgrew the analysis "
+        "budget (" + std::to_string(kClockBudget) +
+        " entries); which of its forked streams were joined back is not judged");
+  }
   if (error) analysis.errors.push_back(std::move(*error));
 }
 

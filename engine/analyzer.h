@@ -20,6 +20,9 @@ struct Analysis {
   // named; and what else is worth a word about a trace that was read (undefined stack ids...).
   std::vector<trace::ReadError> skipped_lines;
   std::vector<std::string> warnings;
+  // What the analysis could not do in full within its memory budgets (docs/security.md): a
+  // report that would pass exits 3 instead.
+  std::vector<std::string> incomplete;
 };
 
 inline constexpr uint64_t kSkippedLinesNamed = 10;

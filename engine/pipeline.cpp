@@ -29,9 +29,18 @@ std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
   SymbolCache cache;  // frames resolved where the traces were recorded, when saved beside them
   for (const auto& trace : traces)
     if (auto damaged = cache.load_beside(trace)) warn("warning: ignoring " + *damaged);
-  symbolize(analysis.report, analysis.modules, &cache,
-            UserCode(options.user_code, options.source_root));
+  const SymbolizeStats stats = symbolize(analysis.report, analysis.modules, &cache,
+                                        UserCode(options.user_code, options.source_root));
   name_framework_calls(analysis.report);  // needs the frames
+  if (stats.deep_inline_addresses != 0)
+    warn("warning: " + std::to_string(stats.deep_inline_addresses) +
+         " addresses lie in inline scopes nested deeper than " +
+         std::to_string(kMaxInlineDepth) +
+         " levels: only their outer function is shown, not the functions inlined there");
+  for (const std::string& module : stats.over_budget)
+    warn("warning: not reading " + module +
+         " for names: its compressed debug sections would inflate past the symbolizer's "
+         "budget (256 MiB a module, 1 GiB in all); its frames show module and offset only");
   // Saved before anything is filtered: suppressions match on these frames when the traces are
   // re-analyzed where the binaries are not.
   if (options.save_symbol_caches)

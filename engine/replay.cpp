@@ -294,6 +294,7 @@ CaptureInfo Replay::capture_info(const Capture& c) const {
 
 void Replay::retire(std::vector<std::unique_ptr<Capture>> captures) {
   for (const auto& c : captures) {
+    if (c->clocks_dropped && ++partial_capture_count_ <= 10) partial_captures_.push_back(c->id);
     const bool clean = c->status == CaptureState::Ok && !finding_captures_.find(c->id);
     if (!clean || report_.captures.size() < kCapturesInDetail) {
       report_.captures.push_back(capture_info(*c));

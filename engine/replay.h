@@ -46,6 +46,10 @@ class Replay {
   const CaptureModel& model() const { return model_; }
   // Stack ids used by reported locations that no stack record defined (a damaged trace).
   uint64_t undefined_stacks() const { return undefined_stacks_; }
+  // Captures whose streams' clocks outgrew the model's budget (Capture::clocks_dropped): the
+  // first few ids, and how many in all.
+  const std::vector<uint32_t>& partial_captures() const { return partial_captures_; }
+  uint64_t partial_capture_count() const { return partial_capture_count_; }
 
  private:
   const ApiInfo& classify(std::string_view api);
@@ -108,7 +112,9 @@ class Replay {
   std::optional<size_t> orphan_root_;  // capture-invalidated for a 901 nobody explains
   bool finished_ = false;
   bool emitting_graph_ = false;            // emit() for a graph fact: call_ is not that call's
-  mutable uint64_t undefined_stacks_ = 0;  // counted where a location is built
+  mutable uint64_t undefined_stacks_ = 0;
+  std::vector<uint32_t> partial_captures_;
+  uint64_t partial_capture_count_ = 0;  // counted where a location is built
 };
 
 }  // namespace capguard

@@ -34,25 +34,31 @@ void erase_value(std::vector<Capture*>& list, const Capture* c) {
   list.erase(std::remove(list.begin(), list.end(), c), list.end());
 }
 
-void merge_clock(std::vector<uint32_t>& into, const std::vector<uint32_t>& from) {
+// Returns how many entries `into` grew by.
+size_t merge_clock(std::vector<uint32_t>& into, const std::vector<uint32_t>& from) {
+  const size_t before = into.size();
   if (into.size() < from.size()) into.resize(from.size(), 0);
   for (size_t i = 0; i < from.size(); ++i) into[i] = std::max(into[i], from[i]);
+  return into.size() - before;
+}
+
+void free_clock(std::vector<uint32_t>& clock) {
+  clock.clear();
+  clock.shrink_to_fit();
 }
 
 // Turns a capture's members into lanes for a report: `joined` filled in, clocks dropped.
-void make_lanes(std::vector<Member>& lanes, CaptureState status) {
+void make_lanes(std::vector<Member>& lanes, CaptureState status, bool clocks_dropped) {
   // Once a capture is invalidated the model stops following it: a join that came later is
-  // unknown, so no lane of an invalidated capture is called unjoined.
-  const bool judged = status != CaptureState::Invalidated;
+  // unknown, so no lane of an invalidated capture is called unjoined. Nor of one whose clocks
+  // were dropped.
+  const bool judged = status != CaptureState::Invalidated && !clocks_dropped;
   const std::vector<uint32_t>& origin_clock = lanes[0].clock;
   for (size_t i = 1; i < lanes.size() && judged; ++i) {
     const uint32_t waited_for = i < origin_clock.size() ? origin_clock[i] : 0;
     lanes[i].joined = lanes[i].work <= waited_for;
   }
-  for (Member& lane : lanes) {
-    lane.clock.clear();
-    lane.clock.shrink_to_fit();
-  }
+  for (Member& lane : lanes) free_clock(lane.clock);
 }
 
 }  // namespace
@@ -260,7 +266,7 @@ bool CaptureModel::other_thread_has_global_capture(uint32_t tid) const {
 
 std::vector<const Member*> CaptureModel::unjoined_members(const Capture& capture) const {
   std::vector<const Member*> out;
-  if (capture.members.empty()) return out;
+  if (capture.members.empty() || capture.clocks_dropped) return out;
   const std::vector<uint32_t>& origin_clock = capture.members[0].clock;
   for (size_t i = 1; i < capture.members.size(); ++i) {
     const Member& m = capture.members[i];
@@ -273,7 +279,7 @@ std::vector<const Member*> CaptureModel::unjoined_members(const Capture& capture
 std::vector<Member> CaptureModel::lanes_of(const Capture& capture) {
   if (capture.members.empty()) return capture.lanes;
   std::vector<Member> lanes = capture.members;
-  make_lanes(lanes, capture.status);
+  make_lanes(lanes, capture.status, capture.clocks_dropped);
   return lanes;
 }
 
@@ -375,6 +381,7 @@ void CaptureModel::begin_capture(const Call& call) {
   origin.stream = call.stream;
   origin.clock.reserve(kClockReserve);
   origin.clock.assign(1, 0);
+  charge(c, 1);
   StreamState& ss = streams_[call.stream];
   ss.capture = &c;
   ss.member = 0;
@@ -395,8 +402,16 @@ void CaptureModel::end_capture(Capture& c, const ApiEvent& ev) {
   if (ThreadState* thread = threads_.find(c.tid)) erase_value(thread->captures, &c);
   if (!c.members.empty()) {  // the members become the lanes: moved, not copied
     c.lanes = std::move(c.members);
-    make_lanes(c.lanes, c.status);
+    make_lanes(c.lanes, c.status, c.clocks_dropped);
   }
+  // Its clocks stop counting: the members' are freed; events recorded in it keep theirs until
+  // recorded again (never read: the capture is no longer valid), unless they are many.
+  if (c.clock_charge > 4096)
+    events_.for_each([&](uint64_t, EventState& es) {
+      if (es.capture == &c) free_clock(es.clock);
+    });
+  clock_entries_ -= std::min(clock_entries_, c.clock_charge);
+  c.clock_charge = 0;
   c.members.clear();
   c.members.shrink_to_fit();
 }
@@ -405,30 +420,64 @@ void CaptureModel::join(Capture& c, StreamKey stream, const EventState* from, co
   uint32_t index = static_cast<uint32_t>(c.members.size());
   Member& m = c.members.emplace_back();
   m.stream = stream;
-  m.clock.reserve(std::max<size_t>(index + 1, kClockReserve));
+  if (!c.clocks_dropped) {
+    m.clock.reserve(std::max<size_t>(index + 1, kClockReserve));
+    if (from) m.clock.assign(from->clock.begin(), from->clock.end());
+    m.clock.resize(index + 1, 0);
+  }
   if (from) {
-    m.clock.assign(from->clock.begin(), from->clock.end());
     m.fork_event = ev.event;
     m.fork_record = from->record;
     m.forked_from = from->member;
   }
-  m.clock.resize(index + 1, 0);
   m.fork_wait = Site::of(ev);
   StreamState& ss = streams_[stream];
   ss.capture = &c;
   ss.member = index;
+  if (!c.clocks_dropped) charge(c, index + 1);  // last: it may drop them (and move m)
+}
+
+void CaptureModel::charge(Capture& c, uint64_t n) {
+  c.clock_charge += n;
+  clock_entries_ += n;
+  while (clock_entries_ > clock_budget_) {
+    Capture* largest = nullptr;
+    for (Capture* open : open_)
+      if (!open->clocks_dropped && (!largest || open->clock_charge > largest->clock_charge))
+        largest = open;
+    if (!largest || largest->clock_charge == 0) break;
+    drop_clocks(*largest);
+  }
+}
+
+void CaptureModel::release(Capture& c, uint64_t n) {
+  n = std::min(n, c.clock_charge);
+  c.clock_charge -= n;
+  clock_entries_ -= std::min(clock_entries_, n);
+}
+
+void CaptureModel::drop_clocks(Capture& c) {
+  c.clocks_dropped = true;
+  for (Member& m : c.members) free_clock(m.clock);
+  events_.for_each([&](uint64_t, EventState& es) {
+    if (es.capture == &c) free_clock(es.clock);
+  });
+  release(c, c.clock_charge);
 }
 
 void CaptureModel::record_event(const Call& call) {
   const ApiEvent& ev = *call.ev;
   EventState& es = events_[ev.event];
   es.record = Site::of(ev);
+  if (es.capture && es.capture->open() && !es.capture->clocks_dropped)
+    release(*es.capture, es.clock.size());
   Capture* c = call.stream_capture;
   if (c && c->valid() && call.stream_member < c->members.size()) {
     const Member& m = c->members[call.stream_member];
     es.capture = c;
     es.member = call.stream_member;
     es.clock = m.clock;
+    if (!c->clocks_dropped) charge(*c, es.clock.size());
   } else {
     es.capture = nullptr;
     es.member = 0;
@@ -454,7 +503,8 @@ void CaptureModel::wait_event(const Call& call) {
     if (!call.stream_capture) {
       join(*c, call.stream, es, ev);  // a fork: this stream now belongs to the capture
     } else if (call.stream_capture == c && call.stream_member < c->members.size()) {
-      merge_clock(c->members[call.stream_member].clock, es->clock);  // a join
+      if (!c->clocks_dropped)  // a join
+        charge(*c, merge_clock(c->members[call.stream_member].clock, es->clock));
       if (es->member != call.stream_member && es->member < c->members.size()) {
         Member& source = c->members[es->member];
         source.joined_into = call.stream_member;
@@ -472,9 +522,12 @@ void CaptureModel::add_work(const Call& call) {
   if (!c || !c->valid() || call.stream_member >= c->members.size()) return;
   Member& m = c->members[call.stream_member];
   ++m.work;
+  m.last_work = Site::of(*call.ev);
+  if (c->clocks_dropped) return;
+  const size_t before = m.clock.size();
   if (m.clock.size() <= call.stream_member) m.clock.resize(call.stream_member + 1, 0);
   m.clock[call.stream_member] = m.work;
-  m.last_work = Site::of(*call.ev);
+  if (m.clock.size() > before) charge(*c, m.clock.size() - before);
 }
 
 std::vector<std::unique_ptr<Capture>> CaptureModel::retire_ended(bool all) {

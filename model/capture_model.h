@@ -85,6 +85,9 @@ struct CaptureHead {
   bool ended = false;                        // EndCapture (or termination) happened
   std::optional<size_t> root_cause;          // the finding that killed it
   std::optional<uint64_t> nodes;
+  // The vector clocks of its streams outgrew the model's budget (kClockBudget): they were
+  // dropped, and which forked streams the origin joined is no longer judged (issue 22).
+  bool clocks_dropped = false;
   bool valid() const { return !ended && status == CaptureState::Open; }
   bool open() const { return !ended; }
 };
@@ -93,7 +96,14 @@ struct Capture : CaptureHead {
   std::vector<Member> members;  // [0] is the origin; emptied when the capture ends
   std::vector<Member> lanes;    // the members as the capture ended (no clocks), for reports
   bool referenced = false;      // scratch for retire_ended()
+  uint64_t clock_charge = 0;    // clock entries of its members and events while it is open
 };
+
+// The most vector clock entries (members' and recorded events' clocks of open captures) the
+// model holds at once: 16M entries, 64 MiB. Clocks are quadratic in the streams forked into a
+// capture (each holds one entry per member); past the budget the largest open capture's clocks
+// are dropped (Capture::clocks_dropped) and the report says it was not analyzed in full.
+inline constexpr uint64_t kClockBudget = uint64_t{1} << 24;
 
 struct EventState {
   Capture* capture = nullptr;  // capture the last record happened in; null when eager
@@ -156,7 +166,8 @@ bool reads_when_idle(ApiKind kind);
 
 class CaptureModel {
  public:
-  explicit CaptureModel(uint32_t first_capture_id = 1) : first_id_(first_capture_id) {}
+  explicit CaptureModel(uint32_t first_capture_id = 1, uint64_t clock_budget = kClockBudget)
+      : first_id_(first_capture_id), clock_budget_(clock_budget) {}
 
   // True when nothing about this call can matter: no capture open, success, and a kind that
   // changes no state. The replay's fast path.
@@ -209,8 +220,15 @@ class CaptureModel {
   void note_record_result(const Call& call);
   void wait_event(const Call& call);
   void add_work(const Call& call);
+  // Accounts for `n` more (or, release, fewer) clock entries of open capture `c`; past the
+  // budget, drops the clocks of the open capture that holds the most.
+  void charge(Capture& c, uint64_t n);
+  void release(Capture& c, uint64_t n);
+  void drop_clocks(Capture& c);
 
   uint32_t first_id_;
+  uint64_t clock_budget_;
+  uint64_t clock_entries_ = 0;  // charged to open captures
   uint32_t next_id_ = 0;  // captures begun so far
   std::vector<std::unique_ptr<Capture>> captures_;
   size_t retained_ = 0;  // captures_.size() after the last retire_ended()

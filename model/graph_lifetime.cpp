@@ -113,11 +113,15 @@ void GraphLifetime::release(const ApiEvent& ev, GraphOp op) {
   for (auto& [handle, state] : execs_) {
     for (const NodeRef& ref : state.refs) {
       if (!block.contains(ref.address)) continue;
-      // One hit per exec and block: the first node that holds it.
+      // One hit per exec and block: the first node that holds it. Once it is there (found or
+      // added), every later node that holds the block would find it too: the search of the
+      // hits is made once per exec and free, not once per node (a free of a block that many
+      // nodes hold was quadratic in them, issue 22).
       const bool known = std::any_of(state.hits.begin(), state.hits.end(), [&](const GraphHit& h) {
         return h.block.base == block.base && h.free.seq == free_site.seq;
       });
       if (!known) state.hits.push_back({ref, block, free_site, std::nullopt});
+      break;
     }
   }
 }

@@ -7,6 +7,11 @@ bool belongs_to(const Report& report, size_t index, uint32_t process, uint32_t p
   return index < report.processes.size() && report.processes[index].pid == pid;
 }
 
+ProcessOwners::ProcessOwners(const Report& report) : processes_(report.processes.size()) {
+  for (size_t i = 0; i < report.processes.size(); ++i)
+    by_pid_[report.processes[i].pid].push_back(i);
+}
+
 const char* to_string(Severity s) {
   switch (s) {
     case Severity::Note:

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace capguard {
@@ -175,6 +176,41 @@ void for_each_location(Capture& capture, F&& f) {
 // Whether a finding or capture (its `process` and `pid`) belongs to report.processes[index].
 // Processes of several hosts or containers can share a pid: the index tells them apart.
 bool belongs_to(const Report& report, size_t index, uint32_t process, uint32_t pid);
+
+// belongs_to() without a scan over the processes: built once per report, so that renderers
+// grouping findings and captures by process stay linear however many processes a report holds
+// (issue 22: 100k small traces took minutes).
+class ProcessOwners {
+ public:
+  explicit ProcessOwners(const Report& report);
+  // Calls f(index) for every index with belongs_to(report, index, process, pid), ascending.
+  template <class F>
+  void for_each(uint32_t process, uint32_t pid, F&& f) const {
+    if (process != 0) {
+      if (process - 1 < processes_) f(static_cast<size_t>(process - 1));
+      return;
+    }
+    if (const auto it = by_pid_.find(pid); it != by_pid_.end())
+      for (size_t index : it->second) f(index);
+  }
+  // How many processes have this pid.
+  size_t with_pid(uint32_t pid) const {
+    const auto it = by_pid_.find(pid);
+    return it == by_pid_.end() ? 0 : it->second.size();
+  }
+  // The first such index, or none.
+  std::optional<size_t> first(uint32_t process, uint32_t pid) const {
+    std::optional<size_t> found;
+    for_each(process, pid, [&](size_t index) {
+      if (!found) found = index;
+    });
+    return found;
+  }
+
+ private:
+  size_t processes_ = 0;
+  std::unordered_map<uint32_t, std::vector<size_t>> by_pid_;
+};
 
 const char* to_string(Severity s);
 const char* to_string(CaptureState s);

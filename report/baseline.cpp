@@ -30,6 +30,7 @@ Finding finding_from_json(const JsonValue& json) {
 }
 
 std::optional<std::string> read_capguard_json(const JsonValue::Array& findings, Baseline& out) {
+  out.without_offsets = true;
   for (size_t i = 0; i < findings.size(); ++i) {
     if (!findings[i].as_object() || findings[i].get_string("rule").empty()) {
       return "finding #" + std::to_string(i + 1) + " has no \"rule\"";
@@ -81,7 +82,14 @@ BaselineStats apply_baseline(Report& report, const Baseline& baseline) {
   std::set<std::string> seen;
   std::vector<bool> drop(report.findings.size(), false);
   for (size_t i = 0; i < report.findings.size(); ++i) {
-    std::string print = fingerprint(report.findings[i]);
+    std::string print;
+    if (baseline.without_offsets) {
+      Finding f = report.findings[i];  // as its JSON form would read back
+      for (Frame& frame : f.location.frames) frame.offset = 0;
+      print = fingerprint(f);
+    } else {
+      print = fingerprint(report.findings[i]);
+    }
     drop[i] = baseline.fingerprints.count(print) > 0;
     ++(drop[i] ? stats.known : stats.fresh);
     seen.insert(std::move(print));

@@ -16,6 +16,9 @@ namespace capguard {
 struct Baseline {
   std::string source;
   std::set<std::string> fingerprints;
+  // A JSON report carries no frame offsets: its unsymbolized findings are matched by rule, API
+  // and module alone (a SARIF baseline, whose fingerprints hold the offset, matches exactly).
+  bool without_offsets = false;
 };
 
 // Reads the findings of a capguard JSON report ({"findings": [...]}) or capguard SARIF log

@@ -45,10 +45,24 @@ std::string fingerprint(const Finding& finding) {
   Fnv1a h;
   h.add(finding.rule);
   h.add(finding.api);
-  if (const Frame* f = anchor_frame(finding.location)) {
+  const Frame* f = anchor_frame(finding.location);
+  if (f) {
     h.add(f->function);
     h.add(base_name(f->file));
     h.add(std::to_string(f->line));
+  }
+  // Unsymbolized (a stripped binary, a module not found): no function, file or line tells the
+  // call apart, so the module's base name and the offset in it do, or one baselined finding
+  // would hide every later one of its rule and API (issue 22). Symbolized findings hash as
+  // before: baselines written earlier keep matching them.
+  if (!f || (f->function.empty() && f->file.empty())) {
+    const Frame* at = f && !f->module.empty() ? f : nullptr;
+    for (size_t i = 0; !at && i < finding.location.frames.size(); ++i)
+      if (!finding.location.frames[i].module.empty()) at = &finding.location.frames[i];
+    if (at) {
+      h.add(base_name(at->module));
+      h.add(std::to_string(at->offset));
+    }
   }
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out(16, '0');

@@ -19,7 +19,9 @@ inline constexpr std::string_view kFingerprintKey = "capguardFingerprint/v1";
 const Frame* anchor_frame(const Location& location);
 
 // 16 lowercase hex digits: a hash of rule, API, and the anchor frame's function, file base name
-// and line. Deliberately not the message, which may contain handles and addresses.
+// and line; when that frame is unsymbolized (or there is none), also the base name of its
+// module (else of the innermost frame with one) and the offset in it. Deliberately not the
+// message, which may contain handles and addresses.
 std::string fingerprint(const Finding& finding);
 
 }  // namespace capguard

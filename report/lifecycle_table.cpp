@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "model/base_name.h"
 #include "report/render.h"
@@ -20,24 +21,29 @@ std::vector<const GraphSiteInfo*> sites_by_size(std::span<const GraphSiteInfo* c
 }
 
 std::vector<SiteGroup> sites_by_process(const Report& report) {
-  std::vector<SiteGroup> groups;
+  // Grouped in one pass (a report may hold any number of processes): by the first process a
+  // site belongs to, in process order, then sites of pids without a record, by pid in the order
+  // each pid first appears.
   const auto& sites = report.graph_sites;
-  std::vector<bool> placed(sites.size());
-  for (size_t p = 0; p < report.processes.size(); ++p) {
-    SiteGroup group{&report.processes[p], report.processes[p].pid, {}};
-    for (size_t s = 0; s < sites.size(); ++s)
-      if (!placed[s] && belongs_to(report, p, sites[s].process, sites[s].pid))
-        placed[s] = true, group.sites.push_back(&sites[s]);
+  const ProcessOwners owners(report);
+  std::vector<SiteGroup> by_process(report.processes.size());
+  std::vector<SiteGroup> orphans;
+  std::unordered_map<uint32_t, size_t> orphan_of_pid;
+  for (size_t p = 0; p < report.processes.size(); ++p)
+    by_process[p] = SiteGroup{&report.processes[p], report.processes[p].pid, {}};
+  for (const auto& site : sites) {
+    if (const auto p = owners.first(site.process, site.pid)) {
+      by_process[*p].sites.push_back(&site);
+      continue;
+    }
+    auto [it, added] = orphan_of_pid.try_emplace(site.pid, orphans.size());
+    if (added) orphans.push_back(SiteGroup{nullptr, site.pid, {}});
+    orphans[it->second].sites.push_back(&site);
+  }
+  std::vector<SiteGroup> groups;
+  for (SiteGroup& group : by_process)
     if (!group.sites.empty()) groups.push_back(std::move(group));
-  }
-  for (size_t s = 0; s < sites.size(); ++s) {
-    if (placed[s]) continue;
-    SiteGroup group{nullptr, sites[s].pid, {}};
-    for (size_t t = s; t < sites.size(); ++t)
-      if (!placed[t] && sites[t].pid == group.pid)
-        placed[t] = true, group.sites.push_back(&sites[t]);
-    groups.push_back(std::move(group));
-  }
+  for (SiteGroup& group : orphans) groups.push_back(std::move(group));
   for (SiteGroup& group : groups) group.sites = sites_by_size(group.sites);
   return groups;
 }

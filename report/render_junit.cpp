@@ -12,6 +12,9 @@
 
 #include "model/base_name.h"
 #include "report/fingerprint.h"
+#include <unordered_map>
+#include <unordered_set>
+
 #include "report/render.h"
 #include "report/xml_escape.h"
 
@@ -24,19 +27,21 @@ std::string program_name(const std::string& command) {
 
 // A finding's text as the terminal shows it: a one-finding report through render_text.
 // Only the source lines follow `options` (their root, or none): the rest as before.
+// `owners` and `captures_by_id` (indexes into report.captures by id) are made once per report.
 std::string finding_text(const Report& report, const Finding& finding,
-                         const RenderOptions& options) {
+                         const RenderOptions& options, const ProcessOwners& owners,
+                         const std::unordered_map<uint32_t, std::vector<size_t>>& captures_by_id) {
   Report one;
-  for (size_t i = 0; i < report.processes.size() && one.processes.empty(); ++i) {
-    if (belongs_to(report, i, finding.process, finding.pid))
-      one.processes.push_back(report.processes[i]);
-  }
+  if (const auto index = owners.first(finding.process, finding.pid))
+    one.processes.push_back(report.processes[*index]);
   const uint32_t process = one.processes.empty() ? 0 : 1;  // its index in `one`
-  for (const CaptureInfo& c : report.captures) {
-    if (finding.capture && c.id == *finding.capture) {
-      one.captures.push_back(c);
-      one.captures.back().root_cause.reset();
-      one.captures.back().process = process;
+  if (finding.capture) {
+    if (const auto it = captures_by_id.find(*finding.capture); it != captures_by_id.end()) {
+      for (size_t c : it->second) {
+        one.captures.push_back(report.captures[c]);
+        one.captures.back().root_cause.reset();
+        one.captures.back().process = process;
+      }
     }
   }
   one.findings.push_back(finding);
@@ -65,17 +70,37 @@ class JunitRenderer {
 
   std::string render() {
     // One suite per process; findings and captures of a pid without a process record get one
-    // per pid. Processes that share a pid (several hosts or containers) stay apart.
+    // per pid. Processes that share a pid (several hosts or containers) stay apart. Which
+    // suites hold each capture and finding is worked out once (a report may hold any number of
+    // processes, captures and findings).
     std::vector<Suite> suites_wanted;
     for (size_t i = 0; i < report_.processes.size(); ++i)
-      suites_wanted.push_back({static_cast<uint32_t>(i + 1), report_.processes[i].pid});
+      suites_wanted.push_back({static_cast<uint32_t>(i + 1), report_.processes[i].pid, {}, {}});
+    std::unordered_map<uint32_t, std::vector<size_t>> orphans;  // pid -> its suites {0, pid}
+    const auto holders = [&](uint32_t process, uint32_t pid, auto&& f) {
+      owners_.for_each(process, pid, f);  // process suites come first, in process order
+      if (process != 0) return;
+      if (const auto it = orphans.find(pid); it != orphans.end())
+        for (size_t suite : it->second) f(suite);
+    };
     const auto add_orphan = [&](uint32_t process, uint32_t pid) {
-      for (const Suite& suite : suites_wanted)
-        if (holds(suite, process, pid)) return;
-      suites_wanted.push_back({0, pid});
+      bool held = false;
+      holders(process, pid, [&](size_t) { held = true; });
+      if (held) return;
+      orphans[pid].push_back(suites_wanted.size());
+      suites_wanted.push_back({0, pid, {}, {}});
     };
     for (const CaptureInfo& c : report_.captures) add_orphan(c.process, c.pid);
     for (const Finding& f : report_.findings) add_orphan(f.process, f.pid);
+    for (size_t i = 0; i < report_.captures.size(); ++i) {
+      const CaptureInfo& c = report_.captures[i];
+      holders(c.process, c.pid, [&](size_t suite) { suites_wanted[suite].captures.push_back(i); });
+      captures_by_id_[c.id].push_back(i);
+    }
+    for (size_t i = 0; i < report_.findings.size(); ++i) {
+      const Finding& f = report_.findings[i];
+      holders(f.process, f.pid, [&](size_t suite) { suites_wanted[suite].findings.push_back(i); });
+    }
 
     std::string suites;
     size_t tests = 0, failures = 0, errors = 0;
@@ -134,22 +159,12 @@ class JunitRenderer {
   struct Suite {
     uint32_t process;  // 1-based index into Report::processes; 0: a pid without a record
     uint32_t pid;
+    std::vector<size_t> captures;  // indexes into Report::captures it holds, in order
+    std::vector<size_t> findings;  // indexes into Report::findings it holds, in order
   };
-
-  bool holds(const Suite& suite, uint32_t process, uint32_t pid) const {
-    if (suite.process != 0) return belongs_to(report_, suite.process - 1, process, pid);
-    return process == 0 && pid == suite.pid;
-  }
 
   const ProcessInfo* process_of(const Suite& suite) const {
     return suite.process != 0 ? &report_.processes[suite.process - 1] : nullptr;
-  }
-
-  bool has_capture(const Suite& suite, std::optional<uint32_t> id) const {
-    return id &&
-           std::any_of(report_.captures.begin(), report_.captures.end(), [&](const CaptureInfo& c) {
-             return holds(suite, c.process, c.pid) && c.id == *id;
-           });
   }
 
   static std::string capture_name(const CaptureInfo& c) {
@@ -173,26 +188,26 @@ class JunitRenderer {
       cases.push_back({"capguard attached to the process", {}, process->attach_message});
       if (cases.back().error.empty()) cases.back().error = "capguard did not attach";
     }
-    for (const CaptureInfo& c : report_.captures) {
-      if (!holds(suite, c.process, c.pid)) continue;
+    std::unordered_map<uint32_t, std::vector<size_t>> by_capture;  // capture id -> findings
+    for (size_t i : suite.findings)
+      if (const Finding& f = report_.findings[i]; f.capture) by_capture[*f.capture].push_back(i);
+    std::unordered_set<uint32_t> held;  // ids of the captures the suite holds
+    for (size_t index : suite.captures) {
+      const CaptureInfo& c = report_.captures[index];
+      held.insert(c.id);
       TestCase tc{capture_name(c), {}, {}};
       if (c.root_cause && *c.root_cause < report_.findings.size()) {
         tc.findings.push_back(*c.root_cause);
       }
-      for (size_t i = 0; i < report_.findings.size(); ++i) {
-        const Finding& f = report_.findings[i];
-        if (holds(suite, f.process, f.pid) && f.capture == c.id &&
-            (!c.root_cause || *c.root_cause != i)) {
-          tc.findings.push_back(i);
-        }
-      }
+      if (const auto it = by_capture.find(c.id); it != by_capture.end())
+        for (size_t i : it->second)
+          if (!c.root_cause || *c.root_cause != i) tc.findings.push_back(i);
       cases.push_back(std::move(tc));
     }
     TestCase outside{"outside any capture", {}, {}};
-    for (size_t i = 0; i < report_.findings.size(); ++i) {
+    for (size_t i : suite.findings) {
       const Finding& f = report_.findings[i];
-      if (holds(suite, f.process, f.pid) && !has_capture(suite, f.capture))
-        outside.findings.push_back(i);
+      if (!f.capture || !held.contains(*f.capture)) outside.findings.push_back(i);
     }
     cases.push_back(std::move(outside));
     return cases;
@@ -216,7 +231,7 @@ class JunitRenderer {
     std::string notes;
     for (size_t i : c.findings) {
       if (report_.findings[i].severity == Severity::Note) {
-        notes += finding_text(report_, report_.findings[i], options_);
+        notes += finding_text(report_, report_.findings[i], options_, owners_, captures_by_id_);
       }
     }
     if (fails.empty() && notes.empty() && c.error.empty()) return out + "/>\n";
@@ -230,7 +245,7 @@ class JunitRenderer {
       std::string message = first.rule + ": " + first.message;
       if (fails.size() > 1) message += fmt::format(" (and {} more)", fails.size() - 1);
       std::string text;
-      for (size_t i : fails) text += finding_text(report_, report_.findings[i], options_);
+      for (size_t i : fails) text += finding_text(report_, report_.findings[i], options_, owners_, captures_by_id_);
       out += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
                          xml_escape(message), xml_escape(first.rule), xml_escape(text, false));
     }
@@ -240,6 +255,8 @@ class JunitRenderer {
 
   const Report& report_;
   const RenderOptions& options_;
+  const ProcessOwners owners_{report_};
+  std::unordered_map<uint32_t, std::vector<size_t>> captures_by_id_;  // into Report::captures
 };
 
 }  // namespace

@@ -204,12 +204,6 @@ bool mentions_thread(std::string_view message, uint32_t thread) {
 }
 
 // Another process of the report has the same pid (several hosts or containers).
-bool shares_pid(const Report& report, size_t index) {
-  for (size_t i = 0; i < report.processes.size(); ++i)
-    if (i != index && report.processes[i].pid == report.processes[index].pid) return true;
-  return false;
-}
-
 void append_finding(std::string& out, const Report& report, const Finding& finding,
                     const Style& style, SourceReader* sources, std::span<const RuleInfo> rules) {
   auto it = std::back_inserter(out);
@@ -368,32 +362,40 @@ std::string render_text(const Report& report, const RenderOptions& options) {
   SourceReader* sources = options.source ? &reader : nullptr;
   std::string out;
   const bool several = report.processes.size() > 1;
+  // Grouped once: a report may hold any number of processes.
+  std::vector<std::vector<const Finding*>> by_process(report.processes.size());
+  std::vector<const Finding*> unknown;
+  const ProcessOwners owners(report);
+  for (const auto& finding : report.findings) {
+    bool known = false;
+    owners.for_each(finding.process, finding.pid, [&](size_t i) {
+      by_process[i].push_back(&finding);
+      known = true;
+    });
+    if (!known) unknown.push_back(&finding);
+  }
   for (size_t i = 0; i < report.processes.size(); ++i) {
     const ProcessInfo& process = report.processes[i];
-    bool says_something = !process.attached && !process.attach_message.empty();
-    for (size_t f = 0; f < report.findings.size() && !says_something; ++f)
-      says_something = belongs_to(report, i, report.findings[f].process, report.findings[f].pid);
+    const bool says_something =
+        !by_process[i].empty() || (!process.attached && !process.attach_message.empty());
     if (several && says_something)  // a process with nothing to report gets no header
       fmt::format_to(std::back_inserter(out), "== process {}{}: {}\n", process.pid,
-                     shares_pid(report, i) ? " (" + terminal_safe(process.trace_path) + ")" : "",
+                     owners.with_pid(process.pid) > 1 ? " (" + terminal_safe(process.trace_path) + ")" : "",
                      terminal_safe(process.command));
     if (!process.attached && !process.attach_message.empty())
       fmt::format_to(std::back_inserter(out), "=={}==capguard: not attached: {}\n", process.pid,
                      terminal_safe(process.attach_message));
-    for (size_t f = 0; f < report.findings.size(); ++f) {
-      const Finding& finding = report.findings[f];
-      if (groups.repeat[f] || !belongs_to(report, i, finding.process, finding.pid)) continue;
-      append_finding(out, report, finding, style, sources, options.rules);
+    for (const Finding* finding : by_process[i]) {
+      const size_t f = static_cast<size_t>(finding - report.findings.data());
+      if (groups.repeat[f]) continue;
+      append_finding(out, report, *finding, style, sources, options.rules);
       append_repeats(out, report, groups.others[f]);
     }
   }
-  for (size_t f = 0; f < report.findings.size(); ++f) {  // of processes without a record
-    const Finding& finding = report.findings[f];
-    bool known = false;
-    for (size_t i = 0; i < report.processes.size(); ++i)
-      known = known || belongs_to(report, i, finding.process, finding.pid);
-    if (known || groups.repeat[f]) continue;
-    append_finding(out, report, finding, style, sources, options.rules);
+  for (const Finding* finding : unknown) {  // findings of processes without a record
+    const size_t f = static_cast<size_t>(finding - report.findings.data());
+    if (groups.repeat[f]) continue;
+    append_finding(out, report, *finding, style, sources, options.rules);
     append_repeats(out, report, groups.others[f]);
   }
   out += lifecycle_text(report);

@@ -5,11 +5,16 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -80,9 +85,70 @@ bool call_site(Dwarf_Die* unit, Dwarf_Die* inlined, std::string& file, int& line
 
 // One module of one process, opened lazily with its own Dwfl session (each process may map
 // the same file at a different base).
+// How deeply the DIEs that contain `pc` nest below `unit`, counted up to one past
+// kMaxInlineDepth (each level: the one child that contains it, found among its siblings).
+int scope_depth(Dwarf_Die* unit, Dwarf_Addr pc) {
+  Dwarf_Die die = *unit;
+  int depth = 0;
+  while (depth <= kMaxInlineDepth) {
+    Dwarf_Die child;
+    if (dwarf_child(&die, &child) != 0) break;
+    bool found = false;
+    do {
+      if (dwarf_haspc(&child, pc) == 1) {
+        found = true;
+        break;
+      }
+    } while (dwarf_siblingof(&child, &child) == 0);
+    if (!found) break;
+    ++depth;
+    die = child;
+  }
+  return depth;
+}
+
+// What the module's compressed sections inflate to (their headers say; a header that cannot be
+// read counts as too much): SHF_COMPRESSED sections and GNU ".zdebug" ones ("ZLIB" and a
+// big-endian size).
+uint64_t inflated_size(int fd) {
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  if (elf == nullptr) return 0;
+  constexpr uint64_t kTooMuch = uint64_t{1} << 62;
+  uint64_t total = 0;
+  size_t names = 0;
+  const bool have_names = elf_getshdrstrndx(elf, &names) == 0;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr && total < kTooMuch;
+       scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr) continue;
+    if (shdr.sh_flags & SHF_COMPRESSED) {
+      GElf_Chdr chdr;
+      total += gelf_getchdr(scn, &chdr) != nullptr ? std::min<uint64_t>(chdr.ch_size, kTooMuch)
+                                                   : kTooMuch;
+      continue;
+    }
+    const char* name = have_names ? elf_strptr(elf, names, shdr.sh_name) : nullptr;
+    if (name == nullptr || std::strncmp(name, ".zdebug", 7) != 0 || shdr.sh_type == SHT_NOBITS)
+      continue;
+    Elf_Data* raw = elf_rawdata(scn, nullptr);
+    if (raw == nullptr || raw->d_size < 12 || std::memcmp(raw->d_buf, "ZLIB", 4) != 0) {
+      total += kTooMuch;
+      continue;
+    }
+    uint64_t size = 0;
+    for (int i = 0; i < 8; ++i)
+      size = size << 8 | static_cast<const unsigned char*>(raw->d_buf)[4 + i];
+    total += std::min(size, kTooMuch);
+  }
+  elf_end(elf);
+  return total;
+}
+
 class OpenModule {
  public:
-  explicit OpenModule(const Module& module) {
+  // `inflated_left`: what may still be inflated over all modules; lowered by this one's.
+  OpenModule(const Module& module, uint64_t& inflated_left, bool& over_budget) {
     // The path comes from the trace: opened here, without blocking (a FIFO would hang libelf's
     // open forever), and only when it is a regular file.
     if (module.path.empty() || module.path.find('\0') != std::string::npos) return;
@@ -93,6 +159,13 @@ class OpenModule {
       close(fd);
       return;
     }
+    const uint64_t inflated = inflated_size(fd);
+    if (inflated > kMaxInflatedPerModule || inflated > inflated_left) {
+      over_budget = true;
+      close(fd);
+      return;
+    }
+    inflated_left -= inflated;
     dwfl_ = dwfl_begin(&kOfflineCallbacks);
     if (dwfl_ == nullptr) {
       close(fd);
@@ -121,10 +194,12 @@ class OpenModule {
   // Appends the frames of the instruction at `pc` (a runtime address) to `frames`: one for each
   // function inlined there, innermost first (file:line from the line table, then each inlined
   // call's site), then the function the code was compiled into (its ELF symbol).
-  void describe(uint64_t pc, Frame frame, std::vector<Frame>& frames) const {
+  // Returns false when the scopes at `pc` nest deeper than kMaxInlineDepth: then only the
+  // outer frame is given.
+  bool describe(uint64_t pc, Frame frame, std::vector<Frame>& frames) const {
     if (handle_ == nullptr) {
       frames.push_back(frame);
-      return;
+      return true;
     }
     GElf_Off offset = 0;
     GElf_Sym symbol{};
@@ -140,6 +215,10 @@ class OpenModule {
     }
     Dwarf_Addr bias = 0;
     Dwarf_Die* unit = dwfl_module_addrdie(handle_, pc, &bias);
+    if (unit != nullptr && scope_depth(unit, pc - bias) > kMaxInlineDepth) {
+      frames.push_back(frame);
+      return false;
+    }
     Dwarf_Die* scopes = nullptr;
     const int count = unit == nullptr ? 0 : dwarf_getscopes(unit, pc - bias, &scopes);
     const std::string outer = frame.function;
@@ -158,6 +237,7 @@ class OpenModule {
     }
     std::free(scopes);
     frames.push_back(frame);
+    return true;
   }
 
  private:
@@ -169,7 +249,13 @@ class Symbolizer {
  public:
   Symbolizer(const std::vector<ProcessModules>& modules, const SymbolCache* cache,
              const UserCode& user)
-      : modules_(modules), cache_(cache), user_(user) {}
+      : modules_(modules), cache_(cache), user_(user) {
+    // Once, not per location: a report may hold any number of processes.
+    for (const auto& process : modules_) {
+      if (process.process != 0) by_index_.try_emplace(process.process, &process);
+      by_pid_.try_emplace(process.pid, &process);
+    }
+  }
 
   // `process` (Finding::process) tells apart processes that share a pid; 0: by pid alone.
   void symbolize(Location& location, uint32_t pid, uint32_t process) {
@@ -235,21 +321,33 @@ class Symbolizer {
     frame.module = module->path;
     frame.offset = frame.address - module->base;
     auto [open, added] = open_.try_emplace(module);
-    if (added) open->second = std::make_unique<OpenModule>(*module);
-    open->second->describe(pc, frame, frames);
+    if (added) {
+      bool over_budget = false;
+      open->second = std::make_unique<OpenModule>(*module, inflated_left_, over_budget);
+      if (over_budget) stats_.over_budget.push_back(module->path);
+    }
+    if (!open->second->describe(pc, frame, frames)) ++stats_.deep_inline_addresses;
   }
 
   const ProcessModules* find_process(uint32_t pid, uint32_t index) const {
-    for (const auto& process : modules_)
-      if (index != 0 ? process.process == index : process.pid == pid) return &process;
-    if (index != 0) return find_process(pid, 0);  // modules made without an index (tests)
-    return nullptr;
+    if (index != 0) {
+      if (const auto it = by_index_.find(index); it != by_index_.end()) return it->second;
+      // modules made without an index (tests)
+    }
+    const auto it = by_pid_.find(pid);
+    return it == by_pid_.end() ? nullptr : it->second;
   }
 
   const std::vector<ProcessModules>& modules_;
   const SymbolCache* cache_;
   const UserCode& user_;
   const ProcessModules* owner_ = nullptr;  // of the location being symbolized
+ public:
+  SymbolizeStats stats_;
+ private:
+  uint64_t inflated_left_ = kMaxInflatedTotal;
+  std::unordered_map<uint32_t, const ProcessModules*> by_index_;  // the first of each
+  std::unordered_map<uint32_t, const ProcessModules*> by_pid_;    // the first of each
   std::map<const Module*, std::unique_ptr<OpenModule>> open_;
   std::map<std::pair<uint64_t, uint64_t>, std::vector<Frame>> frames_;  // (process, address)
 };
@@ -269,8 +367,8 @@ void interleave_python_frames(std::vector<Frame>& native, const std::vector<Fram
   native.insert(at, python.begin(), python.end());
 }
 
-void symbolize(Report& report, const std::vector<ProcessModules>& modules, const SymbolCache* cache,
-               const UserCode& user) {
+SymbolizeStats symbolize(Report& report, const std::vector<ProcessModules>& modules,
+                         const SymbolCache* cache, const UserCode& user) {
   Symbolizer symbolizer(modules, cache, user);
   for (auto& finding : report.findings) {
     symbolizer.symbolize(finding.location, finding.pid, finding.process);
@@ -282,6 +380,7 @@ void symbolize(Report& report, const std::vector<ProcessModules>& modules, const
                       [&](Location& l) { symbolizer.symbolize(l, capture.pid, capture.process); });
   }
   for (auto& site : report.graph_sites) symbolizer.symbolize(site.site, site.pid, site.process);
+  return symbolizer.stats_;
 }
 
 }  // namespace capguard

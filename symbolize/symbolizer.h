@@ -22,8 +22,22 @@ namespace capguard {
 // from the recorded one yields frames with module and offset only, unless `cache` (frames
 // resolved earlier, on the machine that recorded the trace) knows the address. `user`: what
 // the user said their code is (--user-code).
-void symbolize(Report& report, const std::vector<ProcessModules>& modules,
-               const SymbolCache* cache = nullptr, const UserCode& user = {});
+//
+// Budgets (issue 22): an address inside inline scopes nested deeper than kMaxInlineDepth gets
+// only its outer function (the ELF symbol and the line table's file:line), no inlined frames;
+// libdw's scope walk of such a chain is cubic. Such addresses are counted in the result.
+inline constexpr int kMaxInlineDepth = 64;
+// Compressed debug sections (SHF_COMPRESSED, GNU .zdebug) inflate in memory when libdw reads
+// them: a module whose sections would inflate past kMaxInflatedPerModule, or past what is left
+// of kMaxInflatedTotal over all modules opened, is not read for names (module and offset only).
+inline constexpr uint64_t kMaxInflatedPerModule = uint64_t{256} << 20;
+inline constexpr uint64_t kMaxInflatedTotal = uint64_t{1} << 30;
+struct SymbolizeStats {
+  uint64_t deep_inline_addresses = 0;  // addresses whose inline scopes were cut off
+  std::vector<std::string> over_budget;  // modules not read: compressed debug data too large
+};
+SymbolizeStats symbolize(Report& report, const std::vector<ProcessModules>& modules,
+                         const SymbolCache* cache = nullptr, const UserCode& user = {});
 
 
 // Puts a stack's Python frames (innermost first) where the interpreter runs them: before the

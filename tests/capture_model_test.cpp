@@ -140,3 +140,38 @@ TEST_CASE("capture model: thread exit leaves the capture open for others") {
   const Report& r = sim.finish();
   CHECK(rules_of(r) == Rules{"capture-never-ended", "unsafe-call-during-capture"});
 }
+
+TEST_CASE("capture model: vector clocks stay within a budget; past it the capture is partial") {
+  // A chain of forks, each stream forked from the one before: member k's clock has k + 1
+  // entries, so 6,000 forks would hold 18M entries, past kClockBudget (16M).
+  auto chain = [](Sim& sim, uint64_t first_stream, int n) {
+    sim(begin(first_stream))(launch(first_stream));
+    for (int k = 1; k <= n; ++k) {
+      const uint64_t event = 0x900000 + first_stream + static_cast<uint64_t>(k);
+      sim(record(event, first_stream + static_cast<uint64_t>(k) - 1))(
+          wait(first_stream + static_cast<uint64_t>(k), event))(
+          launch(first_stream + static_cast<uint64_t>(k)));
+    }
+  };
+  Sim small;
+  chain(small, 0x10000, 100);
+  const Capture& s = *small.replay.model().open_captures()[0];
+  CHECK_FALSE(s.clocks_dropped);
+  CHECK(small.replay.model().unjoined_members(s).size() == 100);  // judged: nothing joined
+  CHECK(small.replay.partial_capture_count() == 0);
+
+  Sim sim;
+  chain(sim, 0x10000, 6000);
+  const Capture& c = *sim.replay.model().open_captures()[0];
+  CHECK(c.clocks_dropped);
+  CHECK(c.members.size() == 6001);  // still members (lanes, findings), only clocks dropped
+  size_t entries = 0;
+  for (const Member& m : c.members) entries += m.clock.size();
+  CHECK(entries == 0);
+  CHECK(sim.replay.model().unjoined_members(c).empty());  // not judged
+  sim(end(0x10000));
+  sim.finish();
+  CHECK(sim.replay.partial_capture_count() == 1);
+  REQUIRE(sim.replay.partial_captures().size() == 1);
+  CHECK(sim.replay.partial_captures()[0] == 1u);
+}

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "ci_gate_report.h"
+#include "report/baseline.h"
 
 namespace capguard {
 
@@ -52,6 +53,57 @@ TEST_CASE("the anchor frame is the user frame, else the innermost frame with a f
   l.frames[2].file.clear();
   CHECK(anchor_frame(l) == &l.frames[1]);  // no file anywhere: the innermost named frame
   CHECK(anchor_frame(Location{}) == nullptr);
+}
+
+namespace {
+Finding unsymbolized(const char* module, uint64_t offset) {
+  Finding f;
+  f.rule = "sync-during-capture";
+  f.api = "cudaStreamSynchronize";
+  Frame frame;
+  frame.module = module;
+  frame.address = 0x400000 + offset;
+  frame.offset = offset;
+  f.location.frames.push_back(frame);
+  f.location.user_frame = 0;
+  return f;
+}
+}  // namespace
+
+TEST_CASE("fingerprints of unsymbolized findings hold module and offset; symbolized ones are as before") {
+  // Baselines written before keep matching symbolized findings: the v1 value of a known one.
+  CHECK(fingerprint(testing::ci_gate_report().findings[0]) == "9b98aacb28aa24ff");
+  const std::string print = fingerprint(unsymbolized("/ci/build/stripped_app", 0x1234));
+  CHECK(fingerprint(unsymbolized("/elsewhere/stripped_app", 0x1234)) == print);  // base name
+  CHECK(fingerprint(unsymbolized("/ci/build/stripped_app", 0x1240)) != print);   // another call
+  CHECK(fingerprint(unsymbolized("/ci/build/libother.so", 0x1234)) != print);
+  // A baseline from capguard's SARIF (fingerprints with offsets) hides only the same call.
+  Report report;
+  report.findings = {unsymbolized("/ci/build/stripped_app", 0x1234),
+                     unsymbolized("/ci/build/stripped_app", 0x1240)};
+  Baseline sarif;
+  sarif.fingerprints.insert(print);
+  const BaselineStats stats = apply_baseline(report, sarif);
+  CHECK(stats.known == 1);
+  CHECK(stats.fresh == 1);
+  REQUIRE(report.findings.size() == 1);
+  CHECK(report.findings[0].location.frames[0].offset == 0x1240);
+  // A JSON baseline has no offsets: it matches by module, never across modules.
+  Report two;
+  two.findings = {unsymbolized("/ci/build/stripped_app", 0x1240),
+                  unsymbolized("/ci/build/libother.so", 0x1234)};
+  Baseline json;
+  json.without_offsets = true;
+  json.fingerprints.insert(fingerprint(unsymbolized("/x/stripped_app", 0)));
+  const BaselineStats by_module = apply_baseline(two, json);
+  CHECK(by_module.known == 1);
+  REQUIRE(two.findings.size() == 1);
+  CHECK(two.findings[0].location.frames[0].module == "/ci/build/libother.so");
+  // No frame at all: rule and API alone, as before.
+  Finding bare = unsymbolized("", 0);
+  bare.location.frames.clear();
+  bare.location.user_frame = -1;
+  CHECK(fingerprint(bare).size() == 16);
 }
 
 }  // namespace capguard

@@ -30,6 +30,55 @@ std::string_view testcase(std::string_view xml, std::string_view name) {
 
 }  // namespace
 
+TEST_CASE("junit and text: findings and captures go to every process they belong to, grouped once") {
+  Report r;
+  for (uint32_t pid : {10u, 10u, 20u}) {
+    ProcessInfo p;
+    p.pid = pid;
+    p.attached = true;
+    p.command = "./prog" + std::to_string(pid);
+    r.processes.push_back(p);
+  }
+  r.processes[1].command = "./other10";
+  auto finding = [&](uint32_t process, uint32_t pid, std::optional<uint32_t> capture, const char* msg) {
+    Finding f;
+    f.rule = "sync-during-capture";
+    f.severity = Severity::Error;
+    f.process = process;
+    f.pid = pid;
+    f.capture = capture;
+    f.message = msg;
+    r.findings.push_back(f);
+  };
+  CaptureInfo c;
+  c.id = 7;
+  c.process = 2;
+  c.pid = 10;
+  r.captures.push_back(c);
+  finding(2, 10, 7, "M-in-capture-of-second");
+  finding(0, 10, std::nullopt, "M-pid10-both");  // by pid alone: both processes of pid 10
+  finding(0, 30, std::nullopt, "M-orphan-a");    // no process record: a suite of its own
+  finding(0, 30, 7, "M-orphan-b");               // capture 7 is not held by that suite
+  finding(9, 40, std::nullopt, "M-unknown-index");
+  const std::string xml = render_junit(r);
+  CHECK(count(xml, "<testsuite ") == 5);  // three processes, pid 30, pid 40 (index 9)
+  CHECK(count(xml, "M-pid10-both") >= 2);
+  CHECK(count(xml, "M-in-capture-of-second") >= 1);
+  CHECK(testcase(xml, "capture #7").find("M-in-capture-of-second") != std::string_view::npos);
+  const size_t orphan_suite = xml.find("capguard: pid 30");
+  REQUIRE(orphan_suite != std::string::npos);
+  CHECK(xml.find("M-orphan-a", orphan_suite) != std::string::npos);
+  CHECK(xml.find("M-orphan-b", orphan_suite) != std::string::npos);
+  RenderOptions plain;
+  plain.source = false;
+  const std::string text = render_text(r, plain);
+  CHECK(count(text, "M-pid10-both") == 2);
+  CHECK(count(text, "M-in-capture-of-second") == 1);
+  CHECK(count(text, "M-unknown-index") == 1);
+  CHECK(count(text, "(./") == 0);
+  CHECK(text.find("== process 10") < text.find("M-in-capture-of-second"));
+}
+
 TEST_CASE("JUnit has one suite per process and one case per capture plus one outside") {
   const std::string xml = render_junit(testing::ci_gate_report());
   CHECK(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites "));

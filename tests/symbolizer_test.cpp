@@ -173,6 +173,33 @@ TEST_CASE("overlapping module records: the later one maps the address, in find()
   CHECK(report.findings[0].location.frames.at(0).module == "/nonexistent/reloaded.so");
 }
 
+TEST_CASE("module lookup: the index agrees with the newest record that maps the address") {
+  // Random overlapping records, looked up against the linear rule (the later record wins).
+  uint64_t seed = 12345;
+  auto next = [&] { return (seed = seed * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+  for (int round = 0; round < 20; ++round) {
+    ProcessModules process;
+    const int n = 1 + static_cast<int>(next() % 60);
+    for (int i = 0; i < n; ++i) {
+      const uint64_t start = next() % 1000, size = next() % 200;  // size 0: maps nothing
+      process.modules.push_back({start, start, start + size, "/m" + std::to_string(i), ""});
+    }
+    for (uint64_t a = 0; a < 1300; ++a) {
+      const Module* expected = nullptr;
+      for (auto it = process.modules.rbegin(); it != process.modules.rend(); ++it)
+        if (a >= it->start && a < it->end) {
+          expected = &*it;
+          break;
+        }
+      CAPTURE(round);
+      CAPTURE(a);
+      REQUIRE(process.find(a) == expected);
+    }
+    process.modules.push_back({0, 0, 2000, "/all", ""});  // grown: the index is made again
+    CHECK(process.find(5)->path == "/all");
+  }
+}
+
 TEST_CASE("an address outside every module and a process without a module map do not crash") {
   Report report = report_with_one_finding(0x10);
   report.findings[0].related.push_back({"capture-begin", "", {}});
@@ -255,6 +282,33 @@ TEST_CASE("code inlined at a return address gives a frame per inlined call, inne
   elsewhere.findings[0].pid = 1;
   symbolize(elsewhere, {}, &cache);
   CHECK(elsewhere.findings[0].location.frames.size() == 2);
+}
+
+template <int N>
+[[gnu::always_inline]] inline uint64_t deeply_inlined() {
+  uint64_t address;
+  if constexpr (N == 0) {
+    address = return_address_of_this_call();
+  } else {
+    address = deeply_inlined<N - 1>();
+  }
+  asm volatile("" ::: "memory");  // a scope of its own at every level, and no tail call
+  return address;
+}
+[[gnu::noinline]] uint64_t outer_of_deep_inlining() { return deeply_inlined<kMaxInlineDepth + 16>(); }
+[[gnu::noinline]] uint64_t outer_of_shallow_inlining() { return deeply_inlined<kMaxInlineDepth - 8>(); }
+
+TEST_CASE("inline scopes nested deeper than kMaxInlineDepth: only the outer function, counted") {
+  Report deep = report_with_one_finding(outer_of_deep_inlining());
+  const SymbolizeStats stats = symbolize(deep, {modules_of_this_process()});
+  CHECK(stats.deep_inline_addresses == 1);
+  REQUIRE(deep.findings[0].location.frames.size() == 1);
+  CHECK(deep.findings[0].location.frames[0].function.find("outer_of_deep_inlining") !=
+        std::string::npos);
+  // Below the depth, every inlined call is a frame as before.
+  Report shallow = report_with_one_finding(outer_of_shallow_inlining());
+  CHECK(symbolize(shallow, {modules_of_this_process()}).deep_inline_addresses == 0);
+  CHECK(shallow.findings[0].location.frames.size() >= 2);  // its inlined calls shown
 }
 
 TEST_CASE("frames already present and no addresses: only the user frame is chosen") {

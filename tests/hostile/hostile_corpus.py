@@ -117,7 +117,90 @@ def cases():
         Case("newer_format", 3, lambda d: one(d, trace().replace("v 0.1.0 2", "v 9.0.0 99"))),
         Case("flipped_bytes", None, setup_flipped),
         Case("long_line", 3, lambda d: one(d, trace().replace("c ./app", "c " + "A" * (1 << 20)))),
+        # Budgets: a memory ceiling on the analysis state, near-linear algorithms.
+        Case("fork_chain_40k", 3, lambda d: one(d, fork_chain(40000))),
+        Case("many_modules_many_findings", 1, lambda d: one(d, many_modules(500000, 10000))),
+        Case("frees_against_graph_refs", 1, lambda d: one(d, frees_against_graph(20000, 6400))),
+        Case("compressed_debug_bomb", 1, setup_compressed_debug_bomb,
+             check=lambda stderr: "compressed debug sections would inflate" in stderr),
+        Case("many_processes", 1, lambda d: [one(d, trace(pid=0x1000 + i), "capguard.%d.trace" % i)
+                                             for i in range(15000)]),
     ]
+
+
+def fork_chain(n):
+    """One capture into which n streams are forked, each from the stream forked before it: the
+    replay's vector clocks, one entry per member each, would be quadratic (40k: 3.2 GB)."""
+    lines = ["v 0.1.0 2", "p 1e240 1 0", "c ./app", "i ok cupti", "s 1 401234",
+             "e 1 a 1e241 cudaStreamBeginCapture 0 1 st=5000 sf=1 sb=0 sa=1 ci=1 md=0"]
+    seq = 2
+    for k in range(1, n + 1):
+        lines.append("e %x a 1e241 cudaEventRecord 0 1 st=%x ev=%x" % (seq, 0x5000 + k - 1, 0x9000 + k))
+        lines.append("e %x a 1e241 cudaStreamWaitEvent 0 1 st=%x ev=%x fl=0" % (seq + 1, 0x5000 + k, 0x9000 + k))
+        seq += 2
+    lines.append("e %x a 1e241 cudaStreamEndCapture 0 1 st=5000 sf=1 sb=1 sa=0 ci=1 gr=77 nd=1" % seq)
+    lines.append("z 28 0")
+    return "\n".join(lines) + "\n"
+
+
+def many_modules(modules, findings):
+    """`modules` module records and `findings` captures broken by a synchronize, each from its own
+    return address, outside every module: a linear module lookup per address is quadratic."""
+    lines = ["v 0.1.0 2", "p 1e240 1 0", "c ./app", "i ok cupti"]
+    for i in range(modules):
+        base = 0x10000000 + i * 0x1000
+        lines.append("m %x %x %x /nonexistent/m%d.so" % (base, base, base + 0x1000, i))
+    seq = 1
+    for k in range(findings):
+        stream = 0x5000 + k
+        lines.append("s %x %x" % (k + 1, 0x1000 + k))
+        lines += ["e %x a 1e241 cudaStreamBeginCapture 0 %x st=%x sf=1 sb=0 sa=1 ci=%x md=0" % (seq, k + 1, stream, k + 1),
+                  "e %x 14 1e241 cudaStreamSynchronize 384 %x st=%x sf=1 sb=1 sa=2 ci=%x" % (seq + 1, k + 1, stream, k + 1),
+                  "e %x 1e 1e241 cudaStreamEndCapture 385 %x st=%x sf=1 sb=2 sa=0 ci=%x" % (seq + 2, k + 1, stream, k + 1)]
+        seq += 3
+    lines.append("z 28 0")
+    return "\n".join(lines) + "\n"
+
+
+def frees_against_graph(nodes, frees):
+    """An exec whose `nodes` nodes all use one block, then `frees` frees of that block and a
+    replay: each free was checked against every node and every earlier hit (cubic)."""
+    lines = ["v 0.1.0 3", "p 1e240 1 0", "c ./app", "i ok cupti", "s 1 401234",
+             "e 1 a 1e241 cudaMalloc 0 1 dm=0 pt=7f0000000000 sz=100000",
+             "e 2 a 1e241 cudaGraphInstantiate 0 1 gr=55 gx=77 dm=0"]
+    for i in range(nodes):
+        lines.append("g 77 %x 0 0 k a0:%x" % (i, 0x7f0000000000 + 8 * (i % 0x2000)))
+    lines.append("G 77 55 %x 0 1 1" % nodes)
+    seq = 3
+    for k in range(frees):
+        lines.append("e %x a 1e241 cudaFree 0 1 dm=0 pt=7f0000000000 sz=100000" % seq)
+        seq += 1
+    lines.append("e %x a 1e241 cudaGraphLaunch 0 1 st=5000 gx=77 dm=0" % seq)
+    lines.append("z 28 0")
+    return "\n".join(lines) + "\n"
+
+
+def setup_compressed_debug_bomb(d):
+    """A module whose compressed debug section says it inflates to 1 GiB (the header libdw
+    believes): the symbolizer must refuse it before libdw inflates anything."""
+    import struct
+    src, elf = os.path.join(d, "bomb.c"), os.path.join(d, "bomb.so")
+    write(src, "int bomb(int x) { return x * 3 + 1; }\n")
+    ok = shutil.which("cc") and shutil.which("objcopy") and subprocess.run(
+        ["cc", "-g", "-O1", "-shared", "-fPIC", "-o", elf, src]).returncode == 0 and subprocess.run(
+        ["objcopy", "--compress-debug-sections=zlib-gabi", elf]).returncode == 0
+    if ok:
+        data = bytearray(open(elf, "rb").read())
+        shoff, = struct.unpack_from("<Q", data, 0x28)
+        shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+        for i in range(shnum):
+            flags, = struct.unpack_from("<Q", data, shoff + i * shentsize + 8)
+            offset, = struct.unpack_from("<Q", data, shoff + i * shentsize + 24)
+            if flags & 0x800:  # SHF_COMPRESSED: Elf64_Chdr ch_type, ch_reserved, ch_size
+                struct.pack_into("<Q", data, offset + 8, 1 << 30)
+        open(elf, "wb").write(bytes(data))
+    one(d, trace(modules=[(0x400000, 0x400000, 0x500000, elf)], native=[0x401010]))
+    return ok
 
 
 def clean_trace(end=True):
@@ -243,7 +326,8 @@ def run_case(capguard, case, base, forbidden):
     d = os.path.join(base, case.name)
     os.makedirs(d)
     root = make_tree(d)
-    case.setup(d)
+    if case.setup(d) is False:
+        return None  # the tools it needs are missing here
     out = os.path.join(d, "out")
     os.makedirs(out)
     outputs = []
@@ -277,6 +361,8 @@ def run_case(capguard, case, base, forbidden):
         problems.append("an input trace was changed")
     if "out of memory" in stderr or proc.returncode in (-9, 137):
         problems.append("ran out of memory")
+    if case.check and not case.check(stderr):
+        problems.append("stderr lacks the expected message: " + stderr[-600:])
     problems += check_outputs(case, d, out, forbidden)
     return problems
 
@@ -290,23 +376,48 @@ def run_cases(capguard, base):
     victim = os.path.join(d, "victim")
     write(victim, "precious\n")
     write(os.path.join(d, "t.trace"), trace())
+    write(os.path.join(d, "chain.trace"), fork_chain(40000))
+    full = trace()
+    cut = full.index("e 1 ")
+    write(os.path.join(d, "part1"), full[:cut])
+    write(os.path.join(d, "part2"), full[cut:])
+    background = ("sh -c 'T=\"$CAPGUARD_TRACE_DIR/capguard.$$.trace\"; cat %s > \"$T\"; sleep %%s; "
+                  "cat %s >> \"$T\"' </dev/null >/dev/null 2>&1 & true" % (os.path.join(d, "part1"),
+                                                                    os.path.join(d, "part2")))
     cases = [
         # A FIFO named *.trace in run's trace directory: refused, not waited on forever.
         ("run_fifo_in_trace_dir", 3, "mkfifo \"$CAPGUARD_TRACE_DIR/capguard.999.trace\""),
         # <trace>.symbols planted as a symlink to someone else's file: refused, file untouched.
+        # A capture past the replay's memory budget: analyzed in part, and run exits 3 too.
+        # (--no-require-attach: where no CUDA driver is, attaching fails and run exits 3 anyway.)
+        ("run_fork_chain_incomplete", 3,
+         "cp %s \"$CAPGUARD_TRACE_DIR/capguard.6.trace\"" % os.path.join(d, "chain.trace"),
+         ["--no-require-attach"]),
+        # A background process of the program makes its mistake after the program exited: run
+        # waits for it (its trace has no end record yet, its pid runs) and reports the finding.
+        ("run_background_finding", 1, background % 1, ["--no-require-attach"]),
+        # One still running after the grace period (5 s): said, and exit 3.
+        ("run_background_still_running", 3, background % 8, ["--no-require-attach"]),
+        # A --trace-dir holding traces of earlier runs: this run's go to a fresh directory inside
+        # (the interposer gives up on a pid after 1,000 names taken), and the old are not analyzed.
+        ("run_stale_trace_dir", 0,
+         "test -z \"$(ls -A \"$CAPGUARD_TRACE_DIR\")\" || exit 7", ["--no-require-attach"]),
         ("run_symbols_symlink_planted", 3,
          "cp %s \"$CAPGUARD_TRACE_DIR/capguard.5.trace\" && "
          "ln -s %s \"$CAPGUARD_TRACE_DIR/capguard.5.trace.symbols\"" % (os.path.join(d, "t.trace"), victim)),
     ]
     marker = os.path.join(d, "ran")
-    for name, expect, script in cases:
+    for name, expect, script, *extra in cases:
         shutil.rmtree(td, ignore_errors=True)
+        if name == "run_stale_trace_dir":
+            write(os.path.join(td, "capguard.1.trace"), trace())
         if os.path.exists(marker):
             os.remove(marker)
         script += " ; touch %s" % marker
         problems = []
         try:
-            proc = subprocess.run([capguard, "run", "--trace-dir", td, "--", "/bin/sh", "-c", script],
+            proc = subprocess.run([capguard, "run", "--trace-dir", td] + (extra[0] if extra else []) +
+                                  ["--", "/bin/sh", "-c", script],
                                   cwd=d, capture_output=True, timeout=TIMEOUT, preexec_fn=limit)
             if proc.returncode != expect:
                 problems.append(f"exit {proc.returncode}, expected {expect}; stderr: "
@@ -336,6 +447,9 @@ def main():
             if only and case.name not in only:
                 continue
             problems = run_case(capguard, case, base, forbidden)
+            if problems is None:
+                print("skipped: " + case.name + " (needs cc and objcopy)")
+                continue
             print(("FAIL: " if problems else "ok: ") + case.name)
             for p in problems:
                 print("    " + p)
