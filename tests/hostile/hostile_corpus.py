@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The hostile corpus of issue 22 (docs/security.md): small inputs generated here, at test time,
 each shaped as an attacker who controls a trace (and, for some, its directory) would shape it.
-Every case runs `capguard report` under `ulimit -v` (512 MiB) and a 10 s limit, with its
+Every case runs `capguard report` under `ulimit -v` (512 MiB) and 10 s of CPU time (`ulimit -t`;
+a case that blocks instead, on a FIFO say, is caught by a 60 s wall-clock limit, which a loaded
+CI machine running other tests beside this one does not reach), with its
 expected exit status, and every report it writes (text, JSON, SARIF, JUnit, HTML, DOT) is
 checked: it parses, it holds no forged text, and no line of a file outside the source root
 (the canary files below) ever appears in it.
@@ -19,7 +21,8 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 MEMORY = 512 << 20
-TIMEOUT = 10
+CPU_SECONDS = 10
+TIMEOUT = 60  # wall clock: only a blocked (not a busy) capguard gets near it
 CANARY = "CANARY-7f3a-must-never-be-published"
 ENV_CANARY = "ENV-CANARY-19c4-must-never-be-published"
 LEGIT = "LEGIT-LINE-MARKER"
@@ -258,6 +261,7 @@ def make_tree(d):
 
 def limit():
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+    resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS))
 
 
 def forbidden_lines():
@@ -345,6 +349,8 @@ def run_case(capguard, case, base, forbidden):
     except subprocess.TimeoutExpired:
         return [f"did not finish within {TIMEOUT} s"]
     problems = []
+    if proc.returncode == -24:  # SIGXCPU
+        return [f"used more than {CPU_SECONDS} s of CPU time"]
     if case.expect is not None and proc.returncode != case.expect:
         problems.append(f"exit {proc.returncode}, expected {case.expect}; stderr: "
                         f"{proc.stderr.decode(errors='replace')[-600:]}")
