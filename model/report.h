@@ -3,6 +3,7 @@
 // renderer reads only this.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -151,6 +152,11 @@ struct Report {
   // The capture with this id (CaptureInfo::id), or null.
   const CaptureInfo* find_capture(std::optional<uint32_t> id) const {
     if (!id) return nullptr;
+    // The replay lists captures by id (each process's ids above the last one's): a binary
+    // search finds it; a report put together otherwise still gets a right answer, slower.
+    const auto at = std::lower_bound(captures.begin(), captures.end(), *id,
+                                     [](const CaptureInfo& c, uint32_t v) { return c.id < v; });
+    if (at != captures.end() && at->id == *id) return &*at;
     for (const auto& capture : captures)
       if (capture.id == *id) return &capture;
     return nullptr;
