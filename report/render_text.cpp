@@ -21,6 +21,7 @@ namespace {
 
 constexpr size_t kMaxFramesShown = 12;         // from the user frame outward
 constexpr size_t kMaxLibraryFramesShown = 10;  // between CUDA and the user frame
+constexpr size_t kLongFunctionName = 100;      // shortened past this many bytes
 
 struct Style {
   bool color = false;
@@ -62,7 +63,13 @@ void append_frame(std::string& out, size_t index, const Frame& frame, const Styl
                   bool is_user_frame) {
   auto it = std::back_inserter(out);
   fmt::format_to(it, "    {}#{} 0x{:x}", is_user_frame ? style.bold() : "", index, frame.address);
-  if (!frame.function.empty()) fmt::format_to(it, " in {}", terminal_safe(frame.function));
+  // Long C++ names (template arguments, lambdas) are shortened for reading; JSON, SARIF and
+  // the HTML report's hover keep them whole.
+  if (!frame.function.empty())
+    fmt::format_to(it, " in {}",
+                   terminal_safe(frame.function.size() > kLongFunctionName
+                                     ? short_function_name(frame.function)
+                                     : frame.function));
   if (!frame.file.empty()) {
     fmt::format_to(it, " {}:{}", terminal_safe(frame.file), frame.line);
     if (!frame.module.empty()) fmt::format_to(it, " ({})", terminal_safe(base_name(frame.module)));

@@ -168,4 +168,18 @@ TEST_CASE("identical findings print once, then how many more times and in which 
   CHECK(rules >= 3);
 }
 
+TEST_CASE("long C++ names are shortened in text; JSON keeps them whole") {
+  Report report = testing::sample_report();
+  const std::string name =
+      "void thrust::cuda_cub::malloc<thrust::cuda_cub::execute_on_stream, "
+      "thrust::detail::very_long_policy_name<int, float, double>>(thrust::cuda_cub::policy&)";
+  report.findings[0].location.frames[3].function = name;
+  const std::string text = render_text(report, testing::with_rules());
+  CHECK(text.find("in void thrust::cuda_cub::malloc<…>(thrust::cuda_cub::policy&)") !=
+        std::string::npos);
+  CHECK(text.find("very_long_policy_name") == std::string::npos);
+  CHECK(render_json(report).find("very_long_policy_name<int, float, double>") !=
+        std::string::npos);
+}
+
 }  // namespace capguard
