@@ -1,7 +1,6 @@
 #include "engine/replay.h"
 
 #include <algorithm>
-#include <iterator>
 
 #include "model/cuda_errors.h"
 #include "symbolize/modules.h"
@@ -61,12 +60,17 @@ void Replay::define_stack(uint32_t id, std::span<const uint64_t> addresses) {
   if (first == 0) first = id;
   const StackSpan* other = first != id ? stacks_.find(first) : nullptr;
   bool same = other != nullptr;
-  if (same) {  // the same content, not a hash collision
-    std::vector<uint64_t> mine, theirs;
-    std::copy_if(addresses.begin(), addresses.end(), std::back_inserter(mine), counted);
-    const auto begin = stack_pool_.begin() + other->offset;
-    std::copy_if(begin, begin + other->size, std::back_inserter(theirs), counted);
-    same = mine == theirs;
+  if (same) {  // the same content, not a hash collision: compare the counted entries in place
+    const uint64_t* a = addresses.data();
+    const uint64_t* b = stack_pool_.data() + other->offset;
+    const uint64_t* const a_end = a + addresses.size();
+    const uint64_t* const b_end = b + other->size;
+    for (;; ++a, ++b) {
+      while (a != a_end && !counted(*a)) ++a;
+      while (b != b_end && !counted(*b)) ++b;
+      if (a == a_end || b == b_end || *a != *b) break;
+    }
+    same = a == a_end && b == b_end;
   }
   canonical_stacks_[id] = same ? first : id;
 }

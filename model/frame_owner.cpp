@@ -193,11 +193,16 @@ size_t first_frame_outside_cuda(const std::vector<Frame>& frames) {
   return i;
 }
 
+bool is_interpreter_frame(const Frame& frame) {
+  if (is_python_frame(frame)) return false;
+  const std::string_view module = base_name(frame.module);
+  return module.starts_with("python3") || module.starts_with("libpython3");
+}
+
 const char* frame_kind(const Frame& frame) {
   if (is_python_frame(frame)) return is_python_user_frame(frame) ? "user" : "python";
-  const std::string_view module = base_name(frame.module);
-  if (module.starts_with("python3") || module.starts_with("libpython3")) return "interpreter";
-  if (module.starts_with("libcupti")) return "tool";
+  if (is_interpreter_frame(frame)) return "interpreter";
+  if (base_name(frame.module).starts_with("libcupti")) return "tool";
   switch (owner_of(frame)) {
     case FrameOwner::Program:
       return "user";

@@ -44,6 +44,9 @@ FrameOwner owner_of(const Frame& frame);
 bool is_library_source(std::string_view file);       // a header or Python file of a library
 bool is_installed_library(std::string_view module);  // a shared library outside the user's tree
 
+// CPython's own native code (python3.x or libpython3.x), not a Python frame.
+bool is_interpreter_frame(const Frame& frame);
+
 // What a frame is, for machine readers (JSON and SARIF mark every frame): "user" (the program's
 // own code, Python or native), "python" (a library's Python code), "interpreter" (CPython),
 // "framework" (a library's native code: libtorch, cupy, cuBLAS), "tool" (capguard and CUPTI),

@@ -61,7 +61,6 @@ void GraphLifecycle::on_instantiate(ExecState& exec) {
     site_index_[site_key] = index;
     SiteState& fresh = sites_.emplace_back();
     fresh.stack = stack;
-    fresh.captured = captured;
     fresh.summary.captured = captured;
   }
   auto it = sites_.begin() + static_cast<ptrdiff_t>(index);
@@ -74,7 +73,6 @@ void GraphLifecycle::on_instantiate(ExecState& exec) {
 
 void GraphLifecycle::remember(KeyState& key, const ExecState& exec) {
   key.last_serial = exec.serial;
-  key.last_alive = true;
   key.last_destroy_lone = false;
   key.last_launches = 0;
   Signature& sig = key.signature;
@@ -150,15 +148,22 @@ void GraphLifecycle::on_walked(ExecState& exec, uint64_t topology_hash, bool com
   const uint64_t shape = mix_hash(topology_hash ^ mix_hash(exec.geometry_hash));
   const uint64_t lookup = mix_hash(shape ^ mix_hash(exec.lifecycle_site));
   size_t key_index = SIZE_MAX;
-  if (const size_t* known = key_index_.find(lookup)) key_index = *known;
+  const size_t* known = key_index_.find(lookup);
+  if (known != nullptr && keys_[*known].shape == shape && keys_[*known].site == exec.lifecycle_site) {
+    key_index = *known;
+  } else if (known != nullptr) {  // two (site, shape) pairs share a hash: look at the site's keys
+    for (size_t k : site->keys)
+      if (keys_[k].shape == shape) key_index = k;
+  }
   const bool fresh = key_index == SIZE_MAX;
   if (fresh) {
     if (keys_.size() >= kMaxKeys) return;
     key_index = keys_.size();
-    key_index_[lookup] = key_index;
+    if (known == nullptr) key_index_[lookup] = key_index;  // the first of a hash keeps it
     KeyState& key = keys_.emplace_back();
     key.shape = shape;
     key.topology = topology_hash;
+    key.site = exec.lifecycle_site;
     if (std::find(site->topologies.begin(), site->topologies.end(), topology_hash) ==
         site->topologies.end())
       site->topologies.push_back(topology_hash);
@@ -183,13 +188,13 @@ void GraphLifecycle::on_walked(ExecState& exec, uint64_t topology_hash, bool com
   const bool replaced_last = !fresh && key.last_capture_index == site->capture_index;
   const bool used_since = key.last_launches > 0 || replayed_since(*site);
   if (replaced_last && key.last_launches <= kChurnMaxLaunches &&
-      (!key.last_alive || used_since)) {
+      (key.last_exec == nullptr || used_since)) {
     auto step = std::make_unique<ChurnFacts>();
     step->step_launches = key.last_launches;
     diff(key.signature, exec, step->diff);
     step->last_capture = exec.capture;
     step->last_instantiate = exec.instantiate;
-    if (!key.last_alive) {
+    if (key.last_exec == nullptr) {
       if (key.last_destroy_lone) commit_step(key, *step);
     } else if (key.last_exec != nullptr) {
       key.last_exec->pending_step = std::move(step);
@@ -229,7 +234,6 @@ void GraphLifecycle::on_destroy(ExecState& exec) {
   if (exec.lifecycle_key < keys_.size()) {
     KeyState& key = keys_[exec.lifecycle_key];
     if (key.last_serial == exec.serial) {
-      key.last_alive = false;
       key.last_exec = nullptr;
       site->batch_keys.push_back(exec.lifecycle_key);
     }

@@ -134,8 +134,8 @@ class GraphLifecycle {
     bool launches_at_least = false;
     uint64_t cost_ns = 0;
     uint32_t last_serial = 0;  // the key's newest exec
-    ExecState* last_exec = nullptr;  // ... while it lives
-    bool last_alive = false;
+    ExecState* last_exec = nullptr;  // ... while it lives (null once destroyed)
+    size_t site = 0;
     bool last_destroy_lone = false;  // its destroy batch held it alone
     uint64_t last_launches = 0;
     uint64_t last_capture_index = 0;  // the site's capture count when it was captured
@@ -144,7 +144,6 @@ class GraphLifecycle {
   };
   struct SiteState {
     uint32_t stack = 0;
-    bool captured = true;
     SiteSummary summary;
     std::vector<size_t> keys;  // indexes into keys_
     std::vector<uint64_t> topologies;

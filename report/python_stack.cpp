@@ -13,12 +13,6 @@ bool has_python_frames(const Location& location) {
   return false;
 }
 
-bool is_interpreter_frame(const Frame& frame) {
-  if (is_python_frame(frame)) return false;
-  const std::string_view module = base_name(frame.module);
-  return module.starts_with("python3") || module.starts_with("libpython3");
-}
-
 std::string short_function_name(std::string_view function, bool drop_parameters) {
   std::string out;
   int angle = 0, paren = 0;

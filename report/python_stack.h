@@ -13,7 +13,6 @@
 namespace capguard {
 
 bool has_python_frames(const Location& location);
-bool is_interpreter_frame(const Frame& frame);  // python3.x or libpython3.x, not a Python frame
 
 // A function name for reading: template arguments as <…>, lambdas as {lambda}, and, with
 // `drop_parameters`, no parameter list.

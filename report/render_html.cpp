@@ -206,20 +206,9 @@ class HtmlWriter {
       write_python_stack(location, shown, context);
       return;
     }
-    put("<ol class=\"stack\" start=\"{}\">\n", shown.first);
-    for (size_t i = shown.first; i < shown.last; ++i) {
-      const Frame& frame = location.frames[i];
-      const bool user = static_cast<int>(i) == location.user_frame;
-      put("<li{}>", user ? " class=\"user\"" : "");
-      put("{}",
-          frame.function.empty() ? fmt::format("0x{:x}", frame.address) : esc(frame.function));
-      if (!frame.file.empty())
-        put(" <span class=\"file\">{}:{}</span>", esc(frame.file), frame.line);
-      else if (!frame.module.empty())
-        put(" ({}+0x{:x})", esc(frame.module), frame.offset);
-      out_ += "</li>\n";
-      if (user && options_.source) write_source(frame, context);
-    }
+    out_ += "<ol class=\"stack\">\n";
+    for (size_t i = shown.first; i < shown.last; ++i)
+      write_frame_item(location, i, static_cast<int>(i) == location.user_frame, context);
     out_ += "</ol>\n";
     if (shown.hidden_inner() + shown.hidden_outer(location) > 0)
       put("<p class=\"hidden\">({} frames inside CUDA/capguard and {} outer frames not "

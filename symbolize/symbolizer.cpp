@@ -353,17 +353,11 @@ class Symbolizer {
 };
 
 // The interpreter's own native frames: the python3.X executable or libpython3.X.
-bool is_interpreter(const Frame& frame) {
-  const std::string_view module = base_name(frame.module);
-  return !is_python_frame(frame) &&
-         (module.starts_with("python3") || module.starts_with("libpython3"));
-}
-
 }  // namespace
 
 void interleave_python_frames(std::vector<Frame>& native, const std::vector<Frame>& python) {
   auto at = native.begin();
-  while (at != native.end() && !is_interpreter(*at)) ++at;
+  while (at != native.end() && !is_interpreter_frame(*at)) ++at;
   native.insert(at, python.begin(), python.end());
 }
 

@@ -105,6 +105,17 @@ inline Ev call(std::string_view api) {
   return ev;
 }
 
+// Graph handles of an event: the graph a call names (EndCapture, instantiate) and its exec.
+inline Ev with_graph(Ev ev, uint64_t graph) {
+  ev.e.graph = graph;
+  ev.e.set(trace::Field::Graph);
+  return ev;
+}
+inline Ev with_exec(Ev ev, uint64_t exec) {
+  ev.e.graph_exec = exec;
+  ev.e.set(trace::Field::GraphExec);
+  return ev;
+}
 inline Ev create_stream(uint64_t s, bool non_blocking) {
   return call("cudaStreamCreateWithFlags").stream(s).flags(non_blocking ? 1 : 0);
 }

@@ -19,16 +19,6 @@ constexpr uint64_t kExec = 0x7701;
 constexpr uint64_t kBuf = 0x7f0000001000;
 constexpr uint32_t kSite = 7;
 
-Ev with_graph(Ev ev, uint64_t graph) {
-  ev.e.graph = graph;
-  ev.e.set(Field::Graph);
-  return ev;
-}
-Ev with_exec(Ev ev, uint64_t exec) {
-  ev.e.graph_exec = exec;
-  ev.e.set(Field::GraphExec);
-  return ev;
-}
 Ev graph_launch(uint64_t exec) { return with_exec(call("cudaGraphLaunch").stream(kS), exec); }
 Ev exec_destroy(uint64_t exec) { return with_exec(call("cudaGraphExecDestroy"), exec); }
 

@@ -18,16 +18,6 @@ constexpr uint64_t kGraph = 0x6701;
 constexpr uint64_t kExec = 0x7701;
 constexpr uint64_t kBuf = 0x7f0000001000;
 
-Ev with_graph(Ev ev, uint64_t graph) {
-  ev.e.graph = graph;
-  ev.e.set(Field::Graph);
-  return ev;
-}
-Ev with_exec(Ev ev, uint64_t exec) {
-  ev.e.graph_exec = exec;
-  ev.e.set(Field::GraphExec);
-  return ev;
-}
 Ev with_pointer(Ev ev, uint64_t pointer, uint64_t size = 0) {
   ev.e.pointer = pointer;
   ev.e.set(Field::Pointer);

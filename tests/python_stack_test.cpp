@@ -2,6 +2,7 @@
 // is folded and what is left out.
 #include <doctest/doctest.h>
 
+#include "model/frame_owner.h"
 #include "report/python_stack.h"
 
 using namespace capguard;

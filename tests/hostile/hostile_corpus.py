@@ -388,7 +388,11 @@ def run_cases(capguard, base):
     write(os.path.join(d, "part1"), full[:cut])
     write(os.path.join(d, "part2"), full[cut:])
     background = ("sh -c 'T=\"$CAPGUARD_TRACE_DIR/capguard.$$.trace\"; cat %s > \"$T\"; sleep %%s; "
-                  "cat %s >> \"$T\"' </dev/null >/dev/null 2>&1 & true" % (os.path.join(d, "part1"),
+                  "cat %s >> \"$T\"' </dev/null >/dev/null 2>&1 & "
+                  # The program exits once its background process has begun its trace, as a traced
+                  # process does at start-up (under load the shell might not have run yet).
+                  "while [ ! -s \"$CAPGUARD_TRACE_DIR/capguard.$!.trace\" ]; do sleep 0.05; done"
+                  % (os.path.join(d, "part1"),
                                                                     os.path.join(d, "part2")))
     cases = [
         # A FIFO named *.trace in run's trace directory: refused, not waited on forever.
