@@ -157,7 +157,10 @@ void GraphLifecycle::on_walked(ExecState& exec, uint64_t topology_hash, bool com
   }
   const bool fresh = key_index == SIZE_MAX;
   if (fresh) {
-    if (keys_.size() >= kMaxKeys) return;
+    if (keys_.size() >= kMaxKeys || site->keys.size() >= kMaxKeysPerSite) {
+      site->growth.keys_at_least = true;
+      return;
+    }
     key_index = keys_.size();
     if (known == nullptr) key_index_[lookup] = key_index;  // the first of a hash keeps it
     KeyState& key = keys_.emplace_back();

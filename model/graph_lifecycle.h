@@ -56,7 +56,8 @@ struct ChurnFacts {
 };
 
 struct GrowthFacts {
-  uint32_t keys = 0;        // distinct keys at the site
+  uint32_t keys = 0;        // distinct keys at the site (counted up to a bound)
+  bool keys_at_least = false;  // more came than were counted
   uint32_t topologies = 0;  // distinct topologies among them
   uint32_t late_keys = 0;   // keys first captured between replays
   // Launches each late key's execs got, in capture order (at most kGrowthListed), and whether
@@ -89,7 +90,8 @@ class GraphLifecycle {
   static constexpr uint32_t kGrowthLateKeys = 8;    // PyTorch warns past 8 distinct sizes
   static constexpr size_t kGrowthListed = 12;
   static constexpr size_t kMaxSites = 4096;
-  static constexpr size_t kMaxKeys = 16384;  // per process, all sites together
+  static constexpr size_t kMaxKeys = 16384;        // per process, all sites together
+  static constexpr size_t kMaxKeysPerSite = 4096;  // so one site cannot starve the others
   static constexpr size_t kMaxSignatureRefs = 4096;        // per key
   static constexpr size_t kMaxSignatureEntries = 4'000'000;  // all keys: ~64 MB
 

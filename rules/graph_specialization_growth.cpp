@@ -18,12 +18,12 @@ bool check(const GraphFacts& facts, Draft& draft) {
   if (g.late_cost_ns != 0)
     cost = fmt::format("; capturing them took {:.1f} ms", static_cast<double>(g.late_cost_ns) / 1e6);
   draft.message = fmt::format(
-      "this capture site made {} distinct graphs ({} topologies), {} of them captured between "
+      "this capture site made {}{} distinct graphs ({} topologies), {} of them captured between "
       "replays, past {}: launches of each of those: {}{}. Every new input size costs a capture, "
       "an instantiate and graph memory. Fix: pad inputs to a few bucket sizes and capture those "
       "up front (as vLLM's cudagraph_capture_sizes does), mark the dimension dynamic, or capture "
       "the sizes during warm-up",
-      g.keys, g.topologies, g.late_keys, GraphLifecycle::kGrowthLateKeys, launches, cost);
+      g.keys_at_least ? "at least " : "", g.keys, g.topologies, g.late_keys, GraphLifecycle::kGrowthLateKeys, launches, cost);
   if (g.last_capture != nullptr) draft.capture = g.last_capture.get();
   if (g.last_instantiate.known)
     draft.related.push_back({"instantiate", "the last new graph was instantiated here",

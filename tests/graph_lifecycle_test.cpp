@@ -351,3 +351,21 @@ TEST_CASE("churn of two graphs captured each step at one site (forward and backw
   }
   CHECK(sim.finish().findings.empty());
 }
+
+TEST_CASE("bounds: a site past its key bound says 'at least' and does not starve another site") {
+  Sim sim;
+  sim(create_stream(kS, kNonBlocking));
+  const uint64_t many = GraphLifecycle::kMaxKeysPerSite + 10;
+  for (uint64_t size = 1; size <= many; ++size) {
+    capture(sim, kExec + size, {.grid = size});
+    sim(graph_launch(kExec + size))(graph_launch(kExec + size));
+  }
+  for (uint64_t i = 0; i < 12; ++i) {  // another site churns one graph
+    capture(sim, 0x900000 + i, {}, 31);
+    sim(graph_launch(0x900000 + i))(exec_destroy(0x900000 + i));
+  }
+  const Report& r = sim.finish();
+  CHECK(rules_of(r) == Rules{"graph-rebuilt-every-step", "graph-specialization-growth"});
+  for (const Finding& f : r.findings)
+    if (f.rule == "graph-specialization-growth") CHECK(says(f, "made at least 4096 distinct graphs"));
+}
