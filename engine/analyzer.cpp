@@ -4,11 +4,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <new>
 #include <string>
 #include <unordered_map>
 
 #include "engine/replay.h"
+#include "model/cupti_clients.h"
 
 namespace capguard {
 namespace {
@@ -55,12 +57,52 @@ class ReplaySink : public trace::TraceSink {
     stack_.assign(s.addresses.begin(), s.addresses.end());  // then the Python frames, tagged
     for (uint32_t id : s.python_frames) {
       const auto canonical = python_canonical_.find(id);
-      stack_.push_back(kPythonFrameTag | (canonical != python_canonical_.end() ? canonical->second
-                                                                                : id));
+      stack_.push_back(kPythonFrameTag |
+                       (canonical != python_canonical_.end() ? canonical->second : id));
     }
     replay_.define_stack(s.id, stack_);
   }
-  void on_event(const trace::ApiEvent& ev) override { replay_.feed(ev); }
+  void on_event(const trace::ApiEvent& ev) override {
+    if (first_event_ns_ == 0) first_event_ns_ = ev.time_ns;
+    last_event_ns_ = ev.time_ns;
+    last_api_.assign(ev.api);
+    replay_.feed(ev);
+  }
+  void on_cupti_client(const trace::CuptiClientRecord& k) override {
+    using trace::CuptiClientEvent;
+    if (k.what == CuptiClientEvent::Lost) return lost_cupti(k);
+    if (k.what == CuptiClientEvent::Left) return;
+    std::string name = describe_cupti_client(k.name);
+    auto& clients = process_.cupti_clients;
+    auto client = std::find_if(clients.begin(), clients.end(),
+                               [&](const CuptiClientInfo& c) { return c.name == name; });
+    // A finalize without a name is the last client's; a refused subscriber is counted at the
+    // client that held CUPTI then.
+    if (((k.what == CuptiClientEvent::Finalize && k.name.empty()) ||
+         k.what == CuptiClientEvent::Refused) &&
+        !clients.empty())
+      client = clients.end() - 1;
+    if (client == clients.end()) {
+      if (clients.size() >= kCuptiClientsNamed) return;
+      client = clients.insert(clients.end(), CuptiClientInfo{std::move(name)});
+    }
+    switch (k.what) {
+      case CuptiClientEvent::Forwarding:
+      case CuptiClientEvent::Beside:
+        client->beside = k.what == CuptiClientEvent::Beside;
+        ++client->subscriptions;
+        break;
+      case CuptiClientEvent::Finalize:
+        ++client->finalizes;
+        break;
+      case CuptiClientEvent::Refused:
+        ++client->refused;
+        break;
+      case CuptiClientEvent::Left:
+      case CuptiClientEvent::Lost:
+        break;
+    }
+  }
   void on_thread_exit(uint32_t tid, uint64_t) override { replay_.thread_exit(tid); }
   void on_graph_node(const trace::GraphNodeRecord& r) override { replay_.graph_node(r); }
   void on_graph(const trace::GraphRecord& r) override { replay_.graph(r); }
@@ -69,6 +111,25 @@ class ReplaySink : public trace::TraceSink {
     if (++skipped_ <= kSkippedLinesNamed) analysis_.skipped_lines.push_back(error);
   }
   uint64_t skipped() const { return skipped_; }
+
+  // capguard's subscription was gone at exit: say from when on nothing was seen.
+  void lost_cupti(const trace::CuptiClientRecord& k) {
+    std::string who =
+        k.name.empty() ? std::string("a CUPTI client") : describe_cupti_client(k.name);
+    std::string since =
+        last_event_ns_ == 0
+            ? "no CUDA call was recorded at all"
+            : fmt::format(
+                  "nothing after its last recorded call ({}, {:.3f} s after the first) "
+                  "was checked",
+                  last_api_, static_cast<double>(last_event_ns_ - first_event_ns_) / 1e9);
+    process_.cupti_lost = fmt::format(
+        "capguard's CUPTI subscription had ended before the process exited: CUPTI was finalized "
+        "by a call capguard could not intercept (last CUPTI client seen: {}); {}",
+        who, since);
+    // Fails closed like a capture analyzed in part: a gate must not pass on what was not seen.
+    analysis_.incomplete.push_back(process_.trace_path + ": " + process_.cupti_lost);
+  }
   const Replay& replay() const { return replay_; }
 
   // Call once reading stopped, cleanly or not. Returns the module map.
@@ -88,6 +149,10 @@ class ReplaySink : public trace::TraceSink {
   std::unordered_map<uint32_t, uint32_t> python_canonical_;  // id -> first id of its content
   bool saw_process_ = false;
   uint64_t skipped_ = 0;
+  uint64_t first_event_ns_ = 0, last_event_ns_ = 0;  // for a lost CUPTI subscription
+  std::string last_api_;
+  // A hostile trace may name any number of clients: a report names this many.
+  static constexpr size_t kCuptiClientsNamed = 16;
 };
 
 }  // namespace
@@ -127,7 +192,8 @@ void analyze_trace(const std::string& path, Analysis& analysis) {
         path + ": " + std::to_string(n) + (n == 1 ? " capture" : " captures") +
         " not analyzed in full (capture " + ids +
         "): so many streams were forked into it that their vector clocks outgrew the analysis "
-        "budget (" + std::to_string(kClockBudget) +
+        "budget (" +
+        std::to_string(kClockBudget) +
         " entries); which of its forked streams were joined back is not judged");
   }
   if (error) analysis.errors.push_back(std::move(*error));

@@ -1,10 +1,12 @@
 #include "interposer/cupti_loader.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
+#include <cstddef>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 
 namespace capguard::interposer {
 namespace {
@@ -37,7 +39,78 @@ const char* result_text(const CuptiApi& api, CUptiResult result) {
   return text;
 }
 
+// Who holds CUPTI, in words a user can act on: CUPTI's name for it (cuptiSubscribe_v2), else the
+// NVIDIA tool whose launcher left its mark in the environment (kHolderMarks).
+struct HolderMark {
+  const char* variable_prefix;
+  const char* tool;
+};
+constexpr HolderMark kHolderMarks[] = {
+    {"NV_SANITIZER", "compute-sanitizer"},
+    {"NSYS_", "Nsight Systems (nsys)"},
+    {"NV_NSIGHT_COMPUTE", "Nsight Compute (ncu)"},
+};
+
+const char* holder_from_environment() {
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    for (const HolderMark& mark : kHolderMarks) {
+      if (strncmp(*entry, mark.variable_prefix, strlen(mark.variable_prefix)) == 0)
+        return mark.tool;
+    }
+  }
+  return nullptr;
+}
+
+void describe_holder(const char* holder, char* why, size_t why_capacity) {
+  // A holder that subscribed without a name is reported by CUPTI as "... <not provided>".
+  const char* tool = holder[0] != '\0' && strstr(holder, "not provided") == nullptr
+                         ? holder
+                         : holder_from_environment();
+  snprintf(why, why_capacity,
+           "CUPTI is already in use by %s, and this CUPTI takes one subscriber: capguard cannot "
+           "watch the same run. Run the two one after the other: `capguard run -- PROGRAM`, then "
+           "the other tool on PROGRAM",
+           tool != nullptr ? tool
+                           : "another subscriber (a tool such as compute-sanitizer, Nsight "
+                             "Systems or Nsight Compute)");
+}
+
+template <class Fn>
+void find(void* lib, const char* name, Fn& out) {
+  out = reinterpret_cast<Fn>(lib == RTLD_NEXT ? dlsym(RTLD_NEXT, name) : dlsym(lib, name));
+}
+
+void find_all(void* lib, CuptiCalls& calls) {
+  find(lib, "cuptiSubscribe", calls.subscribe);
+  find(lib, "cuptiSubscribe_v2", calls.subscribe_v2);
+  find(lib, "cuptiUnsubscribe", calls.unsubscribe);
+  find(lib, "cuptiEnableCallback", calls.enable_callback);
+  find(lib, "cuptiEnableDomain", calls.enable_domain);
+  find(lib, "cuptiEnableAllDomains", calls.enable_all_domains);
+  find(lib, "cuptiGetCallbackState", calls.get_callback_state);
+  find(lib, "cuptiFinalize", calls.finalize);
+}
+
+// CUPTI 13.2's CUpti_SubscriberParams: allowMultipleSubscribers follows oldSubscriberSize.
+// CUPTI 13.0 refuses this size with CUPTI_ERROR_INVALID_PARAMETER (measured on the H100,
+// libcupti 13.0.1): then we ask again with the struct it knows, and share by forwarding.
+struct SubscriberParams132 {
+  CUpti_SubscriberParams base;
+  uint8_t allow_multiple_subscribers;
+};
+constexpr size_t kParams132Size =
+    offsetof(SubscriberParams132, allow_multiple_subscribers) + sizeof(uint8_t);
+
 }  // namespace
+
+bool find_cupti_calls(CuptiCalls& calls) {
+  find_all(RTLD_NEXT, calls);
+  if (calls.subscribe != nullptr) return true;
+  void* lib = open_cupti();
+  if (lib == nullptr) return false;
+  find_all(lib, calls);
+  return calls.subscribe != nullptr;
+}
 
 bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, CallbackGate& gate,
                   bool all_callbacks, char* why, size_t why_capacity) {
@@ -49,15 +122,10 @@ bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, Ca
              kLibrary);
     return false;
   }
-  api.subscribe = reinterpret_cast<decltype(api.subscribe)>(dlsym(lib, "cuptiSubscribe"));
-  api.subscribe_v2 = reinterpret_cast<decltype(api.subscribe_v2)>(dlsym(lib, "cuptiSubscribe_v2"));
-  api.enable_domain =
-      reinterpret_cast<decltype(api.enable_domain)>(dlsym(lib, "cuptiEnableDomain"));
-  api.enable_callback =
-      reinterpret_cast<decltype(api.enable_callback)>(dlsym(lib, "cuptiEnableCallback"));
-  api.get_result_string =
-      reinterpret_cast<decltype(api.get_result_string)>(dlsym(lib, "cuptiGetResultString"));
-  if (api.subscribe == nullptr || api.enable_domain == nullptr) {
+  find_all(lib, api.calls);
+  find(lib, "cuptiGetResultString", api.get_result_string);
+  const CuptiCalls& calls = api.calls;
+  if (calls.subscribe == nullptr || calls.enable_domain == nullptr) {
     snprintf(why, why_capacity, "%s lacks cuptiSubscribe/cuptiEnableDomain", kLibrary);
     return false;
   }
@@ -65,33 +133,38 @@ bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, Ca
   // cuptiSubscribe_v2 shows a competing tool "CUPTI for capguard" and tells us who holds CUPTI
   // instead of leaving a guess.
   char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN * 4] = {};
-  CUpti_SubscriberParams params{};
-  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-  params.subscriberName = "capguard";
-  params.oldSubscriberName = holder;
-  params.oldSubscriberSize = sizeof(holder);
-  const CUptiResult subscribed = api.subscribe_v2 != nullptr
-                                     ? api.subscribe_v2(&subscriber, callback, userdata, &params)
-                                     : api.subscribe(&subscriber, callback, userdata);
+  SubscriberParams132 params{};
+  params.base.structSize = kParams132Size;
+  params.base.subscriberName = "capguard";
+  params.base.oldSubscriberName = holder;
+  params.base.oldSubscriberSize = sizeof(holder);
+  params.allow_multiple_subscribers = 1;
+  ShareMode mode = ShareMode::Forward;
+  CUptiResult subscribed = CUPTI_ERROR_INVALID_PARAMETER;
+  if (calls.subscribe_v2 != nullptr) {
+    subscribed = calls.subscribe_v2(&subscriber, &share_switchboard, userdata, &params.base);
+    if (subscribed == CUPTI_SUCCESS) mode = ShareMode::Beside;
+    if (subscribed == CUPTI_ERROR_INVALID_PARAMETER) {
+      params.base.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+      subscribed = calls.subscribe_v2(&subscriber, &share_switchboard, userdata, &params.base);
+    }
+  } else {
+    subscribed = calls.subscribe(&subscriber, &share_switchboard, userdata);
+  }
   if (subscribed == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
     holder[sizeof(holder) - 1] = '\0';
-    // A holder that subscribed without a name is reported by CUPTI as "... <not provided>".
-    if (holder[0] != '\0' && strstr(holder, "not provided") == nullptr) {
-      snprintf(why, why_capacity, "CUPTI is already in use by another subscriber: %s", holder);
-    } else {
-      snprintf(why, why_capacity,
-               "CUPTI is already in use by another subscriber (a profiler such as Nsight "
-               "Systems or PyTorch's profiler)");
-    }
+    describe_holder(holder, why, why_capacity);
     return false;
   }
   if (subscribed != CUPTI_SUCCESS) {
     snprintf(why, why_capacity, "cuptiSubscribe failed: %s", result_text(api, subscribed));
     return false;
   }
+  share_attached(calls, subscriber, mode, callback);
   CuptiSwitches switches;
-  switches.enable_domain = api.enable_domain;
-  switches.enable_callback = api.enable_callback;  // may be null: then everything stays on
+  switches.enable_domain = &share_own_enable_domain;
+  // Without cuptiEnableCallback everything stays on.
+  if (calls.enable_callback != nullptr) switches.enable_callback = &share_own_enable_callback;
   switches.subscriber = subscriber;
   gate.init(switches, all_callbacks);
   if (!gate.enable_reduced_set() && !gate.enable_everything()) {

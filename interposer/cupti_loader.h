@@ -7,21 +7,25 @@
 #include <cstddef>
 
 #include "interposer/callback_gate.h"
+#include "interposer/cupti_share.h"
 
 namespace capguard::interposer {
 
 struct CuptiApi {
-  decltype(&cuptiSubscribe) subscribe = nullptr;
-  decltype(&cuptiSubscribe_v2) subscribe_v2 = nullptr;  // CUDA 13: names us, and who holds CUPTI
-  decltype(&cuptiEnableDomain) enable_domain = nullptr;
-  decltype(&cuptiEnableCallback) enable_callback = nullptr;
+  CuptiCalls calls;  // subscribe_v2 (CUDA 13) names us, and who holds CUPTI
   decltype(&cuptiGetResultString) get_result_string = nullptr;
 };
 
-// Loads CUPTI, subscribes callback (with userdata) and hands the switches to gate, which
+// Loads CUPTI, subscribes callback (with userdata) through cupti_share.h's switchboard, asking
+// CUPTI to allow further subscribers where it can, and hands the switches to gate, which
 // enables the reduced set of runtime and driver API callbacks (every callback if all_callbacks).
 // On failure returns false and writes a reason a user can act on into why.
 bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, CallbackGate& gate,
                   bool all_callbacks, char* why, size_t why_capacity);
+
+// CUPTI's entry points for the program's calls that go straight through: the libcupti the
+// program would have called (the next definition after libcapguard.so), else the one
+// attach_cupti loads.
+bool find_cupti_calls(CuptiCalls& calls);
 
 }  // namespace capguard::interposer

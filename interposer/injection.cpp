@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -14,6 +15,7 @@
 #include <new>
 
 #include "interposer/cupti_loader.h"
+#include "interposer/cupti_share.h"
 #include "interposer/driver.h"
 #include "interposer/graph_walker.h"
 #include "interposer/recorder.h"
@@ -65,7 +67,14 @@ void on_thread_exit(void*) {
 }
 
 void on_process_exit(int status, void*) {
-  if (Recorder* r = g_recorder.load(std::memory_order_acquire)) r->on_process_exit(status);
+  if (Recorder* r = g_recorder.load(std::memory_order_acquire)) {
+    share_check_alive();  // before the end record: a lost subscription is said in the trace
+    r->on_process_exit(status);
+  }
+}
+
+void note_cupti_client(trace::CuptiClientEvent what, const char* name) {
+  if (Recorder* r = g_recorder.load(std::memory_order_acquire)) r->write_cupti_client(what, name);
 }
 
 void before_fork() {
@@ -92,9 +101,7 @@ Recorder* make_recorder() {
   return new (g_recorder_storage) Recorder(config);
 }
 
-int initialize() {
-  static std::atomic<bool> done{false};
-  if (!g_enabled || done.exchange(true)) return 1;
+int initialize_once() {
   Recorder* recorder = make_recorder();
   if (!recorder->start()) return 1;  // the trace cannot be written: stay passive
   g_recorder.store(recorder, std::memory_order_release);  // from here on: 'x' and 'z'
@@ -116,9 +123,37 @@ int initialize() {
   return 1;
 }
 
+// From cuInit (InitializeInjection), or earlier from the program's own cuptiSubscribe
+// (cupti_share.h), whichever comes first. A second thread waits until capguard has subscribed,
+// so that its client cannot take CUPTI first; the subscribing thread itself may come back
+// (CUPTI initializing CUDA from inside cuptiSubscribe) and must not wait for itself.
+std::atomic<int> g_init_state{0};  // 0: not begun, 1: subscribing, 2: done
+pthread_t g_init_thread;
+
+int initialize() {
+  if (!g_enabled) return 1;
+  int state = 0;
+  if (!g_init_state.compare_exchange_strong(state, 1)) {
+    if (state == 1 && !pthread_equal(g_init_thread, pthread_self())) {
+      while (g_init_state.load(std::memory_order_acquire) == 1) sched_yield();
+    }
+    return 1;
+  }
+  g_init_thread = pthread_self();
+  initialize_once();
+  g_init_state.store(2, std::memory_order_release);
+  return 1;
+}
+
+void attach_now() { initialize(); }
+
 // Cheap setup only: nothing here loads CUDA.
 __attribute__((constructor)) void on_load() {
+  ShareHooks hooks;  // the program's CUPTI calls come here whether capguard is active or not
+  hooks.note = &note_cupti_client;
   const char* dir = getenv("CAPGUARD_TRACE_DIR");
+  if (dir != nullptr && dir[0] != '\0') hooks.attach_now = &attach_now;
+  share_set_hooks(hooks);
   if (dir == nullptr || dir[0] == '\0') return;
   snprintf(g_trace_dir, sizeof(g_trace_dir), "%s", dir);
   find_self();

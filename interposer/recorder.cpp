@@ -442,6 +442,11 @@ bool Recorder::ensure_open() {
   return writer_.is_open();
 }
 
+void Recorder::write_cupti_client(trace::CuptiClientEvent what, const char* name) {
+  if (ended_.load(std::memory_order_acquire) || !ensure_open()) return;
+  writer_.write_cupti_client(now_ns(CLOCK_MONOTONIC), current_tid(), what, name);
+}
+
 void Recorder::on_thread_exit() {
   ThreadState& t = t_state;
   if (!t.recorded || t.generation != generation_.load(std::memory_order_acquire) ||

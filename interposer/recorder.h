@@ -42,6 +42,8 @@ class Recorder {
   // Opens the trace and writes the command line and the module map. False if it cannot open.
   bool start();
   void write_attach(bool ok, const char* message);
+  // The program's own CUPTI client (cupti_share.h) did `what`.
+  void write_cupti_client(trace::CuptiClientEvent what, const char* name);
 
   // The CUPTI callback (userdata is the Recorder).
   static void CUPTIAPI switchboard(void* userdata, CUpti_CallbackDomain domain,

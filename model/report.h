@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/cupti_clients.h"
+
 namespace capguard {
 
 enum class Severity { Note = 0, Warning = 1, Error = 2 };
@@ -126,6 +128,9 @@ struct ProcessInfo {
   bool attached = false;
   std::string attach_message;  // why not attached, or what attached
   std::string trace_path;
+  std::vector<CuptiClientInfo> cupti_clients;  // the program's own, sharing CUPTI with capguard
+  // Non-empty when capguard's subscription was gone at exit: what was not checked, in words.
+  std::string cupti_lost;
 };
 
 // Why the analysis saw less than it was asked to (a trace that could not be read, a program

@@ -16,8 +16,8 @@
 namespace capguard {
 namespace {
 
-constexpr int kCulpritContext = 3;  // source lines either side of the culprit's user frame
-constexpr int kRelatedContext = 1;  // ... and of the other stacks
+constexpr int kCulpritContext = 3;     // source lines either side of the culprit's user frame
+constexpr int kRelatedContext = 1;     // ... and of the other stacks
 constexpr size_t kSiteCellWidth = 80;  // a lifecycle site's function is cut, its title has all
 
 constexpr const char* kStyle = R"(
@@ -89,6 +89,10 @@ class HtmlWriter {
       put("<li>process {}: <code>{}</code>", p.pid, esc(p.command));
       if (!p.attached && !p.attach_message.empty())
         put(" &#8212; not attached: {}", esc(p.attach_message));
+      if (!p.cupti_lost.empty()) put(" &#8212; stopped watching: {}", esc(p.cupti_lost));
+      for (const CuptiClientInfo& client : p.cupti_clients)
+        put(" &#8212; shares CUPTI with {} ({})", esc(client.name),
+            client.beside ? "beside capguard" : "its callbacks forwarded");
       out_ += "</li>\n";
     }
     out_ += "</ul>\n";

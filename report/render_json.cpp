@@ -43,6 +43,22 @@ void write_process(JsonWriter& json, const ProcessInfo& process) {
   json.key("pid"), json.value(uint64_t{process.pid});
   json.key("command"), json.value(process.command);
   json.key("attached"), json.value(process.attached);
+  // Only where there is something to say: reports of other programs keep their shape.
+  if (!process.cupti_clients.empty()) {
+    json.key("cupti_clients");
+    json.begin_array();
+    for (const CuptiClientInfo& client : process.cupti_clients) {
+      json.begin_object();
+      json.key("name"), json.value(client.name);
+      json.key("sharing"), json.value(client.beside ? "beside" : "forwarded");
+      json.key("subscriptions"), json.value(uint64_t{client.subscriptions});
+      json.key("finalize_calls_kept"), json.value(uint64_t{client.finalizes});
+      json.key("refused"), json.value(uint64_t{client.refused});
+      json.end_object();
+    }
+    json.end_array();
+  }
+  if (!process.cupti_lost.empty()) json.key("stopped_watching"), json.value(process.cupti_lost);
   json.end_object();
 }
 

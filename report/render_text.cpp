@@ -11,8 +11,8 @@
 #include "model/base_name.h"
 #include "model/frame_owner.h"
 #include "report/lifecycle_table.h"
-#include "report/render.h"
 #include "report/python_stack.h"
+#include "report/render.h"
 #include "report/source_lines.h"
 #include "report/utf8.h"
 
@@ -95,7 +95,8 @@ void append_source(std::string& out, SourceReader& sources, const Frame& frame,
     const bool culprit = line.number == frame.line;
     fmt::format_to(std::back_inserter(out), "      {}{} {:>5} |{}{}{}\n",
                    culprit ? style.bold() : "", culprit ? '>' : ' ', line.number,
-                   line.text.empty() ? "" : " ", terminal_safe(line.text), culprit ? style.reset() : "");
+                   line.text.empty() ? "" : " ", terminal_safe(line.text),
+                   culprit ? style.reset() : "");
   }
 }
 
@@ -115,11 +116,11 @@ void append_python_stack(std::string& out, const Location& location, const Shown
     hidden.push_back(plural(static_cast<int>(shown.hidden_inner()), "frame", "frames") +
                      " inside CUDA/capguard");
   if (view.interpreter > 0)
-    hidden.push_back(plural(static_cast<int>(view.interpreter), "interpreter frame",
-                            "interpreter frames"));
+    hidden.push_back(
+        plural(static_cast<int>(view.interpreter), "interpreter frame", "interpreter frames"));
   if (shown.hidden_outer(location) > 0)
-    hidden.push_back(plural(static_cast<int>(shown.hidden_outer(location)), "outer frame",
-                            "outer frames"));
+    hidden.push_back(
+        plural(static_cast<int>(shown.hidden_outer(location)), "outer frame", "outer frames"));
   std::string note;
   for (const std::string& h : hidden) note += (note.empty() ? "" : ", ") + h;
   if (view.folded > 0)
@@ -228,7 +229,8 @@ void append_finding(std::string& out, const Report& report, const Finding& findi
   if (failed && (finding.message.empty() ||
                  (!finding.result_name.empty() &&
                   finding.message.find(finding.result_name) == std::string::npos))) {
-    fmt::format_to(it, "  {} returned ", finding.api.empty() ? std::string("the call") : terminal_safe(finding.api));
+    fmt::format_to(it, "  {} returned ",
+                   finding.api.empty() ? std::string("the call") : terminal_safe(finding.api));
     if (finding.result_name.empty())
       fmt::format_to(it, "{}\n", finding.result);
     else
@@ -262,7 +264,8 @@ void append_finding(std::string& out, const Report& report, const Finding& findi
                    plural(static_cast<int>(finding.consequences), "later call", "later calls"));
   if (!finding.framework_fix.empty())
     fmt::format_to(it, "  fix: {}\n", terminal_safe(finding.framework_fix));
-  else if (const RuleInfo* rule = find_rule_in(rules, finding.rule); rule != nullptr && !rule->fix.empty())
+  else if (const RuleInfo* rule = find_rule_in(rules, finding.rule);
+           rule != nullptr && !rule->fix.empty())
     fmt::format_to(it, "  fix: {}\n", rule->fix);
   fmt::format_to(it, "  [{}] see `capguard explain {}`\n\n", finding.rule, finding.rule);
 }
@@ -284,6 +287,31 @@ ShownFrames frames_to_show(const Location& location) {
   if (shown.last - shown.anchor > kMaxFramesShown) shown.last = shown.anchor + kMaxFramesShown;
   return shown;
 }
+
+namespace {
+
+// One line per CUPTI client of the program that capguard shared CUPTI with: why its profile
+// still works, and that capguard kept watching.
+std::string cupti_clients_text(const Report& report) {
+  std::string out;
+  for (const ProcessInfo& process : report.processes) {
+    for (const CuptiClientInfo& client : process.cupti_clients) {
+      std::string how = client.beside ? "beside capguard (CUPTI's multi-subscriber mode)"
+                                      : "capguard forwarded the callbacks it enabled";
+      if (client.finalizes != 0)
+        how += fmt::format("; its cuptiFinalize ({}x) ended its own subscription only",
+                           client.finalizes);
+      if (client.refused != 0)
+        how += fmt::format("; {} more subscriber(s) refused, as CUPTI alone refuses them",
+                           client.refused);
+      fmt::format_to(std::back_inserter(out), "note: process {} shares CUPTI with {}: {}\n",
+                     process.pid, terminal_safe(client.name), how);
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string summary_line(const Report& report) {
   uint64_t by_state[4] = {};
@@ -383,15 +411,19 @@ std::string render_text(const Report& report, const RenderOptions& options) {
   }
   for (size_t i = 0; i < report.processes.size(); ++i) {
     const ProcessInfo& process = report.processes[i];
-    const bool says_something =
-        !by_process[i].empty() || (!process.attached && !process.attach_message.empty());
+    const bool says_something = !by_process[i].empty() || !process.cupti_lost.empty() ||
+                                (!process.attached && !process.attach_message.empty());
     if (several && says_something)  // a process with nothing to report gets no header
-      fmt::format_to(std::back_inserter(out), "== process {}{}: {}\n", process.pid,
-                     owners.with_pid(process.pid) > 1 ? " (" + terminal_safe(process.trace_path) + ")" : "",
-                     terminal_safe(process.command));
+      fmt::format_to(
+          std::back_inserter(out), "== process {}{}: {}\n", process.pid,
+          owners.with_pid(process.pid) > 1 ? " (" + terminal_safe(process.trace_path) + ")" : "",
+          terminal_safe(process.command));
     if (!process.attached && !process.attach_message.empty())
       fmt::format_to(std::back_inserter(out), "=={}==capguard: not attached: {}\n", process.pid,
                      terminal_safe(process.attach_message));
+    if (!process.cupti_lost.empty())
+      fmt::format_to(std::back_inserter(out), "=={}==capguard: stopped watching: {}\n", process.pid,
+                     terminal_safe(process.cupti_lost));
     for (const Finding* finding : by_process[i]) {
       const size_t f = static_cast<size_t>(finding - report.findings.data());
       if (groups.repeat[f]) continue;
@@ -406,6 +438,7 @@ std::string render_text(const Report& report, const RenderOptions& options) {
     append_repeats(out, report, groups.others[f]);
   }
   out += lifecycle_text(report);
+  out += cupti_clients_text(report);
   out += summary_line(report);
   return out;
 }

@@ -29,9 +29,9 @@ inline Location user_stack(const char* function, const char* file, int line, uin
 
 inline Report ci_gate_report() {
   Report report;
-  report.processes.push_back({1000, "/repo/build/train --steps 3", true, "attached", ""});
+  report.processes.push_back({1000, "/repo/build/train --steps 3", true, "attached", "", {}, ""});
   report.processes.push_back(
-      {2000, "python3 child.py", false, "CUPTI is already in use by another profiler", ""});
+      {2000, "python3 child.py", false, "CUPTI is already in use by another profiler", "", {}, ""});
 
   CaptureInfo broken;
   broken.id = 1;

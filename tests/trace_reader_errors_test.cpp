@@ -98,9 +98,9 @@ TEST_SUITE("trace_reader_errors_test") {
   }
 
   TEST_CASE("a newer format version asks for an upgrade, naming both versions") {
-    const ReadError e = expect_error("v 9.9.9 5 new-field\np 1 1 0\n", 1, "");
+    const ReadError e = expect_error("v 9.9.9 6 new-field\np 1 1 0\n", 1, "");
     CHECK(e.to_string() ==
-          "t.trace:1: written by capguard 9.9.9 (trace format 5); this capguard reads format <= 4: "
+          "t.trace:1: written by capguard 9.9.9 (trace format 6); this capguard reads format <= 5: "
           "upgrade capguard");
     expect_error("v 0.0.1 0\n", 1, "unsupported trace format 0");
   }

@@ -3,14 +3,15 @@
 // A trace is UTF-8 text, one record per line, written by one process. Each record is one
 // opcode character, a space, then space-separated fields. Numbers are lower-case hex without
 // "0x". Strings that may contain spaces or newlines are escaped: every byte outside 0x21..0x7e
-// and every '%' is written as %XX. Grammar (version 4; version 1 is the same without Python
+// and every '%' is written as %XX. Grammar (version 5; version 1 is the same without Python
 // frames, version 2 the same without the graph records, version 3 without a graph node's
-// geometry and scalar hash; readers accept all four):
+// geometry and scalar hash, version 4 without the CUPTI client records; readers accept all
+// five):
 //
 //   trace    := header record* ['z' end]
 //   header   := 'v' tool-version format-version              first line, exactly once
 //   record   := process | command | module | python-frame | stack | event | thread-exit
-//               | attach | graph-node | graph | graph-update
+//               | attach | graph-node | graph | graph-update | cupti-client
 //   process  := 'p' pid ppid start-unix-ns                   once, right after the header
 //   command  := 'c' escaped-command-line                     once
 //   attach   := 'i' state escaped-message                    state: 'ok' | 'failed'
@@ -57,6 +58,24 @@
 //                                                            cudaGraphExecUpdateResult, then
 //                                                            the error node's type (ff: none)
 //                                                            and kernel name
+//   cupti-client := 'k' time-ns tid what escaped-name     the program's own CUPTI client
+//                                                            (v5): name is its subscriber
+//                                                            name or the library that called;
+//                                                            what: 'forwarding' (subscribed,
+//                                                            capguard hands it the callbacks
+//                                                            it enables), 'beside' (subscribed
+//                                                            beside capguard: CUPTI's
+//                                                            multi-subscriber mode), 'left'
+//                                                            (unsubscribed), 'finalize' (asked
+//                                                            cuptiFinalize; capguard kept
+//                                                            CUPTI, the client's subscription
+//                                                            ended), 'refused' (a second
+//                                                            client, refused as CUPTI refuses
+//                                                            it without capguard), 'lost'
+//                                                            (capguard's own subscription was
+//                                                            gone at exit: CUPTI was finalized
+//                                                            behind its back; name: who was
+//                                                            last seen subscribing, or '')
 //   end      := 'z' time-ns exit-status                      clean process exit
 //
 // `api` is the CUDA function name as CUPTI reports it (cudaMemcpyAsync_ptsz, cuMemcpyHtoD_v2);
@@ -82,7 +101,7 @@
 
 namespace capguard::trace {
 
-inline constexpr int kFormatVersion = 4;
+inline constexpr int kFormatVersion = 5;
 inline constexpr char kToolVersion[] = "0.1.0";
 
 // Bounds both sides agree on. The writer never produces more; the reader rejects more, so a
@@ -116,6 +135,16 @@ enum class CaptureStatus : uint8_t { None = 0, Active = 1, Invalidated = 2 };
 // cudaStreamCaptureMode values as CUDA defines them.
 enum class CaptureMode : uint8_t { Global = 0, ThreadLocal = 1, Relaxed = 2 };
 enum class ApiDomain : uint8_t { Runtime = 0, Driver = 1 };
+
+// What the program's own CUPTI client did ('k' records), and the word the trace uses for it.
+enum class CuptiClientEvent : uint8_t {
+#define CAPGUARD_CUPTI_CLIENT_EVENT(Name, word) Name,
+#include "trace/cupti_client_events.def"
+};
+inline constexpr const char* kCuptiClientEventWords[] = {
+#define CAPGUARD_CUPTI_CLIENT_EVENT(Name, word) word,
+#include "trace/cupti_client_events.def"
+};
 
 // Well-known stream handles.
 inline constexpr uint64_t kStreamLegacy = 0x1;     // cudaStreamLegacy / CU_STREAM_LEGACY

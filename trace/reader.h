@@ -27,6 +27,12 @@ struct ModuleRecord {
   std::string_view path;      // unescaped; valid during the callback only
   std::string_view build_id;  // hex, may be empty
 };
+struct CuptiClientRecord {
+  uint64_t time_ns = 0;
+  uint32_t tid = 0;
+  CuptiClientEvent what = CuptiClientEvent::Forwarding;
+  std::string_view name;  // unescaped; valid during the callback only
+};
 struct StackRecord {
   uint32_t id = 0;
   std::span<const uint64_t> addresses;      // innermost first; valid during the callback only
@@ -58,6 +64,8 @@ class TraceSink {
   virtual void on_graph_node(const GraphNodeRecord&) {}
   virtual void on_graph(const GraphRecord&) {}
   virtual void on_graph_update(const GraphUpdateRecord&) {}
+  // The program's own CUPTI client (v5).
+  virtual void on_cupti_client(const CuptiClientRecord&) {}
   // A damaged line (past the header) that was skipped; reading goes on after it.
   virtual void on_skipped_line(const struct ReadError&) {}
 };

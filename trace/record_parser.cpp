@@ -1,5 +1,6 @@
 #include "trace/record_parser.h"
 
+#include <iterator>
 #include <limits>
 
 #include "trace/event_fast_path.h"
@@ -132,6 +133,8 @@ const char* RecordParser::record_name(char type) {
       return "graph";
     case 'u':
       return "graph-update";
+    case 'k':
+      return "cupti-client";
     default:
       return nullptr;
   }
@@ -186,6 +189,8 @@ bool RecordParser::parse(std::string_view line) {
       return parse_module(in);
     case 'x':
       return parse_thread_exit(in);
+    case 'k':
+      return parse_cupti_client(in);
     default:
       return parse_end(in);
   }
@@ -247,6 +252,22 @@ bool RecordParser::parse_attach(Cursor& in) {
   }
   if (!read_escaped(in, "message", text_) || !no_more_fields(in)) return false;
   sink_.on_attach(state == "ok", text_);
+  return true;
+}
+
+bool RecordParser::parse_cupti_client(Cursor& in) {
+  CuptiClientRecord k;
+  if (!read_number(in, "time", k.time_ns) || !read_number(in, "tid", k.tid)) return false;
+  std::string_view what;
+  if (!in.next(what)) return fail("what is missing");
+  bool known = false;
+  for (size_t i = 0; i < std::size(kCuptiClientEventWords) && !known; ++i) {
+    if (what == kCuptiClientEventWords[i]) k.what = static_cast<CuptiClientEvent>(i), known = true;
+  }
+  if (!known) return fail("unknown CUPTI client event " + quote(what));
+  if (!read_escaped(in, "name", text_) || !no_more_fields(in)) return false;
+  k.name = text_;
+  sink_.on_cupti_client(k);
   return true;
 }
 

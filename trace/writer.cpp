@@ -188,6 +188,22 @@ void TraceWriter::write_attach(bool ok, const char* message) {
   write_all(out.data(), out.size());
 }
 
+void TraceWriter::write_cupti_client(uint64_t time_ns, uint32_t tid, CuptiClientEvent what,
+                                     const char* name) {
+  char buffer[kTextBufferSize];
+  LineBuilder out(buffer, sizeof(buffer));
+  out.put("k ");
+  out.put_hex(time_ns);
+  out.put(' ');
+  out.put_hex(tid);
+  out.put(' ');
+  out.put(kCuptiClientEventWords[static_cast<int>(what)]);
+  out.put(' ');
+  out.put_escaped(name != nullptr ? name : "", 1);
+  out.put('\n');
+  write_all(out.data(), out.size());
+}
+
 void TraceWriter::write_module(uint64_t base, uint64_t start, uint64_t end, const char* path,
                                const char* build_id_hex) {
   char buffer[kTextBufferSize];

@@ -33,6 +33,7 @@ class TraceWriter {
 
   void write_command(const char* command_line);  // escaped on the way out
   void write_attach(bool ok, const char* message);
+  void write_cupti_client(uint64_t time_ns, uint32_t tid, CuptiClientEvent what, const char* name);
   void write_module(uint64_t base, uint64_t start, uint64_t end, const char* path,
                     const char* build_id_hex);  // build_id_hex may be null or empty
   // Writes the stack (when stack_addresses is not null) and the event in one write(2), so a
