@@ -1,7 +1,7 @@
-"""torch.profiler around a few steps of a model that replays a CUDA graph, profiled twice (kineto
-tears CUPTI down after each profile and sets it up again). The profile must count CUDA kernel
-events each time, under capguard as natively; exits 1 if one has none. Twin:
-torch_profiler_item_in_capture."""
+"""torch.profiler around a few steps of a model that replays a CUDA graph, profiled twice (with
+TEARDOWN_CUPTI=1 kineto tears CUPTI down after each profile and subscribes again). The profile
+must count CUDA kernel events each time, under capguard as natively (20 and 20 on the H100);
+exits 1 if one has none. Twin: torch_profiler_item_in_capture."""
 import sys
 
 import torch
