@@ -12,14 +12,14 @@ namespace share = capguard::interposer;
 
 CAPGUARD_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber,
                                            CUpti_CallbackFunc callback, void* userdata) {
-  return share::share_subscribe(subscriber, callback, userdata, nullptr,
+  return share::share_subscribe(subscriber, callback, userdata, nullptr, false,
                                 __builtin_return_address(0));
 }
 
 CAPGUARD_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber,
                                               CUpti_CallbackFunc callback, void* userdata,
                                               CUpti_SubscriberParams* params) {
-  return share::share_subscribe(subscriber, callback, userdata, params,
+  return share::share_subscribe(subscriber, callback, userdata, params, true,
                                 __builtin_return_address(0));
 }
 

@@ -92,6 +92,7 @@ CUpti_SubscriberHandle g_own = nullptr;
 CUpti_CallbackFunc g_inner = nullptr;
 CallbackBits g_own_wants;
 Client g_client;
+std::atomic<bool> g_beside_seen{false};  // a client subscribed beside capguard
 // Client changes and CUPTI's enable calls, which CUPTI wants serialized. Taken after the
 // gate's lock (capguard's own switches), never the other way round; never held while a
 // callback runs.
@@ -111,6 +112,23 @@ class Lock {
   ~Lock() { pthread_mutex_unlock(&g_mutex); }
   Lock(const Lock&) = delete;
   Lock& operator=(const Lock&) = delete;
+};
+
+// Set while this thread is inside CUPTI on capguard's behalf or the program's: a CUPTI that
+// calls its own exported functions (through its PLT, so they bind to libcapguard.so's) must
+// reach itself, not come back here (the fake CUPTI of the tests does; an endless recursion
+// otherwise).
+thread_local bool t_in_cupti = false;
+
+class InCupti {
+ public:
+  InCupti() : outer_(t_in_cupti) { t_in_cupti = true; }
+  ~InCupti() { t_in_cupti = outer_; }
+  InCupti(const InCupti&) = delete;
+  InCupti& operator=(const InCupti&) = delete;
+
+ private:
+  bool outer_;
 };
 
 // CUPTI's entry points for a call that goes straight through.
@@ -147,6 +165,7 @@ void name_client(char* out, size_t size, const CUpti_SubscriberParams* params, c
 // it; one it wants goes on.
 CUptiResult apply_client(uint32_t enable, CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   if (g_cupti.enable_callback == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  InCupti inside;
   if (enable == 0 && g_own_wants.test(domain, cbid)) return CUPTI_SUCCESS;
   return g_cupti.enable_callback(enable != 0, g_own, domain, cbid);
 }
@@ -155,6 +174,7 @@ CUptiResult apply_client(uint32_t enable, CUpti_CallbackDomain domain, CUpti_Cal
 // want.
 void drop_client_domain(uint32_t domain) {
   if (!g_client.wants.any(domain)) return;
+  InCupti inside;
   const uint32_t size = domain_size(domain);
   for (uint32_t cbid = 0; cbid < size; ++cbid) {
     if (g_client.wants.test(domain, cbid) && !g_own_wants.test(domain, cbid)) {
@@ -208,6 +228,7 @@ void CUPTIAPI share_switchboard(void* userdata, CUpti_CallbackDomain domain, CUp
 
 CUptiResult share_own_enable_domain(uint32_t enable, CUpti_SubscriberHandle own,
                                     CUpti_CallbackDomain domain) {
+  InCupti inside;
   Lock lock;
   g_own_wants.set_domain(domain, enable != 0);
   if (enable == 0 && g_client.active.load(std::memory_order_relaxed) &&
@@ -224,6 +245,7 @@ CUptiResult share_own_enable_domain(uint32_t enable, CUpti_SubscriberHandle own,
 
 CUptiResult share_own_enable_callback(uint32_t enable, CUpti_SubscriberHandle own,
                                       CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  InCupti inside;
   Lock lock;
   g_own_wants.set(domain, cbid, enable != 0);
   if (enable == 0 && g_client.active.load(std::memory_order_relaxed) &&
@@ -239,13 +261,23 @@ void share_check_alive() {
   constexpr CUpti_CallbackId kProbe = CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000;
   if (!g_own_wants.test(CUPTI_CB_DOMAIN_RUNTIME_API, kProbe)) return;
   uint32_t enabled = 0;
+  InCupti inside;
   const CUptiResult result =
       g_cupti.get_callback_state(&enabled, g_own, CUPTI_CB_DOMAIN_RUNTIME_API, kProbe);
   if (result != CUPTI_SUCCESS || enabled == 0) note(CuptiClientEvent::Lost, g_client.name);
 }
 
 CUptiResult share_subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
-                            void* userdata, CUpti_SubscriberParams* params, const void* caller) {
+                            void* userdata, CUpti_SubscriberParams* params, bool v2,
+                            const void* caller) {
+  if (t_in_cupti) {
+    const CuptiCalls& calls = cupti();
+    if (v2)
+      return calls.subscribe_v2 ? calls.subscribe_v2(subscriber, callback, userdata, params)
+                                : CUPTI_ERROR_NOT_INITIALIZED;
+    return calls.subscribe ? calls.subscribe(subscriber, callback, userdata)
+                           : CUPTI_ERROR_NOT_INITIALIZED;
+  }
   if (g_hooks.attach_now != nullptr) g_hooks.attach_now();
   const ShareMode mode = share_mode();
   char name[sizeof(g_client.name)];
@@ -253,15 +285,21 @@ CUptiResult share_subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFu
   if (mode != ShareMode::Forward) {
     const CuptiCalls& calls = cupti();
     CUptiResult result = CUPTI_ERROR_NOT_INITIALIZED;
-    if (params != nullptr && calls.subscribe_v2 != nullptr) {
+    InCupti inside;
+    if (v2 && calls.subscribe_v2 != nullptr) {
       result = calls.subscribe_v2(subscriber, callback, userdata, params);
     } else if (calls.subscribe != nullptr) {
       result = calls.subscribe(subscriber, callback, userdata);
     }
-    // CUPTI said no to a second subscriber after all: capguard forwards to this one.
-    if (mode == ShareMode::Off || result != CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-      if (mode == ShareMode::Beside && result == CUPTI_SUCCESS)
-        note(CuptiClientEvent::Beside, name);
+    if (mode == ShareMode::Beside && result == CUPTI_SUCCESS) {
+      g_beside_seen.store(true, std::memory_order_relaxed);
+      note(CuptiClientEvent::Beside, name);
+    }
+    // CUPTI refused the program's first client though capguard allowed others (it may want
+    // every subscriber to allow them): capguard forwards to it. A refusal after a client
+    // subscribed beside capguard is that client's doing, and the program's to see.
+    if (mode == ShareMode::Off || result != CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ||
+        g_beside_seen.load(std::memory_order_relaxed)) {
       return result;
     }
   }
@@ -292,6 +330,7 @@ CUptiResult share_subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFu
 CUptiResult share_unsubscribe(CUpti_SubscriberHandle subscriber) {
   if (!is_client(subscriber)) {
     const CuptiCalls& calls = cupti();
+    InCupti inside;
     return calls.unsubscribe != nullptr ? calls.unsubscribe(subscriber)
                                         : CUPTI_ERROR_NOT_INITIALIZED;
   }
@@ -310,6 +349,7 @@ CUptiResult share_enable_callback(uint32_t enable, CUpti_SubscriberHandle subscr
                                   CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   if (!is_client(subscriber)) {
     const CuptiCalls& calls = cupti();
+    InCupti inside;
     return calls.enable_callback != nullptr
                ? calls.enable_callback(enable, subscriber, domain, cbid)
                : CUPTI_ERROR_NOT_INITIALIZED;
@@ -325,6 +365,7 @@ CUptiResult share_enable_domain(uint32_t enable, CUpti_SubscriberHandle subscrib
                                 CUpti_CallbackDomain domain) {
   if (!is_client(subscriber)) {
     const CuptiCalls& calls = cupti();
+    InCupti inside;
     return calls.enable_domain != nullptr ? calls.enable_domain(enable, subscriber, domain)
                                           : CUPTI_ERROR_NOT_INITIALIZED;
   }
@@ -334,6 +375,7 @@ CUptiResult share_enable_domain(uint32_t enable, CUpti_SubscriberHandle subscrib
     drop_client_domain(domain);
     return CUPTI_SUCCESS;
   }
+  InCupti inside;
   const CUptiResult result = g_cupti.enable_domain(1, g_own, domain);
   if (result == CUPTI_SUCCESS) g_client.wants.set_domain(domain, true);
   return result;
@@ -342,6 +384,7 @@ CUptiResult share_enable_domain(uint32_t enable, CUpti_SubscriberHandle subscrib
 CUptiResult share_enable_all_domains(uint32_t enable, CUpti_SubscriberHandle subscriber) {
   if (!is_client(subscriber)) {
     const CuptiCalls& calls = cupti();
+    InCupti inside;
     return calls.enable_all_domains != nullptr ? calls.enable_all_domains(enable, subscriber)
                                                : CUPTI_ERROR_NOT_INITIALIZED;
   }
@@ -357,6 +400,7 @@ CUptiResult share_get_callback_state(uint32_t* enable, CUpti_SubscriberHandle su
                                      CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   if (!is_client(subscriber)) {
     const CuptiCalls& calls = cupti();
+    InCupti inside;
     return calls.get_callback_state != nullptr
                ? calls.get_callback_state(enable, subscriber, domain, cbid)
                : CUPTI_ERROR_NOT_INITIALIZED;
@@ -368,8 +412,9 @@ CUptiResult share_get_callback_state(uint32_t* enable, CUpti_SubscriberHandle su
 }
 
 CUptiResult share_finalize() {
-  if (share_mode() == ShareMode::Off) {
+  if (share_mode() == ShareMode::Off || t_in_cupti) {
     const CuptiCalls& calls = cupti();
+    InCupti inside;
     return calls.finalize != nullptr ? calls.finalize() : CUPTI_ERROR_NOT_INITIALIZED;
   }
   // Finalizing would end capguard's subscription too: the client's subscription ends instead,
@@ -397,6 +442,7 @@ void share_reset_for_tests() {
   g_own = nullptr;
   g_inner = nullptr;
   g_mode.store(ShareMode::Off);
+  g_beside_seen.store(false);
   g_hooks = ShareHooks{};
   g_disabled = false;
 }

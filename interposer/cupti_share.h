@@ -68,9 +68,11 @@ CUptiResult share_own_enable_callback(uint32_t enable, CUpti_SubscriberHandle ow
 // call that did not come through here, e.g. one found with dlsym on libcupti's own handle).
 void share_check_alive();
 
-// The program's calls (cupti_exports.cpp). `caller`: the return address, to name the client.
+// The program's calls (cupti_exports.cpp). `v2`: cuptiSubscribe_v2 (params may be null);
+// `caller`: the return address, to name the client.
 CUptiResult share_subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
-                            void* userdata, CUpti_SubscriberParams* params, const void* caller);
+                            void* userdata, CUpti_SubscriberParams* params, bool v2,
+                            const void* caller);
 CUptiResult share_unsubscribe(CUpti_SubscriberHandle subscriber);
 CUptiResult share_enable_callback(uint32_t enable, CUpti_SubscriberHandle subscriber,
                                   CUpti_CallbackDomain domain, CUpti_CallbackId cbid);

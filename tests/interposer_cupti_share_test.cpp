@@ -128,7 +128,8 @@ TEST_CASE("a second client shares capguard's subscription and gets exactly what 
   Fixture f;
   Counter client;
   CUpti_SubscriberHandle handle = nullptr;
-  REQUIRE(share_subscribe(&handle, &Counter::count, &client, nullptr, nullptr) == CUPTI_SUCCESS);
+  REQUIRE(share_subscribe(&handle, &Counter::count, &client, nullptr, false, nullptr) ==
+          CUPTI_SUCCESS);
   CHECK(handle != f.own);
   CHECK(share_enable_callback(1, handle, kRuntime, kLaunch) == CUPTI_SUCCESS);
   uint32_t state = 9;
@@ -149,7 +150,8 @@ TEST_CASE("capguard's gate switching its callbacks off leaves the client's on") 
   Fixture f;
   Counter client;
   CUpti_SubscriberHandle handle = nullptr;
-  REQUIRE(share_subscribe(&handle, &Counter::count, &client, nullptr, nullptr) == CUPTI_SUCCESS);
+  REQUIRE(share_subscribe(&handle, &Counter::count, &client, nullptr, false, nullptr) ==
+          CUPTI_SUCCESS);
   share_enable_callback(1, handle, kRuntime, kLaunch);
   share_own_enable_domain(1, f.own, kRuntime);  // a capture begins: everything on
   f.fake.fire(kRuntime, kLaunch);
@@ -171,7 +173,8 @@ TEST_CASE("a client's domain off does not switch off what capguard has on") {
   Fixture f;
   Counter client;
   CUpti_SubscriberHandle handle = nullptr;
-  REQUIRE(share_subscribe(&handle, &Counter::count, &client, nullptr, nullptr) == CUPTI_SUCCESS);
+  REQUIRE(share_subscribe(&handle, &Counter::count, &client, nullptr, false, nullptr) ==
+          CUPTI_SUCCESS);
   share_enable_domain(1, handle, kRuntime);
   f.fake.fire(kRuntime, kSync);
   f.fake.fire(kRuntime, kBegin);  // both want it: each gets it once
@@ -193,21 +196,21 @@ TEST_CASE("CUPTI takes one client beside capguard: a second is refused as withou
   Fixture f;
   Counter first, second;
   CUpti_SubscriberHandle a = nullptr, b = nullptr;
-  REQUIRE(share_subscribe(&a, &Counter::count, &first, nullptr, nullptr) == CUPTI_SUCCESS);
+  REQUIRE(share_subscribe(&a, &Counter::count, &first, nullptr, false, nullptr) == CUPTI_SUCCESS);
   char holder[64] = {};
   CUpti_SubscriberParams params{};
   params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
   params.subscriberName = "second";
   params.oldSubscriberName = holder;
   params.oldSubscriberSize = sizeof(holder);
-  CHECK(share_subscribe(&b, &Counter::count, &second, &params, nullptr) ==
+  CHECK(share_subscribe(&b, &Counter::count, &second, &params, true, nullptr) ==
         CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
   CHECK(std::string(holder).starts_with("CUPTI for "));
   REQUIRE(g_notes.size() == 2);
   CHECK(g_notes[1] == std::pair{CuptiClientEvent::Refused, std::string("second")});
   // Once the first left, the second may come.
   CHECK(share_unsubscribe(a) == CUPTI_SUCCESS);
-  CHECK(share_subscribe(&b, &Counter::count, &second, &params, nullptr) == CUPTI_SUCCESS);
+  CHECK(share_subscribe(&b, &Counter::count, &second, &params, true, nullptr) == CUPTI_SUCCESS);
   CHECK(g_notes.back() == std::pair{CuptiClientEvent::Forwarding, std::string("second")});
 }
 
@@ -215,7 +218,8 @@ TEST_CASE("a client's cuptiFinalize ends its subscription, not capguard's") {
   Fixture f;
   Counter client;
   CUpti_SubscriberHandle handle = nullptr;
-  REQUIRE(share_subscribe(&handle, &Counter::count, &client, nullptr, nullptr) == CUPTI_SUCCESS);
+  REQUIRE(share_subscribe(&handle, &Counter::count, &client, nullptr, false, nullptr) ==
+          CUPTI_SUCCESS);
   share_enable_domain(1, handle, kDriver);
   CHECK(share_finalize() == CUPTI_SUCCESS);
   CHECK_FALSE(f.fake.finalized);
@@ -243,7 +247,8 @@ TEST_CASE("with CUPTI's multi-subscriber mode the client subscribes to CUPTI its
   Fixture f(/*multi=*/true);
   Counter client;
   CUpti_SubscriberHandle handle = nullptr;
-  REQUIRE(share_subscribe(&handle, &Counter::count, &client, nullptr, nullptr) == CUPTI_SUCCESS);
+  REQUIRE(share_subscribe(&handle, &Counter::count, &client, nullptr, false, nullptr) ==
+          CUPTI_SUCCESS);
   CHECK(f.fake.subscribers.size() == 2);
   CHECK(share_enable_callback(1, handle, kRuntime, kLaunch) == CUPTI_SUCCESS);
   f.fake.fire(kRuntime, kLaunch);
@@ -261,8 +266,8 @@ TEST_CASE("when capguard is not attached, every call goes to CUPTI unchanged") {
   share_set_hooks(hooks);
   Counter first, second;
   CUpti_SubscriberHandle a = nullptr, b = nullptr;
-  CHECK(share_subscribe(&a, &Counter::count, &first, nullptr, nullptr) == CUPTI_SUCCESS);
-  CHECK(share_subscribe(&b, &Counter::count, &second, nullptr, nullptr) ==
+  CHECK(share_subscribe(&a, &Counter::count, &first, nullptr, false, nullptr) == CUPTI_SUCCESS);
+  CHECK(share_subscribe(&b, &Counter::count, &second, nullptr, false, nullptr) ==
         CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
   CHECK(share_finalize() == CUPTI_SUCCESS);
   CHECK(fake.finalized);
