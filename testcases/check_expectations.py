@@ -28,31 +28,11 @@ import subprocess
 import sys
 import tempfile
 
-# Rule ids and severities of rules/rule_table.cpp (`capguard rules`); capture-invalidated is the
-# analyzer's fallback. scripts/add_rule.py adds new rules here.
-SEVERITY = {
-    "sync-during-capture": "error",
-    "captured-event-query": "error",
-    "unsafe-call-during-capture": "error",
-    "legacy-stream-during-capture": "error",
-    "unjoined-fork": "error",
-    "cross-capture-event-wait": "error",
-    "uncaptured-event-wait": "error",
-    "end-capture-misuse": "error",
-    "unsupported-during-capture": "error",
-    "capture-invalidated": "error",
-    "escaped-sync-copy": "warning",
-    "escaped-legacy-work": "warning",
-    "escaped-side-stream-work": "warning",
-    "capture-never-ended": "warning",
-    "relaxed-mode-unsafe-call": "note",
-    # Graph lifetime (issue 9).
-    "replay-after-free": "error",
-    "graph-replay-failed": "error",
-    "graph-rebuilt-every-step": "warning",
-    "graph-specialization-growth": "warning",
-    "graph-update-rejected": "warning",
-}
+# Rule ids and severities, read from rules/rules.def (the one list of rules).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "scripts"))
+import rule_rows  # noqa: E402  (scripts/rule_rows.py, found through the line above)
+
+SEVERITY = {row.id: row.severity for row in rule_rows.rows()}
 EXPECT = re.compile(r"(?://|#)\s*expect:\s*(.*)$")
 EXIT_FINDINGS = 1  # `run` and `report` with findings at or above --fail-on (default: error)
 EXIT_NOT_ATTACHED = 3

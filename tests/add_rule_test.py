@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""scripts/add_rule.py on a scratch copy of the tree: the new rule, the table and the test
-skeleton compile against the tree, the rule is defined where the table looks for it, every
-table gets its row, and a second run with the same id refuses and changes nothing.
+"""scripts/add_rule.py on a scratch copy of the tree: it touches only the rule's file, one
+rules/rules.def row, its test, its testcase pair and README.md's generated rule table; the new
+rule, the table and the test skeleton compile against the tree, the rule is defined where the
+table looks for it, and a second run with the same id refuses and changes nothing.
 
     add_rule_test.py SOURCE_DIR CXX [INCLUDE_DIR:INCLUDE_DIR...]
 """
@@ -26,6 +27,8 @@ def copy_tree(source, scratch):
     for name in ("README.md", ".clang-format"):
         shutil.copy(os.path.join(source, name), scratch)
     shutil.copytree(os.path.join(source, "rules"), os.path.join(scratch, "rules"))
+    os.makedirs(os.path.join(scratch, "scripts"))
+    shutil.copy(os.path.join(source, "scripts", "rule_rows.py"), os.path.join(scratch, "scripts"))
     for folder, suffixes in (("model", (".h",)), ("report", (".h",)), ("engine", (".h",)),
                              ("interposer", (".h",)), ("trace", (".h", ".def")),
                              ("tests", (".h",)),
@@ -36,15 +39,20 @@ def copy_tree(source, scratch):
                 shutil.copy(os.path.join(source, folder, entry), os.path.join(scratch, folder))
 
 
-def digest(root):
-    h = hashlib.sha256()
-    for folder, _, files in sorted(os.walk(root)):
-        for name in sorted(files):
+def file_digests(root):
+    """Relative path -> sha256 of every file under root, caches left out."""
+    out = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in files:
             path = os.path.join(folder, name)
-            h.update(path.encode())
             with open(path, "rb") as f:
-                h.update(f.read())
-    return h.hexdigest()
+                out[os.path.relpath(path, root)] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
+def digest(root):
+    return hashlib.sha256(repr(sorted(file_digests(root).items())).encode()).hexdigest()
 
 
 def add_rule(source, scratch, *extra):
@@ -64,17 +72,35 @@ def main():
                 if d and d not in ("/usr/include", "/usr/local/include")]
     with tempfile.TemporaryDirectory(prefix="add_rule_test.") as scratch:
         copy_tree(source, scratch)
+        before_files = file_digests(scratch)
         first = add_rule(source, scratch)
         if first.returncode != 0:
             fail(f"first run: exit {first.returncode}: {first.stderr}")
+        after_files = file_digests(scratch)
+        touched = sorted(p for p in set(before_files) | set(after_files)
+                         if before_files.get(p) != after_files.get(p))
+        allowed = sorted([f"rules/{SNAKE}.cpp", f"tests/rule_{SNAKE}_test.cpp",
+                          f"testcases/{SNAKE}.cu", f"testcases/{SNAKE}_ok.cu", "rules/rules.def",
+                          "README.md"])
+        if touched != allowed:
+            fail(f"add_rule.py touched {touched}, expected {allowed}")
+        sys.path.insert(0, os.path.join(scratch, "scripts"))
+        import rule_rows
+        rows = rule_rows.rows(scratch)
+        ids = [row.id for row in rows]
+        if ids.count(RULE_ID) != 1 or rows[ids.index(RULE_ID)].severity != "warning":
+            fail(f"rules.def has no single warning row for {RULE_ID}: {ids}")
+        if ids.index(RULE_ID) < ids.index("capture-invalidated") or any(
+                row.severity == "note" for row in rows[:ids.index(RULE_ID)]):
+            fail(f"the warning row is out of priority order: {ids}")
 
         for path in (f"rules/{SNAKE}.cpp", f"tests/rule_{SNAKE}_test.cpp",
                      f"testcases/{SNAKE}.cu", f"testcases/{SNAKE}_ok.cu"):
             if not os.path.isfile(os.path.join(scratch, path)):
                 fail(f"{path} was not created")
         with open(os.path.join(scratch, "README.md"), encoding="utf-8") as f:
-            if f"| `{RULE_ID}` | warning |" not in f.read():
-                fail("README.md has no row for the rule")
+            if rule_rows.readme_table(rows) not in f.read():
+                fail("README.md's rule table is not the one rules.def makes")
 
         # The testcase checker knows the rule and finds the one expectation.
         sys.path.insert(0, os.path.join(scratch, "testcases"))
