@@ -12,7 +12,7 @@
 namespace capguard::cli {
 
 struct OutputTarget {
-  std::string format;  // text | json | sarif | junit | html | dot
+  std::string format;  // a name of cli/formats.def
   std::string path;    // empty: stderr; "-": stdout
 };
 
@@ -49,6 +49,9 @@ void say(std::string_view line);
 // regardless. False when a target could not be written.
 bool write_report(const Report& report, const std::vector<OutputTarget>& targets,
                   const ReportOptions& options, std::string_view before_summary = {});
+
+// The names of cli/formats.def, for --format's choices.
+std::vector<std::string> format_names();
 
 bool has_findings_at(const Report& report, const std::string& fail_on);
 
