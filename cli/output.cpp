@@ -18,7 +18,6 @@
 #include <fmt/ranges.h>
 
 #include "cli/report_file.h"
-#include "cli/suppress.h"
 #include "engine/pipeline.h"
 #include "model/enum_names.h"
 #include "report/render.h"
@@ -244,11 +243,11 @@ std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
   pipeline.user_code = options.user_code;
   pipeline.source_root = absolute_source_root(options.source_root);
   pipeline.save_symbol_caches = save_symbol_caches;
-  pipeline.default_suppressions = !options.no_default_suppressions;
+  pipeline.post.default_suppressions = !options.no_default_suppressions;
+  pipeline.post.suppressions = options.suppressions;
+  pipeline.post.baseline = options.baseline;
   for (auto& problem : run_pipeline(traces, pipeline, analysis, say))
     problems.push_back(std::move(problem));
-  apply_suppressions_file(options.suppressions, analysis.report);
-  apply_baseline_file(options.baseline, analysis.report);
   return problems;
 }
 
@@ -273,6 +272,15 @@ bool write_report(const Report& report, const std::vector<OutputTarget>& targets
   for (const OutputTarget& target : targets)
     if (!target.path.empty() || !report.processes.empty()) wanted.push_back(target);
   return write_outputs(report, wanted, options);
+}
+
+std::optional<std::string> check_post_process_files(const ReportOptions& options) {
+  if (auto message = check_baseline_file(options.baseline)) return message;
+  std::string message;
+  for (const std::string& problem : check_suppressions_file(options.suppressions))
+    message += (message.empty() ? "" : "\ncapguard: ") + terminal_safe(problem);
+  if (message.empty()) return std::nullopt;
+  return message;
 }
 
 std::vector<std::string> format_names() {

@@ -7,12 +7,12 @@
 #include <string>
 #include <string_view>
 
-#include "model/base_name.h"
 #include "model/frame_owner.h"
 #include "report/fingerprint.h"
 #include "report/json_writer.h"
 #include "report/render.h"
 #include "trace/format.h"
+#include "util/base_name.h"
 
 namespace capguard {
 namespace {

@@ -8,7 +8,6 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "model/base_name.h"
 #include "model/enum_names.h"
 #include "model/frame_owner.h"
 #include "report/lifecycle_table.h"
@@ -16,6 +15,7 @@
 #include "report/python_stack.h"
 #include "report/source_lines.h"
 #include "report/utf8.h"
+#include "util/base_name.h"
 
 namespace capguard {
 namespace {

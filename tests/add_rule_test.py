@@ -29,7 +29,8 @@ def copy_tree(source, scratch):
     shutil.copytree(os.path.join(source, "rules"), os.path.join(scratch, "rules"))
     os.makedirs(os.path.join(scratch, "scripts"))
     shutil.copy(os.path.join(source, "scripts", "rule_rows.py"), os.path.join(scratch, "scripts"))
-    for folder, suffixes in (("model", (".h", ".def")), ("report", (".h",)), ("engine", (".h",)),
+    for folder, suffixes in (("util", (".h",)), ("model", (".h", ".def")), ("report", (".h",)),
+                             ("engine", (".h",)),
                              ("interposer", (".h",)), ("trace", (".h", ".def")),
                              ("tests", (".h",)),
                              ("testcases", (".cu", ".h", ".py"))):
