@@ -9,6 +9,10 @@ creates
     tests/rule_my_rule_id_test.cpp    its doctest suite: fails until it is filled in (TODO)
     testcases/my_rule_id.cu           the testcase program, `// expect: my-rule-id` on a placeholder
     testcases/my_rule_id_ok.cu        its correct twin
+    testcases/recorded/traces/my_rule_id{,_shared,_ok,_ok_shared}/capguard.1.trace{,.symbols}
+                                      synthetic recorded traces of the pair, written in the
+                                      trace grammar and marked as such (no GPU needed; a GPU
+                                      recording replaces them later)
 and adds the rule's one row, in priority order (errors, then the capture-invalidated fallback,
 then warnings, then notes), to rules/rules.def, the one list of rules: the rule table, `capguard
 rules` and testcases/check_expectations.py take it from there. README.md's rule table is
@@ -200,6 +204,65 @@ int main() {{
 """
 
 
+# --- synthetic recorded traces -------------------------------------------------------------
+
+SYNTHETIC_NOTE = ("synthetic trace written by scripts/add_rule.py, not recorded on a GPU: "
+                  "replace it with a recording (scripts/gpu_testcases.sh)")
+PROGRAM_BASE = 0x100000  # where the synthetic program is mapped; its frames live in .symbols
+STREAM, GRAPH = 0x5000, 0x6000
+
+
+def escaped(text):
+    """The trace grammar's escaping (trace/format.h): bytes outside 0x21..0x7e and '%' as %XX."""
+    return "".join(chr(b) if 0x21 <= b <= 0x7E and b != 0x25 else f"%{b:02X}"
+                   for b in text.encode())
+
+
+def synthetic_trace(program, source_path, source):
+    """(trace, symbols) for the testcase `program` (a name of testcases/recorded/traces/):
+    the calls of the generated testcase, written by hand in the trace grammar (format 4) as the
+    interposer would, with the frames in a .symbols cache so that no binary is needed. The
+    culprit line's call is the placeholder launch: edit the records to make the mistake."""
+    lines = source.splitlines()
+
+    def line_of(needle):
+        return next(i + 1 for i, text in enumerate(lines) if needle in text and "warm_up" not in text)
+
+    module = f"/synthetic/testcases/{program}"
+    calls = [  # api, line, fields: the capture of the generated program, in order
+        ("cudaStreamBeginCapture", line_of("cudaStreamBeginCapture"),
+         f"st={STREAM:x} sf=1 sb=0 sa=1 ci=1 md=0 dm=0"),
+        ("cudaLaunchKernel", line_of("LAUNCH_BUMP(args, stream)"),
+         f"st={STREAM:x} sf=1 sb=1 sa=1 ci=1 dm=0"),
+        ("cudaStreamEndCapture", line_of("cudaStreamEndCapture"),
+         f"st={STREAM:x} sf=1 sb=1 sa=0 ci=1 gr={GRAPH:x} nd=1 dm=0"),
+    ]
+    trace = ["v 0.1.0 4", "p 1 0 0", "c " + escaped(SYNTHETIC_NOTE),
+             f"m {PROGRAM_BASE:x} {PROGRAM_BASE:x} {PROGRAM_BASE + 0x10000:x} {escaped(module)}"]
+    symbols = ["capguard-symbols\t1"]
+    for i, (api, line, fields) in enumerate(calls, start=1):
+        in_cudart = PROGRAM_BASE + 0x8000 + 0x100 * i  # the static cudart's entry point
+        in_main = PROGRAM_BASE + 0x1000 + 0x10 * i    # the return address on `line` of main
+        trace += [f"s {i:x} {in_cudart:x} {in_main:x}", f"e {i:x} {i:x} 1 {api} 0 {i:x} {fields}"]
+        symbols += [f"1\t{in_cudart:x}\t0\t{module}\t{api}\t",
+                    f"1\t{in_main:x}\t{line}\t{module}\tmain\t{source_path}"]
+    trace.append(f"z {len(calls) + 1:x} 0")
+    return "\n".join(trace) + "\n", "\n".join(symbols) + "\n"
+
+
+def synthetic_recordings(snake, sources):
+    """Path -> text of the synthetic traces of the testcase pair, static and shared cudart."""
+    out = {}
+    for stem, twin in ((snake, False), (snake + "_ok", True)):
+        source_path = f"testcases/{stem}.cu"
+        for program in (stem, stem + "_shared"):
+            trace, symbols = synthetic_trace(program, source_path, sources[source_path])
+            folder = f"testcases/recorded/traces/{program}"
+            out[f"{folder}/capguard.1.trace"] = trace
+            out[f"{folder}/capguard.1.trace.symbols"] = symbols
+    return out
+
+
 # --- main ----------------------------------------------------------------------------------
 
 def add_rule(root, rule_id, severity, summary):
@@ -214,6 +277,7 @@ def add_rule(root, rule_id, severity, summary):
         f"testcases/{snake}.cu": testcase_source(rule_id, summary, twin=False),
         f"testcases/{snake}_ok.cu": testcase_source(rule_id, summary, twin=True),
     }
+    created.update(synthetic_recordings(snake, created))
     rule_rows = rule_rows_module(root)
     definitions = read(root, DEF)
     rows = rule_rows.parse(definitions)
@@ -238,6 +302,7 @@ def add_rule(root, rule_id, severity, summary):
 
     # Everything checked: write.
     for path, text in created.items():
+        os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
         write(root, path, text, create=True)
     write(root, DEF, new_definitions)
     write(root, "README.md", readme)
@@ -281,8 +346,10 @@ def main():
     for path in touched:
         print(path)
     if not args.readme:
-        print("next: fill in every TODO(add_rule.py) (grep -rn 'TODO(add_rule.py)'), then record "
-              "the testcase's trace on the GPU machine (testcases/README.md)")
+        print("next: fill in every TODO(add_rule.py) (grep -rn 'TODO(add_rule.py)'); make the "
+              "synthetic traces in testcases/recorded/traces/ show the mistake (trace/format.h), "
+              "write their golden reports (testcases/check_golden.py --update), and later "
+              "replace them with a GPU recording (testcases/README.md)")
     return 0
 
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """scripts/add_rule.py on a scratch copy of the tree: it touches only the rule's file, one
-rules/rules.def row, its test, its testcase pair and README.md's generated rule table; the new
-rule, the table and the test skeleton compile against the tree, the rule is defined where the
-table looks for it, and a second run with the same id refuses and changes nothing.
+rules/rules.def row, its test, its testcase pair, the pair's synthetic recorded traces and
+README.md's generated rule table; the new rule, the table and the test skeleton compile against
+the tree, the rule is defined where the table looks for it, the synthetic traces are marked as
+such and (with $CAPGUARD) the twins replay and pass check_expectations.py --from-traces, and a
+second run with the same id refuses and changes nothing.
 
-    add_rule_test.py SOURCE_DIR CXX [INCLUDE_DIR:INCLUDE_DIR...]
+    [CAPGUARD=build/capguard] add_rule_test.py SOURCE_DIR CXX [INCLUDE_DIR:INCLUDE_DIR...]
 """
 import hashlib
 import os
@@ -24,7 +26,7 @@ def fail(message):
 
 def copy_tree(source, scratch):
     """Only what add_rule.py edits and the headers the generated files include."""
-    for name in ("README.md", ".clang-format"):
+    for name in ("README.md", ".clang-format"):  # testcases/recorded is made as needed
         shutil.copy(os.path.join(source, name), scratch)
     shutil.copytree(os.path.join(source, "rules"), os.path.join(scratch, "rules"))
     os.makedirs(os.path.join(scratch, "scripts"))
@@ -80,9 +82,12 @@ def main():
         after_files = file_digests(scratch)
         touched = sorted(p for p in set(before_files) | set(after_files)
                          if before_files.get(p) != after_files.get(p))
+        synthetic = [f"testcases/recorded/traces/{program}/capguard.1.trace{suffix}"
+                     for program in (SNAKE, SNAKE + "_shared", SNAKE + "_ok", SNAKE + "_ok_shared")
+                     for suffix in ("", ".symbols")]
         allowed = sorted([f"rules/{SNAKE}.cpp", f"tests/rule_{SNAKE}_test.cpp",
                           f"testcases/{SNAKE}.cu", f"testcases/{SNAKE}_ok.cu", "rules/rules.def",
-                          "README.md"])
+                          "README.md"] + synthetic)
         if touched != allowed:
             fail(f"add_rule.py touched {touched}, expected {allowed}")
         sys.path.insert(0, os.path.join(scratch, "scripts"))
@@ -113,6 +118,23 @@ def main():
         if check_expectations.parse_expectations(
                 os.path.join(scratch, "testcases", f"{SNAKE}_ok.cu")):
             fail("the twin expects findings")
+
+        # The synthetic recordings say what they are, and replay without a GPU: the twins pass
+        # the recorded-trace check now (the mistake passes once the rule and its trace are made).
+        with open(os.path.join(scratch, synthetic[0]), encoding="utf-8") as f:
+            if "\nc synthetic%20trace" not in f.read():
+                fail(f"{synthetic[0]} is not marked as synthetic")
+        capguard = os.environ.get("CAPGUARD")
+        if capguard:
+            checked = subprocess.run(
+                [sys.executable, os.path.join(scratch, "testcases", "check_expectations.py"),
+                 "--source", os.path.join(scratch, "testcases"), "--capguard", capguard,
+                 "--from-traces", os.path.join(scratch, "testcases", "recorded"),
+                 "--only", f"^{SNAKE}_ok", "--out", os.path.join(scratch, "replayed")],
+                capture_output=True, text=True)
+            if checked.returncode != 0 or "2 passed, 0 failed" not in checked.stdout:
+                fail(f"the synthetic twins do not pass check_expectations.py --from-traces:\n"
+                     f"{checked.stdout}{checked.stderr}")
 
         # Twice with the same id: refused, nothing touched.
         before = digest(scratch)
