@@ -1,6 +1,8 @@
 #include "cli/output.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,9 +15,6 @@
 #include <filesystem>
 #include <set>
 #include <string_view>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "cli/report_file.h"
 #include "engine/pipeline.h"
