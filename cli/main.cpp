@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "model/enum_names.h"
 
 #ifndef CAPGUARD_VERSION
 #define CAPGUARD_VERSION "unknown"
@@ -12,9 +13,19 @@
 
 namespace capguard::cli {
 
+namespace {
+// --fail-on: a severity (model/enum_names.def) or never.
+std::vector<std::string> fail_on_choices() {
+  const std::vector<std::string> names = severity_names();
+  std::vector<std::string> choices(names.rbegin(), names.rend());  // highest first
+  choices.emplace_back("never");
+  return choices;
+}
+}  // namespace
+
 void add_report_options(CLI::App& command, ReportOptions& options) {
   command.add_option("--format", options.format, "report format for stderr or -o FILE")
-      ->check(CLI::IsMember({"text", "json", "sarif", "junit", "html", "dot"}))
+      ->check(CLI::IsMember(format_names()))
       ->capture_default_str();
   command
       .add_option("-o,--output", options.outputs,
@@ -22,7 +33,7 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
                   "repeatable; the text report still goes to stderr unless --quiet")
       ->allow_extra_args(false);
   command.add_option("--fail-on", options.fail_on, "lowest severity that fails the run")
-      ->check(CLI::IsMember({"error", "warning", "note", "never"}))
+      ->check(CLI::IsMember(fail_on_choices()))
       ->capture_default_str();
   command.add_option("--suppressions", options.suppressions, "file of findings to ignore")
       ->check(CLI::ExistingFile);

@@ -1,6 +1,8 @@
 #include "cli/output.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,8 +17,8 @@
 #include <string_view>
 
 #include "cli/report_file.h"
-#include "cli/suppress.h"
 #include "engine/pipeline.h"
+#include "model/enum_names.h"
 #include "report/render.h"
 #include "report/utf8.h"
 #include "rules/rule_table.h"
@@ -26,10 +28,38 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::string_view kFormats[] = {"text", "json", "sarif", "junit", "html", "dot"};
+using Sink = JsonSink;  // a piece of the output at a time
 
-bool is_format(std::string_view name) {
-  return std::find(std::begin(kFormats), std::end(kFormats), name) != std::end(kFormats);
+// One writer per format of formats.def; JSON and SARIF go out piece by piece.
+void write_text(const Report& r, const RenderOptions& o, const Sink& out) {
+  out(render_text(r, o));
+}
+void write_json(const Report& r, const RenderOptions&, const Sink& out) { render_json(r, out); }
+void write_sarif(const Report& r, const RenderOptions& o, const Sink& out) {
+  render_sarif(r, o, out);
+}
+void write_junit(const Report& r, const RenderOptions& o, const Sink& out) {
+  out(render_junit(r, o));
+}
+void write_html(const Report& r, const RenderOptions& o, const Sink& out) {
+  out(render_html(r, o));
+}
+void write_dot(const Report& r, const RenderOptions&, const Sink& out) { out(render_dot(r)); }
+
+struct Format {
+  std::string_view name;
+  void (*write)(const Report&, const RenderOptions&, const Sink&);
+};
+
+constexpr Format kFormats[] = {
+#define CAPGUARD_FORMAT(name) {#name, &write_##name},
+#include "cli/formats.def"
+};
+
+const Format* find_format(std::string_view name) {
+  for (const Format& format : kFormats)
+    if (format.name == name) return &format;
+  return nullptr;
 }
 
 // The source root as an absolute path: by default where capguard was started.
@@ -58,20 +88,9 @@ std::optional<std::string> write_one(const Report& report, const OutputTarget& t
   const bool color = target.path.empty() && target.format == "text" && file.is_terminal() &&
                      std::getenv("NO_COLOR") == nullptr;
   const RenderOptions options = render_options(color, report_options);
-  auto sink = [&](std::string_view piece) { file.write(piece); };
-  if (target.format == "json") {
-    render_json(report, sink);
-  } else if (target.format == "sarif") {
-    render_sarif(report, options, sink);
-  } else if (target.format == "junit") {
-    file.write(render_junit(report, options));
-  } else if (target.format == "dot") {
-    file.write(render_dot(report));
-  } else if (target.format == "html") {
-    file.write(render_html(report, options));
-  } else {
-    file.write(render_text(report, options));
-  }
+  const Format* format = find_format(target.format);
+  (format != nullptr ? format->write : &write_text)(
+      report, options, [&](std::string_view piece) { file.write(piece); });
   return file.close();
 }
 
@@ -161,11 +180,12 @@ std::optional<std::string> resolve_outputs(const ReportOptions& options,
     OutputTarget target{options.format, value};
     const size_t colon = value.find(':');
     const std::string_view prefix = std::string_view(value).substr(0, colon);
-    if (colon != std::string::npos && is_format(prefix))
+    if (colon != std::string::npos && find_format(prefix) != nullptr)
       target = {value.substr(0, colon), value.substr(colon + 1)};
     else if (colon != std::string::npos && looks_like_format_prefix(prefix))
-      return "--output " + value + ": unknown format " + std::string(prefix) +
-             " (text, json, sarif or junit; write ./" + value + " for a file of that name)";
+      return "--output " + value + ": unknown format " + std::string(prefix) + " (" +
+             fmt::format("{}", fmt::join(format_names(), ", ")) + "; write ./" + value +
+             " for a file of that name)";
     if (target.path.empty()) return "--output " + value + ": no file name";
     for (const OutputTarget& earlier : targets)
       if (identity_of(earlier.path) == identity_of(target.path))
@@ -222,11 +242,11 @@ std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
   pipeline.user_code = options.user_code;
   pipeline.source_root = absolute_source_root(options.source_root);
   pipeline.save_symbol_caches = save_symbol_caches;
-  pipeline.default_suppressions = !options.no_default_suppressions;
+  pipeline.post.default_suppressions = !options.no_default_suppressions;
+  pipeline.post.suppressions = options.suppressions;
+  pipeline.post.baseline = options.baseline;
   for (auto& problem : run_pipeline(traces, pipeline, analysis, say))
     problems.push_back(std::move(problem));
-  apply_suppressions_file(options.suppressions, analysis.report);
-  apply_baseline_file(options.baseline, analysis.report);
   return problems;
 }
 
@@ -253,15 +273,28 @@ bool write_report(const Report& report, const std::vector<OutputTarget>& targets
   return write_outputs(report, wanted, options);
 }
 
+std::optional<std::string> check_post_process_files(const ReportOptions& options) {
+  if (auto message = check_baseline_file(options.baseline)) return message;
+  std::string message;
+  for (const std::string& problem : check_suppressions_file(options.suppressions))
+    message += (message.empty() ? "" : "\ncapguard: ") + terminal_safe(problem);
+  if (message.empty()) return std::nullopt;
+  return message;
+}
+
+std::vector<std::string> format_names() {
+  std::vector<std::string> names;
+  for (const Format& format : kFormats) names.emplace_back(format.name);
+  return names;
+}
+
 void say(std::string_view line) {
   std::fprintf(stderr, "capguard: %s\n", terminal_safe(line).c_str());
 }
 
 bool has_findings_at(const Report& report, const std::string& fail_on) {
   if (fail_on == "never") return false;
-  const Severity threshold = fail_on == "note"      ? Severity::Note
-                             : fail_on == "warning" ? Severity::Warning
-                                                    : Severity::Error;
+  const Severity threshold = severity_named(fail_on).value_or(Severity::Error);
   return std::any_of(report.findings.begin(), report.findings.end(),
                      [&](const Finding& f) { return f.severity >= threshold; });
 }

@@ -12,7 +12,7 @@
 namespace capguard::cli {
 
 struct OutputTarget {
-  std::string format;  // text | json | sarif | junit | html | dot
+  std::string format;  // a name of cli/formats.def
   std::string path;    // empty: stderr; "-": stdout
 };
 
@@ -27,8 +27,13 @@ std::optional<std::string> resolve_outputs(const ReportOptions& options,
 std::optional<std::string> check_outputs_not_inputs(const std::vector<OutputTarget>& targets,
                                                    const std::vector<std::string>& paths);
 
-// Reads every trace into one analysis, symbolizes it (first saving the frames beside each
-// trace as <trace>.symbols when save_symbol_caches) and applies the suppressions and baseline.
+// The --baseline and --suppressions files, checked before any work is done (post_process.h):
+// a message (exit 2) when one is malformed.
+std::optional<std::string> check_post_process_files(const ReportOptions& options);
+
+// Reads every trace into one analysis through the engine's pipeline: replayed, symbolized
+// (first saving the frames beside each trace as <trace>.symbols when save_symbol_caches), then
+// the suppressions and baseline applied.
 // Problems that make a trace unusable are returned as one line each (without a newline).
 std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
                                         const ReportOptions& options, Analysis& analysis,
@@ -49,6 +54,9 @@ void say(std::string_view line);
 // regardless. False when a target could not be written.
 bool write_report(const Report& report, const std::vector<OutputTarget>& targets,
                   const ReportOptions& options, std::string_view before_summary = {});
+
+// The names of cli/formats.def, for --format's choices.
+std::vector<std::string> format_names();
 
 bool has_findings_at(const Report& report, const std::string& fail_on);
 

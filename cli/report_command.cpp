@@ -3,7 +3,6 @@
 
 #include "cli/commands.h"
 #include "cli/output.h"
-#include "cli/suppress.h"
 #include "cli/trace_ending.h"
 
 namespace capguard::cli {
@@ -78,11 +77,7 @@ int report_command(const std::vector<std::string>& paths, const ReportOptions& o
     say(*message);
     return kExitUsage;
   }
-  if (auto message = check_baseline_file(options.baseline)) {
-    say(*message);
-    return kExitUsage;
-  }
-  if (auto message = check_suppressions_file(options.suppressions)) {
+  if (auto message = check_post_process_files(options)) {
     say(*message);
     return kExitUsage;
   }

@@ -21,7 +21,6 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/process.h"
-#include "cli/suppress.h"
 #include "cli/trace_ending.h"
 
 namespace capguard::cli {
@@ -151,11 +150,7 @@ int run_command(const RunOptions& options) {
     say(*message);
     return kExitUsage;
   }
-  if (auto message = check_baseline_file(options.report.baseline)) {
-    say(*message);
-    return kExitUsage;
-  }
-  if (auto message = check_suppressions_file(options.report.suppressions)) {
+  if (auto message = check_post_process_files(options.report)) {
     say(*message);
     return kExitUsage;
   }

@@ -2,19 +2,10 @@
 
 #include "model/frame_owner.h"
 #include "model/framework_calls.h"
-#include "report/default_suppressions.h"
-#include "report/suppressions.h"
-#include "rules/rule_table.h"
 #include "symbolize/symbol_cache.h"
 #include "symbolize/symbolizer.h"
 
 namespace capguard {
-
-void apply_default_suppressions(Report& report) {
-  Suppressions suppressions;
-  parse_suppressions(default_suppressions_text(), "<built-in>", suppressions, all_rules());
-  apply_suppressions(report, suppressions);
-}
 
 std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
                                       const PipelineOptions& options, Analysis& analysis,
@@ -47,7 +38,7 @@ std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
     for (const auto& process : analysis.report.processes)
       if (auto failed = SymbolCache::save_beside(process.trace_path, process.pid, analysis.report))
         problems.push_back(*failed);
-  if (options.default_suppressions) apply_default_suppressions(analysis.report);
+  post_process(analysis.report, options.post, warn);
   return problems;
 }
 

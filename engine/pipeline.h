@@ -1,8 +1,8 @@
 // The analysis pipeline, from trace files to the report the renderers print: each trace
-// replayed, the frames symbolized (from the binaries, or the .symbols cache beside a trace
-// recorded elsewhere), the frames saved beside the traces that `run` just wrote, the built-in
-// suppressions applied. What the command line adds on top (which files, suppressions and
-// baseline files, where the report goes) stays in cli/.
+// replayed through the model and the rules, the frames symbolized (from the binaries, or the
+// .symbols cache beside a trace recorded elsewhere), the frames saved beside the traces that
+// `run` just wrote, then the post-processing stage (post_process.h: built-in suppressions,
+// suppression file, baseline). The command line names the files and where the report goes.
 #pragma once
 
 #include <functional>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/analyzer.h"
+#include "engine/post_process.h"
 
 namespace capguard {
 
@@ -18,14 +19,12 @@ struct PipelineOptions {
   std::vector<std::string> user_code;  // --user-code globs
   std::string source_root;             // absolute; relative --user-code globs start here
   bool save_symbol_caches = false;     // write <trace>.symbols (capguard run)
-  bool default_suppressions = true;
+  PostProcessOptions post;             // what is taken out of the report, last
 };
 
-// The suppressions built into capguard (report/default_suppressions.cpp), applied to `report`.
-void apply_default_suppressions(Report& report);
-
 // Analyzes `traces` (files) into `analysis`. Returns one line per problem that made a trace
-// (or its symbol cache) unusable; `warn` gets the lines worth a word that are not problems.
+// (or its symbol cache) unusable; `warn` gets the lines worth a word that are not problems,
+// and the post-processing stage's counts.
 std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
                                       const PipelineOptions& options, Analysis& analysis,
                                       const std::function<void(std::string_view)>& warn);

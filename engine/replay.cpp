@@ -142,8 +142,9 @@ void Replay::feed(const ApiEvent& ev) {
 size_t Replay::emit(const rules::Rule& rule, rules::Draft& draft, const ApiEvent* ev,
                     const ApiInfo* api, const Site& where) {
   Finding f;
-  f.rule = std::string(rule.info.id);
-  f.severity = rule.info.severity;
+  const RuleInfo info = rule.info();
+  f.rule = std::string(info.id);
+  f.severity = info.severity;
   f.message = std::move(draft.message);
   f.pid = pid_;
   f.process = process_;

@@ -12,10 +12,10 @@
 
 #include "model/api_catalog.h"
 #include "model/capture_model.h"
-#include "model/flat_map.h"
 #include "model/graph_lifetime.h"
 #include "model/report.h"
 #include "trace/event.h"
+#include "util/flat_map.h"
 
 namespace capguard {
 

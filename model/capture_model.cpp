@@ -12,18 +12,6 @@ using trace::CaptureMode;
 using trace::CaptureStatus;
 using trace::Field;
 
-const char* mode_name(CaptureMode mode) {
-  switch (mode) {
-    case CaptureMode::Global:
-      return "global";
-    case CaptureMode::ThreadLocal:
-      return "thread_local";
-    case CaptureMode::Relaxed:
-      return "relaxed";
-  }
-  return "global";
-}
-
 namespace {
 
 // Room reserved in a vector clock: one slot per member, and captures have few members (a

@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "model/api_catalog.h"
-#include "model/flat_map.h"
 #include "model/report.h"
 #include "trace/cuda_results.h"
 #include "trace/event.h"
+#include "util/flat_map.h"
 
 namespace capguard {
 

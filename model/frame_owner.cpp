@@ -1,12 +1,12 @@
 #include "model/frame_owner.h"
 
-#include "model/base_name.h"
+#include "util/base_name.h"
 
 #include <array>
 #include <span>
 
-#include "model/demangle.h"
-#include "model/glob.h"
+#include "util/demangle.h"
+#include "util/glob.h"
 
 namespace capguard {
 namespace {

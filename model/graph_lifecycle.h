@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "model/capture_model.h"
-#include "model/flat_map.h"
+#include "util/flat_map.h"
 
 namespace capguard {
 

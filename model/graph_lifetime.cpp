@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "model/flat_map.h"
+#include "util/flat_map.h"
 
 namespace capguard {
 

@@ -12,30 +12,4 @@ ProcessOwners::ProcessOwners(const Report& report) : processes_(report.processes
     by_pid_[report.processes[i].pid].push_back(i);
 }
 
-const char* to_string(Severity s) {
-  switch (s) {
-    case Severity::Note:
-      return "note";
-    case Severity::Warning:
-      return "warning";
-    case Severity::Error:
-      return "error";
-  }
-  return "error";
-}
-
-const char* to_string(CaptureState s) {
-  switch (s) {
-    case CaptureState::Ok:
-      return "ok";
-    case CaptureState::Invalidated:
-      return "invalidated";
-    case CaptureState::Failed:
-      return "failed";
-    case CaptureState::Open:
-      return "open";
-  }
-  return "open";
-}
-
 }  // namespace capguard

@@ -14,7 +14,11 @@
 
 namespace capguard {
 
-enum class Severity { Note = 0, Warning = 1, Error = 2 };
+// Lowest first: a finding is "at or above" a threshold by comparison. Names: enum_names.def.
+enum class Severity {
+#define CAPGUARD_SEVERITY(value, name, heading) value,
+#include "model/enum_names.def"
+};
 
 struct Frame {
   uint64_t address = 0;
@@ -63,7 +67,10 @@ struct Finding {
   std::string framework_fix;
 };
 
-enum class CaptureState { Ok, Invalidated, Failed, Open };
+enum class CaptureState {
+#define CAPGUARD_CAPTURE_STATE(value, name) value,
+#include "model/enum_names.def"
+};
 
 // One stream of a capture, as the pictures of it (HTML, DOT) draw it: the origin stream is
 // lanes[0], then each stream forked in, in the order they joined. Not part of the JSON.

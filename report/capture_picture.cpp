@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "model/base_name.h"
 #include "trace/format.h"
+#include "util/base_name.h"
 
 namespace capguard {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "model/base_name.h"
+#include "util/base_name.h"
 
 namespace capguard {
 namespace {

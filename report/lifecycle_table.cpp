@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "model/base_name.h"
 #include "report/render.h"
 #include "report/utf8.h"
+#include "util/base_name.h"
 
 namespace capguard {
 

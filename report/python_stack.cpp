@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "model/frame_owner.h"
-#include "model/base_name.h"
+#include "util/base_name.h"
 
 namespace capguard {
 

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "model/base_name.h"
 #include "report/fingerprint.h"
+#include "util/base_name.h"
 #include <unordered_map>
 #include <unordered_set>
 

@@ -7,12 +7,12 @@
 #include <string>
 #include <string_view>
 
-#include "model/base_name.h"
 #include "model/frame_owner.h"
 #include "report/fingerprint.h"
 #include "report/json_writer.h"
 #include "report/render.h"
 #include "trace/format.h"
+#include "util/base_name.h"
 
 namespace capguard {
 namespace {
@@ -36,17 +36,8 @@ constexpr char kSchemaUri[] =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 constexpr char kSourceRootId[] = "SRCROOT";
 
-const char* sarif_level(Severity s) {
-  switch (s) {
-    case Severity::Error:
-      return "error";
-    case Severity::Warning:
-      return "warning";
-    case Severity::Note:
-      return "note";
-  }
-  return "error";
-}
+// SARIF's levels are capguard's severity names (model/enum_names.def).
+const char* sarif_level(Severity s) { return to_string(s); }
 
 // "sync-during-capture" -> "SyncDuringCapture": SARIF's reportingDescriptor.name.
 std::string pascal_case(std::string_view id) {

@@ -8,13 +8,14 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "model/base_name.h"
+#include "model/enum_names.h"
 #include "model/frame_owner.h"
 #include "report/lifecycle_table.h"
 #include "report/python_stack.h"
 #include "report/render.h"
 #include "report/source_lines.h"
 #include "report/utf8.h"
+#include "util/base_name.h"
 
 namespace capguard {
 namespace {
@@ -41,18 +42,6 @@ struct Style {
     return "";
   }
 };
-
-const char* heading_word(Severity s) {
-  switch (s) {
-    case Severity::Error:
-      return "ERROR";
-    case Severity::Warning:
-      return "WARNING";
-    case Severity::Note:
-      return "NOTE";
-  }
-  return "ERROR";
-}
 
 std::string plural(int n, std::string_view one, std::string_view many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);

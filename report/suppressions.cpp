@@ -1,13 +1,13 @@
 #include "report/suppressions.h"
 
-#include "model/glob.h"
+#include "util/glob.h"
 
 #include <fstream>
 #include <sstream>
 
-#include "model/base_name.h"
 #include "report/finding_filter.h"
 #include "report/fingerprint.h"
+#include "util/base_name.h"
 
 namespace capguard {
 namespace {

@@ -21,9 +21,9 @@
 #include <string_view>
 #include <vector>
 
-#include "model/glob.h"
 #include "model/report.h"
 #include "model/rule_info.h"
+#include "util/glob.h"
 
 namespace capguard {
 

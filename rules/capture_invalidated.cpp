@@ -32,9 +32,8 @@ bool check(const Call& call, const CaptureModel&, Draft& draft) {
 
 extern const Rule kCaptureInvalidated;
 constinit const Rule kCaptureInvalidated{
-    {"capture-invalidated", Severity::Error,
-     "a capture was invalidated and no other rule explains why",
-     "CUDA invalidated a capture, but the call that did it matches no known mistake (or happened\n"
+    RuleId::kCaptureInvalidated,
+    {"CUDA invalidated a capture, but the call that did it matches no known mistake (or happened\n"
      "before tracing began). capguard reports the first sign of the invalidation it saw, with\n"
      "the capture and everything else it knows, rather than staying silent; later failures of\n"
      "the same capture are folded under this finding.\n"

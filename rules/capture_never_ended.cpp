@@ -20,9 +20,8 @@ bool check_open(const Capture& capture, bool thread_exited, Draft& draft) {
 
 extern const Rule kCaptureNeverEnded;
 constinit const Rule kCaptureNeverEnded{
-    {"capture-never-ended", Severity::Warning,
-     "the process or thread ended with a capture still open",
-     "A capture that is never ended produces no graph, and the stream stays in capture mode:\n"
+    RuleId::kCaptureNeverEnded,
+    {"A capture that is never ended produces no graph, and the stream stays in capture mode:\n"
      "every later use of it by other code fails or is captured into nothing. Typically an\n"
      "early return or an exception between cudaStreamBeginCapture and cudaStreamEndCapture.\n"
      "\n"

@@ -27,9 +27,8 @@ bool check(const Call& call, const CaptureModel&, Draft& draft) {
 
 extern const Rule kCapturedEventQuery;
 constinit const Rule kCapturedEventQuery{
-    {"captured-event-query", Severity::Error,
-     "cudaEventQuery/cudaEventSynchronize on an event recorded inside a capture",
-     "An event recorded on a capturing stream becomes a dependency inside the graph; it never\n"
+    RuleId::kCapturedEventQuery,
+    {"An event recorded on a capturing stream becomes a dependency inside the graph; it never\n"
      "completes on the host. cudaEventQuery on it returns cudaErrorCapturedEvent (907) and\n"
      "invalidates the capture (cudaEventSynchronize afterwards fails too).\n"
      "\n"

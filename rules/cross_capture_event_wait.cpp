@@ -30,9 +30,8 @@ bool check(const Call& call, const CaptureModel&, Draft& draft) {
 
 extern const Rule kCrossCaptureEventWait;
 constinit const Rule kCrossCaptureEventWait{
-    {"cross-capture-event-wait", Severity::Error,
-     "a capturing stream waits on an event recorded by a different capture",
-     "Events recorded during a capture belong to that capture's graph. When a stream that is\n"
+    RuleId::kCrossCaptureEventWait,
+    {"Events recorded during a capture belong to that capture's graph. When a stream that is\n"
      "part of one capture waits on an event recorded in another, CUDA cannot merge the two\n"
      "graphs: it returns cudaErrorStreamCaptureMerge (902) and invalidates both captures.\n"
      "\n"

@@ -58,10 +58,8 @@ bool check(const Call& call, const CaptureModel&, Draft& draft) {
 
 extern const Rule kEndCaptureMisuse;
 constinit const Rule kEndCaptureMisuse{
-    {"end-capture-misuse", Severity::Error,
-     "EndCapture on a non-origin stream, from the wrong thread, or when not capturing; double "
-     "BeginCapture",
-     "A capture is ended by cudaStreamEndCapture on the stream that began it:\n"
+    RuleId::kEndCaptureMisuse,
+    {"A capture is ended by cudaStreamEndCapture on the stream that began it:\n"
      "  - on a forked (non-origin) stream: cudaErrorStreamCaptureUnmatched (903), the capture is\n"
      "    invalidated and the origin's EndCapture later fails with 901;\n"
      "  - from another thread in Global/ThreadLocal mode: cudaErrorStreamCaptureWrongThread\n"

@@ -24,9 +24,8 @@ bool check(const Call& call, const CaptureModel&, Draft& draft) {
 
 extern const Rule kEscapedLegacyWork;
 constinit const Rule kEscapedLegacyWork{
-    {"escaped-legacy-work", Severity::Warning,
-     "async work on the legacy NULL stream by a capturing thread: ran eagerly, not in the graph",
-     "A non-blocking stream does not synchronize with the legacy NULL stream, so while it\n"
+    RuleId::kEscapedLegacyWork,
+    {"A non-blocking stream does not synchronize with the legacy NULL stream, so while it\n"
      "captures, a kernel launched on stream 0 (or cudaMemcpyAsync(..., 0)) is accepted and runs\n"
      "immediately instead of being captured. The graph lacks it and replays skip it.\n"
      "PyTorch: `with torch.cuda.stream(torch.cuda.default_stream()):` inside torch.cuda.graph.\n"

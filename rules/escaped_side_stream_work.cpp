@@ -27,9 +27,8 @@ bool check(const Call& call, const CaptureModel&, Draft& draft) {
 
 extern const Rule kEscapedSideStreamWork;
 constinit const Rule kEscapedSideStreamWork{
-    {"escaped-side-stream-work", Severity::Warning,
-     "a capturing thread enqueues work on a stream that is not part of its capture",
-     "A stream becomes part of a capture only by beginning it or by waiting on an event recorded\n"
+    RuleId::kEscapedSideStreamWork,
+    {"A stream becomes part of a capture only by beginning it or by waiting on an event recorded\n"
      "in it. Work that the capturing thread enqueues on any other stream is executed\n"
      "immediately and is missing from the graph - usually a forgotten fork.\n"
      "\n"

@@ -24,9 +24,8 @@ bool check(const Call& call, const CaptureModel&, Draft& draft) {
 
 extern const Rule kEscapedSyncCopy;
 constinit const Rule kEscapedSyncCopy{
-    {"escaped-sync-copy", Severity::Warning,
-     "synchronous copy/memset by a capturing thread: ran once at capture time, not in the graph",
-     "cudaMemcpy, cudaMemset, cudaMemcpyToSymbol, cuMemcpyHtoD and the other synchronous\n"
+    RuleId::kEscapedSyncCopy,
+    {"cudaMemcpy, cudaMemset, cudaMemcpyToSymbol, cuMemcpyHtoD and the other synchronous\n"
      "copies run on the NULL stream. When the capture stream was created with\n"
      "cudaStreamNonBlocking (PyTorch's and CuPy's are), CUDA accepts them during the capture:\n"
      "they execute immediately, once, and the graph does not contain them. Every replay then\n"

@@ -71,9 +71,8 @@ bool check(const GraphFacts& facts, Draft& draft) {
 
 extern const Rule kGraphRebuiltEveryStep;
 constinit const Rule kGraphRebuiltEveryStep{
-    {"graph-rebuilt-every-step", Severity::Warning,
-     "a capture site keeps re-capturing the same graph instead of replaying it",
-     "A CUDA graph pays off when one exec is replayed many times: capture and\n"
+    RuleId::kGraphRebuiltEveryStep,
+    {"A CUDA graph pays off when one exec is replayed many times: capture and\n"
      "cudaGraphInstantiate cost far more than the launches a replay saves. A program that\n"
      "captures, instantiates, launches once and drops the exec every step is slower than\n"
      "launching the kernels eagerly (PyTorch #171672: reduce-overhead 10x slower than eager).\n"

@@ -58,10 +58,8 @@ bool check(const GraphFacts& facts, Draft& draft) {
 
 extern const Rule kGraphReplayFailed;
 constinit const Rule kGraphReplayFailed{
-    {"graph-replay-failed", Severity::Error,
-     "a sticky CUDA error (illegal address, launch failure, ...) surfaced while graphs were "
-     "replaying",
-     "A kernel that faults inside a graph replay does not fail cudaGraphLaunch: the launch is\n"
+    RuleId::kGraphReplayFailed,
+    {"A kernel that faults inside a graph replay does not fail cudaGraphLaunch: the launch is\n"
      "asynchronous. The error (700 cudaErrorIllegalAddress, 719 cudaErrorLaunchFailure, 716\n"
      "misaligned address, 715 illegal instruction, ...) surfaces at the next synchronize, or any\n"
      "later call, and stays: the context is unusable from then on. Nothing connects it to the "

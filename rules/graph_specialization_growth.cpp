@@ -35,9 +35,8 @@ bool check(const GraphFacts& facts, Draft& draft) {
 
 extern const Rule kGraphSpecializationGrowth;
 constinit const Rule kGraphSpecializationGrowth{
-    {"graph-specialization-growth", Severity::Warning,
-     "a capture site keeps capturing new graph specializations between replays",
-     "Graphs are static: each input size (launch geometry, copy size) needs its own capture.\n"
+    RuleId::kGraphSpecializationGrowth,
+    {"Graphs are static: each input size (launch geometry, copy size) needs its own capture.\n"
      "A program that captures a new graph whenever a new size arrives keeps paying capture and\n"
      "instantiate time and graph memory while it serves (PyTorch warns past 8 distinct sizes; a\n"
      "text-embedding job with 318 sizes in 333 batches ran 7.2x slower).\n"

@@ -47,10 +47,8 @@ bool check(const GraphFacts& facts, Draft& draft) {
 
 extern const Rule kGraphUpdateRejected;
 constinit const Rule kGraphUpdateRejected{
-    {"graph-update-rejected", Severity::Warning,
-     "cudaGraphExecUpdate failed: the new graph differs from the exec's in a way updates cannot "
-     "take",
-     "cudaGraphExecUpdate (cuGraphExecUpdate) refreshes an instantiated graph in place when only\n"
+    RuleId::kGraphUpdateRejected,
+    {"cudaGraphExecUpdate (cuGraphExecUpdate) refreshes an instantiated graph in place when only\n"
      "parameters changed - much cheaper than a new instantiate. When the new graph differs in\n"
      "topology (nodes or edges added or removed), in a node's type, or in ways an update cannot\n"
      "take (kernel from another context, unsupported node type, memset/memcpy shape), CUDA "

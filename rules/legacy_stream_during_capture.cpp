@@ -42,9 +42,8 @@ bool check(const Call& call, const CaptureModel&, Draft& draft) {
 
 extern const Rule kLegacyStreamDuringCapture;
 constinit const Rule kLegacyStreamDuringCapture{
-    {"legacy-stream-during-capture", Severity::Error,
-     "legacy NULL-stream use while a blocking stream captures, or a capture begun on it",
-     "The legacy default stream (stream 0 without per-thread default streams, cudaStreamLegacy)\n"
+    RuleId::kLegacyStreamDuringCapture,
+    {"The legacy default stream (stream 0 without per-thread default streams, cudaStreamLegacy)\n"
      "implicitly synchronizes with every blocking stream. While a stream created without\n"
      "cudaStreamNonBlocking captures, any use of the legacy stream - a kernel or async copy on\n"
      "stream 0, a synchronous cudaMemcpy/cudaMemset, cuMemcpyHtoD, cudaStreamQuery(0) - would\n"

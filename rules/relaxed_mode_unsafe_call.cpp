@@ -41,9 +41,8 @@ bool check(const Call& call, const CaptureModel& model, Draft& draft) {
 
 extern const Rule kRelaxedModeUnsafeCall;
 constinit const Rule kRelaxedModeUnsafeCall{
-    {"relaxed-mode-unsafe-call", Severity::Note,
-     "an unsafe call passed only because of Relaxed mode or an exchanged capture mode",
-     "cudaMalloc and other potentially unsafe calls are allowed during a capture begun with\n"
+    RuleId::kRelaxedModeUnsafeCall,
+    {"cudaMalloc and other potentially unsafe calls are allowed during a capture begun with\n"
      "cudaStreamCaptureModeRelaxed, or on a thread that called\n"
      "cudaThreadExchangeStreamCaptureMode. That is legal, but fragile: the allocation is not\n"
      "part of the graph, and the same code under the default Global mode invalidates the\n"

@@ -52,9 +52,8 @@ bool check(const GraphFacts& facts, Draft& draft) {
 
 extern const Rule kReplayAfterFree;
 constinit const Rule kReplayAfterFree{
-    {"replay-after-free", Severity::Error,
-     "a graph launch whose nodes reference memory freed since the graph was instantiated",
-     "Kernel arguments, memcpy and memset addresses are baked into a CUDA graph when it is\n"
+    RuleId::kReplayAfterFree,
+    {"Kernel arguments, memcpy and memset addresses are baked into a CUDA graph when it is\n"
      "captured (or built). Freeing such a buffer - cudaFree, cudaFreeAsync, cuMemFree[Async],\n"
      "cuMemUnmap, cudaFreeHost, cuMemFreeHost, cudaHostUnregister - while an exec made from the\n"
      "graph is still launched makes every later replay read or write freed memory, or memory\n"

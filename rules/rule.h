@@ -15,6 +15,7 @@
 
 #include "model/capture_model.h"
 #include "model/graph_lifetime.h"
+#include "rules/rule_ids.h"
 #include "rules/rule_table.h"
 
 namespace capguard::rules {
@@ -46,12 +47,24 @@ enum class Accepts : uint8_t {
   FailedCalls,  // only calls that failed (result != 0) or killed a capture (victims)
 };
 
+// What a rule's file writes about it beyond its rules.def row.
+struct RuleText {
+  std::string_view explanation;  // what happens, a minimal example, and the fix
+  std::string_view fix;          // one line, printed under each finding
+};
+
 struct Rule {
-  RuleInfo info;
+  RuleId id;  // its rules.def row: id, severity, summary
+  RuleText text;
   CallCheck on_call = nullptr;
   OpenCheck on_open = nullptr;
   GraphCheck on_graph = nullptr;
   Accepts accepts = Accepts::AnyCall;
+
+  constexpr RuleInfo info() const {
+    const RuleHead& head = kRuleHeads[static_cast<size_t>(id)];
+    return {head.id, head.severity, head.summary, text.explanation, text.fix};
+  }
 };
 
 // All rules in table order.

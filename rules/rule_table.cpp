@@ -1,5 +1,5 @@
-// The one table of rules. Order is priority: the first rule that accepts a call reports it, so
-// capture-invalidated (the fallback) comes after every rule that can explain an invalidation.
+// The one table of rules, expanded from rules.def in its order. Order is priority: the first
+// rule that accepts a call reports it (rules.def says how its rows are ordered).
 #include <algorithm>
 #include <array>
 #include <vector>
@@ -8,37 +8,13 @@
 
 namespace capguard::rules {
 
-extern const Rule kSyncDuringCapture;
-extern const Rule kCapturedEventQuery;
-extern const Rule kUnsafeCallDuringCapture;
-extern const Rule kLegacyStreamDuringCapture;
-extern const Rule kUnjoinedFork;
-extern const Rule kCrossCaptureEventWait;
-extern const Rule kUncapturedEventWait;
-extern const Rule kEndCaptureMisuse;
-extern const Rule kUnsupportedDuringCapture;
-extern const Rule kCaptureInvalidated;
-extern const Rule kEscapedSyncCopy;
-extern const Rule kEscapedLegacyWork;
-extern const Rule kEscapedSideStreamWork;
-extern const Rule kCaptureNeverEnded;
-extern const Rule kRelaxedModeUnsafeCall;
-// Graph lifetime (issue 9): they judge GraphFacts (on_graph), not calls.
-extern const Rule kReplayAfterFree;
-extern const Rule kGraphReplayFailed;
-extern const Rule kGraphRebuiltEveryStep;
-extern const Rule kGraphSpecializationGrowth;
-extern const Rule kGraphUpdateRejected;
+#define CAPGUARD_RULE(symbol, id, severity, summary) extern const Rule symbol;
+#include "rules/rules.def"
 
 namespace {
 constinit const Rule* const kRules[] = {
-    &kSyncDuringCapture,         &kCapturedEventQuery, &kUnsafeCallDuringCapture,
-    &kLegacyStreamDuringCapture, &kUnjoinedFork,       &kCrossCaptureEventWait,
-    &kUncapturedEventWait,       &kEndCaptureMisuse,   &kUnsupportedDuringCapture,
-    &kCaptureInvalidated,        &kEscapedSyncCopy,    &kEscapedLegacyWork,
-    &kEscapedSideStreamWork,     &kCaptureNeverEnded,  &kRelaxedModeUnsafeCall,
-    &kReplayAfterFree,           &kGraphReplayFailed,  &kGraphRebuiltEveryStep,
-    &kGraphSpecializationGrowth, &kGraphUpdateRejected,
+#define CAPGUARD_RULE(symbol, id, severity, summary) &symbol,
+#include "rules/rules.def"
 };
 }  // namespace
 
@@ -65,7 +41,7 @@ std::span<const RuleInfo> all_rules() {
   static const auto infos = [] {
     std::array<RuleInfo, std::size(rules::kRules)> out{};
     std::transform(std::begin(rules::kRules), std::end(rules::kRules), out.begin(),
-                   [](const rules::Rule* r) { return r->info; });
+                   [](const rules::Rule* r) { return r->info(); });
     return out;
   }();
   return infos;

@@ -41,9 +41,8 @@ bool check(const Call& call, const CaptureModel& model, Draft& draft) {
 
 extern const Rule kSyncDuringCapture;
 constinit const Rule kSyncDuringCapture{
-    {"sync-during-capture", Severity::Error,
-     "stream, device or context synchronize/query while work is being captured",
-     "During stream capture nothing executes: kernels, copies and memsets become graph nodes.\n"
+    RuleId::kSyncDuringCapture,
+    {"During stream capture nothing executes: kernels, copies and memsets become graph nodes.\n"
      "cudaStreamSynchronize/cudaStreamQuery on a capturing stream, and cudaDeviceSynchronize or\n"
      "cuCtxSynchronize while a capture is open, would wait for work that does not exist yet.\n"
      "CUDA rejects the call with cudaErrorStreamCaptureUnsupported (900) and invalidates the\n"

@@ -31,9 +31,8 @@ bool check(const Call& call, const CaptureModel&, Draft& draft) {
 
 extern const Rule kUncapturedEventWait;
 constinit const Rule kUncapturedEventWait{
-    {"uncaptured-event-wait", Severity::Error,
-     "a capturing stream waits on a non-captured event without cudaEventWaitExternal",
-     "Inside a capture, cudaStreamWaitEvent expresses a dependency between graph nodes. An event\n"
+    RuleId::kUncapturedEventWait,
+    {"Inside a capture, cudaStreamWaitEvent expresses a dependency between graph nodes. An event\n"
      "recorded outside the capture is not a node, so CUDA rejects the wait with\n"
      "cudaErrorStreamCaptureIsolation (905) and invalidates the capture - unless the wait is\n"
      "flagged cudaEventWaitExternal, which captures an event-wait node instead.\n"

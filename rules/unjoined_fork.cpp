@@ -72,9 +72,8 @@ bool check(const Call& call, const CaptureModel& model, Draft& draft) {
 
 extern const Rule kUnjoinedFork;
 constinit const Rule kUnjoinedFork{
-    {"unjoined-fork", Severity::Error,
-     "a stream forked into the capture was not joined back before EndCapture",
-     "A capture spreads to another stream when that stream waits on an event recorded in the\n"
+    RuleId::kUnjoinedFork,
+    {"A capture spreads to another stream when that stream waits on an event recorded in the\n"
      "capture (a fork). Everything such a stream enqueues must flow back into the origin stream\n"
      "(an event recorded on the forked stream, waited on by the origin) before\n"
      "cudaStreamEndCapture; otherwise CUDA returns cudaErrorStreamCaptureUnjoined (904) and no\n"

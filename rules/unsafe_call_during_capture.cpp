@@ -38,9 +38,8 @@ bool check(const Call& call, const CaptureModel& model, Draft& draft) {
 
 extern const Rule kUnsafeCallDuringCapture;
 constinit const Rule kUnsafeCallDuringCapture{
-    {"unsafe-call-during-capture", Severity::Error,
-     "allocation, free or pinning while a Global/ThreadLocal capture prohibits it",
-     "cudaMalloc, cudaFree, cudaMallocHost, cudaHostRegister, cuMemAlloc and similar calls are\n"
+    RuleId::kUnsafeCallDuringCapture,
+    {"cudaMalloc, cudaFree, cudaMallocHost, cudaHostRegister, cuMemAlloc and similar calls are\n"
      "\"potentially unsafe\" during capture. A thread may not make them while it has its own\n"
      "capture begun in Global or ThreadLocal mode, nor (in its default Global interaction mode)\n"
      "while any other thread has a Global capture open. CUDA answers 900 and invalidates the\n"

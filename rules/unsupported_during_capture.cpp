@@ -47,10 +47,8 @@ bool check(const Call& call, const CaptureModel& model, Draft& draft) {
 
 extern const Rule kUnsupportedDuringCapture;
 constinit const Rule kUnsupportedDuringCapture{
-    {"unsupported-during-capture", Severity::Error,
-     "a call stream capture does not support (cudaStreamAttachMemAsync, cudaStreamAddCallback, "
-     "...)",
-     "Some stream operations have no graph equivalent. cudaStreamAttachMemAsync,\n"
+    RuleId::kUnsupportedDuringCapture,
+    {"Some stream operations have no graph equivalent. cudaStreamAttachMemAsync,\n"
      "cudaStreamAddCallback and their driver twins are rejected on a capturing stream with\n"
      "cudaErrorStreamCaptureUnsupported (900), which invalidates the capture.\n"
      "\n"

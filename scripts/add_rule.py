@@ -2,20 +2,24 @@
 """Starts a new capguard rule from generated files, as clang-tidy's add_new_check.py does.
 
     scripts/add_rule.py my-rule-id --severity error|warning|note --summary "one line"
+    scripts/add_rule.py --readme      only regenerate README.md's rule table from rules/rules.def
 
 creates
     rules/my_rule_id.cpp              the rule: a compiling skeleton that reports nothing yet
     tests/rule_my_rule_id_test.cpp    its doctest suite: fails until it is filled in (TODO)
     testcases/my_rule_id.cu           the testcase program, `// expect: my-rule-id` on a placeholder
     testcases/my_rule_id_ok.cu        its correct twin
-and adds the rule's row, in priority order (errors, then the capture-invalidated fallback, then
-warnings, then notes), to
-    rules/rule_table.cpp              the one rule table
-    README.md                         the "What it finds" table
-    testcases/check_expectations.py   the severities the testcase checker knows
+    testcases/recorded/traces/my_rule_id{,_shared,_ok,_ok_shared}/capguard.1.trace{,.symbols}
+                                      synthetic recorded traces of the pair, written in the
+                                      trace grammar and marked as such (no GPU needed; a GPU
+                                      recording replaces them later)
+and adds the rule's one row, in priority order (errors, then the capture-invalidated fallback,
+then warnings, then notes), to rules/rules.def, the one list of rules: the rule table, `capguard
+rules` and testcases/check_expectations.py take it from there. README.md's rule table is
+generated from that list (rewritten here, checked by the rule_lists test).
 
 Every place still to be written says TODO(add_rule.py). Nothing is written when the id is
-invalid or any of these files already knows it (exit 1). --root points at another tree (tests).
+invalid or already known (exit 1). --root points at another tree (tests).
 """
 import argparse
 import os
@@ -53,31 +57,19 @@ def write(root, path, text, create=False):
         f.write(text)
 
 
-# --- the rule table -------------------------------------------------------------------------
+# --- the one list of rules ----------------------------------------------------------------
 
-TABLE = "rules/rule_table.cpp"
-ARRAY = re.compile(r"(constinit const Rule\* const kRules\[\] = \{)(.*?)(\n\};)", re.S)
-
-
-def table_symbols(table):
-    match = ARRAY.search(table)
-    if not match:
-        raise Refused(f"{TABLE}: the kRules array was not found")
-    return re.findall(r"&(k\w+)", match.group(2))
+DEF = "rules/rules.def"
 
 
-def rule_severities(root):
-    """Symbol -> (id, severity) of every rule file."""
-    found = {}
-    for entry in sorted(os.listdir(os.path.join(root, "rules"))):
-        if not entry.endswith(".cpp"):
-            continue
-        text = read(root, os.path.join("rules", entry))
-        for symbol, rule_id, severity in re.findall(
-            r"constinit const Rule (k\w+)\{\s*\{\s*\"([a-z0-9-]+)\",\s*Severity::(\w+)", text
-        ):
-            found[symbol] = (rule_id, severity.lower())
-    return found
+def rule_rows_module(root):
+    """scripts/rule_rows.py of the tree being changed (the reader of rules.def)."""
+    sys.path.insert(0, os.path.join(root, "scripts"))
+    try:
+        import rule_rows
+    finally:
+        sys.path.pop(0)
+    return rule_rows
 
 
 def insertion_index(order, severity):
@@ -93,47 +85,44 @@ def insertion_index(order, severity):
     return index
 
 
-def add_to_table(table, symbol, index, symbols):
-    """The table with `symbol` declared and listed at position `index`."""
-    new_symbols = symbols[:index] + [symbol] + symbols[index:]
-    declaration = f"extern const Rule {symbol};\n"
-    if index < len(symbols):
-        anchor = f"extern const Rule {symbols[index]};\n"
-        table = table.replace(anchor, declaration + anchor, 1)
+def def_row(symbol, rule_id, severity, summary):
+    head = f"CAPGUARD_RULE({symbol}, {cpp_string(rule_id)}, {severity.capitalize()},"
+    if len(head) + len(cpp_string(summary)) + 2 <= 100:  # the repository's line length
+        return f"{head} {cpp_string(summary)})\n"
+    return f"{head}\n    {cpp_string(summary)})\n"
+
+
+def add_def_row(text, row, before_id):
+    """rules.def with `row` inserted before the row of `before_id` (None: after the last row)."""
+    if before_id is not None:
+        anchor = re.search(rf'^CAPGUARD_RULE\(k\w+, "{re.escape(before_id)}",', text, re.M)
+        at = anchor.start() if anchor else -1
     else:
-        anchor = f"extern const Rule {symbols[-1]};\n"
-        table = table.replace(anchor, anchor + declaration, 1)
-    body = "\n    " + " ".join(f"&{s}," for s in new_symbols)  # clang-format makes the columns
-    return ARRAY.sub(lambda m: m.group(1) + body + m.group(3), table, count=1)
+        at = text.rfind("\n\n#undef CAPGUARD_RULE")
+        at = at + 1 if at >= 0 else -1
+    if at < 0:
+        raise Refused(f"{DEF}: no place for the row (before {before_id or '#undef'})")
+    return text[:at] + row + text[at:]
 
 
-# --- README and the testcase checker --------------------------------------------------------
-
-def add_readme_row(readme, rule_id, severity, summary, after_id):
-    row = f"| `{rule_id}` | {severity} | {summary} |\n"
-    lines = readme.splitlines(keepends=True)
-    for i, line in enumerate(lines):
-        if line.startswith(f"| `{after_id}` |"):
-            lines.insert(i + 1, row)
-            return "".join(lines)
-    raise Refused(f"README.md: no rule row for `{after_id}` to put `{rule_id}` after")
-
-
-def add_checker_severity(checker, rule_id, severity, after_id):
-    anchor = re.compile(rf'^(    "{re.escape(after_id)}": "\w+",\n)', re.M)
-    if not anchor.search(checker):
-        raise Refused(f"testcases/check_expectations.py: no SEVERITY entry for {after_id!r}")
-    return anchor.sub(lambda m: m.group(1) + f'    "{rule_id}": "{severity}",\n', checker, count=1)
+def readme_with_table(readme, table):
+    """README.md with its rule table (from its header row to the blank line) replaced."""
+    start = readme.find(table.splitlines()[0] + "\n")
+    if start < 0:
+        raise Refused("README.md: the rule table's header row was not found")
+    end = readme.find("\n\n", start)
+    end = len(readme) if end < 0 else end + 1
+    return readme[:start] + table + readme[end:]
 
 
 # --- generated files -------------------------------------------------------------------------
 
-def rule_source(rule_id, symbol, severity, summary):
+def rule_source(rule_id, symbol, summary):
     return f"""// {rule_id}: {summary}
 //
 // TODO(add_rule.py): generated skeleton. Decide which calls this rule reports (rules/rule.h:
 // key on the API kind and CUDA's result, take context from the capture model), fill the
-// Draft, write the explanation and the fix below, and move its row in rule_table.cpp if
+// Draft, write the explanation and the fix below, and move its row in rules/rules.def if
 // another rule must get the call first. Until then it reports nothing.
 #include "rules/rule.h"
 
@@ -148,9 +137,8 @@ bool check_call(const Call& /*call*/, const CaptureModel& /*model*/, Draft& /*dr
 
 extern const Rule {symbol};
 constinit const Rule {symbol}{{
-    {{{cpp_string(rule_id)}, Severity::{severity.capitalize()},
-     {cpp_string(summary)},
-     "TODO(add_rule.py): what happens, a minimal example, and the fix.",
+    RuleId::{symbol},  // its rules/rules.def row: id, severity, summary
+    {{"TODO(add_rule.py): what happens, a minimal example, and the fix.",
      "TODO(add_rule.py): the fix, in one line"}},
     &check_call,
     nullptr}};
@@ -216,6 +204,65 @@ int main() {{
 """
 
 
+# --- synthetic recorded traces -------------------------------------------------------------
+
+SYNTHETIC_NOTE = ("synthetic trace written by scripts/add_rule.py, not recorded on a GPU: "
+                  "replace it with a recording (scripts/gpu_testcases.sh)")
+PROGRAM_BASE = 0x100000  # where the synthetic program is mapped; its frames live in .symbols
+STREAM, GRAPH = 0x5000, 0x6000
+
+
+def escaped(text):
+    """The trace grammar's escaping (trace/format.h): bytes outside 0x21..0x7e and '%' as %XX."""
+    return "".join(chr(b) if 0x21 <= b <= 0x7E and b != 0x25 else f"%{b:02X}"
+                   for b in text.encode())
+
+
+def synthetic_trace(program, source_path, source):
+    """(trace, symbols) for the testcase `program` (a name of testcases/recorded/traces/):
+    the calls of the generated testcase, written by hand in the trace grammar (format 4) as the
+    interposer would, with the frames in a .symbols cache so that no binary is needed. The
+    culprit line's call is the placeholder launch: edit the records to make the mistake."""
+    lines = source.splitlines()
+
+    def line_of(needle):
+        return next(i + 1 for i, text in enumerate(lines) if needle in text and "warm_up" not in text)
+
+    module = f"/synthetic/testcases/{program}"
+    calls = [  # api, line, fields: the capture of the generated program, in order
+        ("cudaStreamBeginCapture", line_of("cudaStreamBeginCapture"),
+         f"st={STREAM:x} sf=1 sb=0 sa=1 ci=1 md=0 dm=0"),
+        ("cudaLaunchKernel", line_of("LAUNCH_BUMP(args, stream)"),
+         f"st={STREAM:x} sf=1 sb=1 sa=1 ci=1 dm=0"),
+        ("cudaStreamEndCapture", line_of("cudaStreamEndCapture"),
+         f"st={STREAM:x} sf=1 sb=1 sa=0 ci=1 gr={GRAPH:x} nd=1 dm=0"),
+    ]
+    trace = ["v 0.1.0 4", "p 1 0 0", "c " + escaped(SYNTHETIC_NOTE),
+             f"m {PROGRAM_BASE:x} {PROGRAM_BASE:x} {PROGRAM_BASE + 0x10000:x} {escaped(module)}"]
+    symbols = ["capguard-symbols\t1"]
+    for i, (api, line, fields) in enumerate(calls, start=1):
+        in_cudart = PROGRAM_BASE + 0x8000 + 0x100 * i  # the static cudart's entry point
+        in_main = PROGRAM_BASE + 0x1000 + 0x10 * i    # the return address on `line` of main
+        trace += [f"s {i:x} {in_cudart:x} {in_main:x}", f"e {i:x} {i:x} 1 {api} 0 {i:x} {fields}"]
+        symbols += [f"1\t{in_cudart:x}\t0\t{module}\t{api}\t",
+                    f"1\t{in_main:x}\t{line}\t{module}\tmain\t{source_path}"]
+    trace.append(f"z {len(calls) + 1:x} 0")
+    return "\n".join(trace) + "\n", "\n".join(symbols) + "\n"
+
+
+def synthetic_recordings(snake, sources):
+    """Path -> text of the synthetic traces of the testcase pair, static and shared cudart."""
+    out = {}
+    for stem, twin in ((snake, False), (snake + "_ok", True)):
+        source_path = f"testcases/{stem}.cu"
+        for program in (stem, stem + "_shared"):
+            trace, symbols = synthetic_trace(program, source_path, sources[source_path])
+            folder = f"testcases/recorded/traces/{program}"
+            out[f"{folder}/capguard.1.trace"] = trace
+            out[f"{folder}/capguard.1.trace.symbols"] = symbols
+    return out
+
+
 # --- main ----------------------------------------------------------------------------------
 
 def add_rule(root, rule_id, severity, summary):
@@ -225,66 +272,84 @@ def add_rule(root, rule_id, severity, summary):
         raise Refused("the summary must be one non-empty line without '|'")
     snake, symbol = names(rule_id)
     created = {
-        f"rules/{snake}.cpp": rule_source(rule_id, symbol, severity, summary),
+        f"rules/{snake}.cpp": rule_source(rule_id, symbol, summary),
         f"tests/rule_{snake}_test.cpp": test_source(rule_id),
         f"testcases/{snake}.cu": testcase_source(rule_id, summary, twin=False),
         f"testcases/{snake}_ok.cu": testcase_source(rule_id, summary, twin=True),
     }
+    created.update(synthetic_recordings(snake, created))
+    rule_rows = rule_rows_module(root)
+    definitions = read(root, DEF)
+    rows = rule_rows.parse(definitions)
+    if not rows:
+        raise Refused(f"{DEF}: no rows were read")
+    if any(row.id == rule_id or row.symbol == symbol for row in rows):
+        raise Refused(f"rule {rule_id} already exists")
     for path in created:
         if os.path.exists(os.path.join(root, path)):
             raise Refused(f"{path} already exists")
-
-    table = read(root, TABLE)
-    symbols = table_symbols(table)
-    known = rule_severities(root)
-    if symbol in symbols or any(rule_id == known_id for known_id, _ in known.values()):
-        raise Refused(f"rule {rule_id} already exists")
-    missing = [s for s in symbols if s not in known]
-    if missing:
-        raise Refused(f"{TABLE}: no rule file defines {', '.join(missing)}")
-    order = [known[s] for s in symbols]
-    index = insertion_index(order, severity)
-    after_id = order[index - 1][0] if index > 0 else None
-    if after_id is None:
+    index = insertion_index([(row.id, row.severity) for row in rows], severity)
+    if index == 0:
         raise Refused("a rule cannot go before every other rule")
-
-    readme = add_readme_row(read(root, "README.md"), rule_id, severity, summary, after_id)
-    checker_path = "testcases/check_expectations.py"
-    checker = add_checker_severity(read(root, checker_path), rule_id, severity, after_id)
-    if f'"{rule_id}"' in read(root, checker_path):
-        raise Refused(f"{checker_path} already knows {rule_id}")
-    new_table = add_to_table(table, symbol, index, symbols)
+    before_id = rows[index].id if index < len(rows) else None
+    new_definitions = add_def_row(definitions, def_row(symbol, rule_id, severity, summary),
+                                  before_id)
+    new_rows = rule_rows.parse(new_definitions)
+    if [row.id for row in new_rows] != [row.id for row in rows[:index]] + [rule_id] + [
+            row.id for row in rows[index:]]:
+        raise Refused(f"{DEF}: the new row did not read back in its place")
+    readme = readme_with_table(read(root, "README.md"), rule_rows.readme_table(new_rows))
 
     # Everything checked: write.
     for path, text in created.items():
+        os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
         write(root, path, text, create=True)
-    write(root, TABLE, new_table)
+    write(root, DEF, new_definitions)
     write(root, "README.md", readme)
-    write(root, checker_path, checker)
     clang_format = shutil.which("clang-format")
     if clang_format:
-        cpp = [os.path.join(root, p) for p in [TABLE] + list(created) if p.endswith(".cpp")]
+        cpp = [os.path.join(root, p) for p in created if p.endswith(".cpp")]
         subprocess.run([clang_format, "-i"] + cpp, check=False)
-    return list(created) + [TABLE, "README.md", checker_path]
+    return list(created) + [DEF, "README.md (generated rule table)"]
+
+
+def regenerate_readme(root):
+    rule_rows = rule_rows_module(root)
+    table = rule_rows.readme_table(rule_rows.rows(root))
+    readme = read(root, "README.md")
+    new = readme_with_table(readme, table)
+    if new != readme:
+        write(root, "README.md", new)
+    return ["README.md (generated rule table)"] if new != readme else []
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("rule_id", help="kebab-case id, e.g. my-rule-id")
-    parser.add_argument("--severity", required=True, choices=SEVERITIES)
-    parser.add_argument("--summary", required=True, help="one line, as `capguard rules` prints it")
+    parser.add_argument("rule_id", nargs="?", help="kebab-case id, e.g. my-rule-id")
+    parser.add_argument("--severity", choices=SEVERITIES)
+    parser.add_argument("--summary", help="one line, as `capguard rules` prints it")
+    parser.add_argument("--readme", action="store_true",
+                        help="only regenerate README.md's rule table from rules/rules.def")
     parser.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         help="the source tree to change (default: this script's)")
     args = parser.parse_args()
+    if not args.readme and (args.rule_id is None or args.severity is None or args.summary is None):
+        parser.error("a rule id, --severity and --summary are needed (or --readme alone)")
     try:
-        touched = add_rule(args.root, args.rule_id, args.severity, args.summary)
+        if args.readme:
+            touched = regenerate_readme(args.root)
+        else:
+            touched = add_rule(args.root, args.rule_id, args.severity, args.summary)
     except Refused as refusal:
         print(f"add_rule.py: {refusal}; nothing was changed", file=sys.stderr)
         return 1
     for path in touched:
         print(path)
-    print("next: fill in every TODO(add_rule.py) (grep -rn 'TODO(add_rule.py)'), then record the "
-          "testcase's trace on the GPU machine (testcases/README.md)")
+    if not args.readme:
+        print("next: fill in every TODO(add_rule.py) (grep -rn 'TODO(add_rule.py)'); make the "
+              "synthetic traces in testcases/recorded/traces/ show the mistake (trace/format.h), "
+              "write their golden reports (testcases/check_golden.py --update), and later "
+              "replace them with a GPU recording (testcases/README.md)")
     return 0
 
 

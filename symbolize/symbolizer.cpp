@@ -20,7 +20,7 @@
 #include <string_view>
 #include <utility>
 
-#include "model/base_name.h"
+#include "util/base_name.h"
 
 namespace capguard {
 

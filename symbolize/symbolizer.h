@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "model/demangle.h"
 #include "model/frame_owner.h"
-#include "symbolize/modules.h"
 #include "model/report.h"
+#include "symbolize/modules.h"
 #include "symbolize/symbol_cache.h"
+#include "util/demangle.h"
 
 namespace capguard {
 

@@ -28,31 +28,11 @@ import subprocess
 import sys
 import tempfile
 
-# Rule ids and severities of rules/rule_table.cpp (`capguard rules`); capture-invalidated is the
-# analyzer's fallback. scripts/add_rule.py adds new rules here.
-SEVERITY = {
-    "sync-during-capture": "error",
-    "captured-event-query": "error",
-    "unsafe-call-during-capture": "error",
-    "legacy-stream-during-capture": "error",
-    "unjoined-fork": "error",
-    "cross-capture-event-wait": "error",
-    "uncaptured-event-wait": "error",
-    "end-capture-misuse": "error",
-    "unsupported-during-capture": "error",
-    "capture-invalidated": "error",
-    "escaped-sync-copy": "warning",
-    "escaped-legacy-work": "warning",
-    "escaped-side-stream-work": "warning",
-    "capture-never-ended": "warning",
-    "relaxed-mode-unsafe-call": "note",
-    # Graph lifetime (issue 9).
-    "replay-after-free": "error",
-    "graph-replay-failed": "error",
-    "graph-rebuilt-every-step": "warning",
-    "graph-specialization-growth": "warning",
-    "graph-update-rejected": "warning",
-}
+# Rule ids and severities, read from rules/rules.def (the one list of rules).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "scripts"))
+import rule_rows  # noqa: E402  (scripts/rule_rows.py, found through the line above)
+
+SEVERITY = {row.id: row.severity for row in rule_rows.rows()}
 EXPECT = re.compile(r"(?://|#)\s*expect:\s*(.*)$")
 EXIT_FINDINGS = 1  # `run` and `report` with findings at or above --fail-on (default: error)
 EXIT_NOT_ATTACHED = 3
@@ -188,6 +168,34 @@ def invoke(command, log_path, timeout, cwd=None):
     return status, (lines[-1] if lines else "")
 
 
+def recorded_traces(program, from_traces):
+    """The folder of traces recorded for `program` under --from-traces; None when there is none."""
+    for traces in (os.path.join(from_traces, "traces", program.name),
+                   os.path.join(from_traces, program.name)):
+        if os.path.isdir(traces):
+            return traces
+    return None
+
+
+def rules_of(program, by_name):
+    """The rules a program is about: those it expects, or for a correct twin (<name>_ok) and
+    a _shared variant, those of the program it is the twin of."""
+    rules = {rule for rule, _, _ in program.expected}
+    base = by_name.get(re.sub(r"(_ok)?(_shared)?$", "", program.name))
+    return rules or ({rule for rule, _, _ in base.expected} if base else set())
+
+
+def rules_without_recording(programs, from_traces):
+    """Program name -> the rules it is about that no recorded program is about: a rule that
+    has no GPU recording yet (scripts/add_rule.py made it), skipped rather than failed."""
+    by_name = {program.name: program for program in programs}
+    recorded = set()
+    for program in programs:
+        if recorded_traces(program, from_traces):
+            recorded |= rules_of(program, by_name)
+    return {program.name: sorted(rules_of(program, by_name) - recorded) for program in programs}
+
+
 def check(program, args, out_dir):
     """Returns (found multiset or None, exit status, list of problems)."""
     report_path = os.path.join(out_dir, program.name + ".json")
@@ -195,12 +203,14 @@ def check(program, args, out_dir):
     if os.path.exists(report_path):
         os.remove(report_path)
     if args.from_traces:
-        traces = os.path.join(args.from_traces, "traces", program.name)
-        if not os.path.isdir(traces):
-            traces = os.path.join(args.from_traces, program.name)
-        if not os.path.isdir(traces):
+        traces = recorded_traces(program, args.from_traces)
+        if traces is None:
             if program.suite in ("libs", "multi", "libtorch"):
                 return None, None, [SKIP_NOT_RECORDED]
+            new_rules = args.unrecorded_rules.get(program.name)
+            if new_rules:
+                return None, None, [f"{SKIP_NOT_RECORDED} (no program of rule {', '.join(new_rules)} "
+                                    "is recorded: record it on the GPU machine, testcases/README.md)"]
             return None, None, ["no recorded trace"]
         command = [args.capguard, "report", "--format", "json", "-o", report_path, traces]
     else:
@@ -239,8 +249,8 @@ def check(program, args, out_dir):
 
 
 def verdict(program, found, problems):
-    if problems == [SKIP_NOT_RECORDED]:
-        return "SKIP: " + SKIP_NOT_RECORDED
+    if len(problems) == 1 and problems[0].startswith(SKIP_NOT_RECORDED):
+        return "SKIP: " + problems[0]
     if found is not None:
         missing, unexpected = program.expected - found, found - program.expected
         source_name = os.path.basename(program.source)
@@ -294,6 +304,7 @@ def main():
     args.capguard = os.path.abspath(args.capguard) if os.sep in args.capguard else args.capguard
     if args.from_traces:
         args.from_traces = os.path.abspath(args.from_traces)
+        args.unrecorded_rules = rules_without_recording(programs, args.from_traces)
     if args.build:
         args.build = os.path.abspath(args.build)
     out_dir = os.path.abspath(args.out or tempfile.mkdtemp(prefix="capguard-testcases-"))

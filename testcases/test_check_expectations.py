@@ -151,6 +151,18 @@ class CheckExpectationsTest(unittest.TestCase):
         self.assertIn("FAIL: no recorded trace", self.row(result.stdout, "alloc_ok_shared"))
         self.assertIn("3 passed, 1 failed, 1 skipped", result.stdout)
 
+    def test_from_traces_skips_a_rule_that_no_recorded_program_is_about(self):
+        self.add_program("fresh.cu", "int main() {\n  f();  // expect: escaped-sync-copy\n}\n")
+        self.add_program("fresh_ok.cu", TWIN)
+        for name in self.correct_reports():
+            os.makedirs(os.path.join(self.dir, "recorded", "traces", name))
+        result = self.check(self.correct_reports(), "--from-traces", os.path.join(self.dir, "recorded"))
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        for name in ("fresh", "fresh_shared", "fresh_ok", "fresh_ok_shared"):
+            self.assertIn("SKIP: no recorded trace yet (no program of rule escaped-sync-copy is recorded",
+                          self.row(result.stdout, name))
+        self.assertIn("4 passed, 0 failed, 4 skipped", result.stdout)
+
     def test_suites_pick_the_folders_run(self):
         os.makedirs(os.path.join(self.source, "multi"))
         with open(os.path.join(self.source, "multi", "two_gpus_ok.cu"), "w", encoding="utf-8") as file:

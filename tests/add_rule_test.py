@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""scripts/add_rule.py on a scratch copy of the tree: the new rule, the table and the test
-skeleton compile against the tree, the rule is defined where the table looks for it, every
-table gets its row, and a second run with the same id refuses and changes nothing.
+"""scripts/add_rule.py on a scratch copy of the tree: it touches only the rule's file, one
+rules/rules.def row, its test, its testcase pair, the pair's synthetic recorded traces and
+README.md's generated rule table; the new rule, the table and the test skeleton compile against
+the tree, the rule is defined where the table looks for it, the synthetic traces are marked as
+such and (with $CAPGUARD) the twins replay and pass check_expectations.py --from-traces, and a
+second run with the same id refuses and changes nothing.
 
-    add_rule_test.py SOURCE_DIR CXX [INCLUDE_DIR:INCLUDE_DIR...]
+    [CAPGUARD=build/capguard] add_rule_test.py SOURCE_DIR CXX [INCLUDE_DIR:INCLUDE_DIR...]
 """
 import hashlib
 import os
@@ -23,10 +26,13 @@ def fail(message):
 
 def copy_tree(source, scratch):
     """Only what add_rule.py edits and the headers the generated files include."""
-    for name in ("README.md", ".clang-format"):
+    for name in ("README.md", ".clang-format"):  # testcases/recorded is made as needed
         shutil.copy(os.path.join(source, name), scratch)
     shutil.copytree(os.path.join(source, "rules"), os.path.join(scratch, "rules"))
-    for folder, suffixes in (("model", (".h",)), ("report", (".h",)), ("engine", (".h",)),
+    os.makedirs(os.path.join(scratch, "scripts"))
+    shutil.copy(os.path.join(source, "scripts", "rule_rows.py"), os.path.join(scratch, "scripts"))
+    for folder, suffixes in (("util", (".h",)), ("model", (".h", ".def")), ("report", (".h",)),
+                             ("engine", (".h",)),
                              ("interposer", (".h",)), ("trace", (".h", ".def")),
                              ("tests", (".h",)),
                              ("testcases", (".cu", ".h", ".py"))):
@@ -36,15 +42,20 @@ def copy_tree(source, scratch):
                 shutil.copy(os.path.join(source, folder, entry), os.path.join(scratch, folder))
 
 
-def digest(root):
-    h = hashlib.sha256()
-    for folder, _, files in sorted(os.walk(root)):
-        for name in sorted(files):
+def file_digests(root):
+    """Relative path -> sha256 of every file under root, caches left out."""
+    out = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in files:
             path = os.path.join(folder, name)
-            h.update(path.encode())
             with open(path, "rb") as f:
-                h.update(f.read())
-    return h.hexdigest()
+                out[os.path.relpath(path, root)] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
+def digest(root):
+    return hashlib.sha256(repr(sorted(file_digests(root).items())).encode()).hexdigest()
 
 
 def add_rule(source, scratch, *extra):
@@ -64,17 +75,38 @@ def main():
                 if d and d not in ("/usr/include", "/usr/local/include")]
     with tempfile.TemporaryDirectory(prefix="add_rule_test.") as scratch:
         copy_tree(source, scratch)
+        before_files = file_digests(scratch)
         first = add_rule(source, scratch)
         if first.returncode != 0:
             fail(f"first run: exit {first.returncode}: {first.stderr}")
+        after_files = file_digests(scratch)
+        touched = sorted(p for p in set(before_files) | set(after_files)
+                         if before_files.get(p) != after_files.get(p))
+        synthetic = [f"testcases/recorded/traces/{program}/capguard.1.trace{suffix}"
+                     for program in (SNAKE, SNAKE + "_shared", SNAKE + "_ok", SNAKE + "_ok_shared")
+                     for suffix in ("", ".symbols")]
+        allowed = sorted([f"rules/{SNAKE}.cpp", f"tests/rule_{SNAKE}_test.cpp",
+                          f"testcases/{SNAKE}.cu", f"testcases/{SNAKE}_ok.cu", "rules/rules.def",
+                          "README.md"] + synthetic)
+        if touched != allowed:
+            fail(f"add_rule.py touched {touched}, expected {allowed}")
+        sys.path.insert(0, os.path.join(scratch, "scripts"))
+        import rule_rows
+        rows = rule_rows.rows(scratch)
+        ids = [row.id for row in rows]
+        if ids.count(RULE_ID) != 1 or rows[ids.index(RULE_ID)].severity != "warning":
+            fail(f"rules.def has no single warning row for {RULE_ID}: {ids}")
+        if ids.index(RULE_ID) < ids.index("capture-invalidated") or any(
+                row.severity == "note" for row in rows[:ids.index(RULE_ID)]):
+            fail(f"the warning row is out of priority order: {ids}")
 
         for path in (f"rules/{SNAKE}.cpp", f"tests/rule_{SNAKE}_test.cpp",
                      f"testcases/{SNAKE}.cu", f"testcases/{SNAKE}_ok.cu"):
             if not os.path.isfile(os.path.join(scratch, path)):
                 fail(f"{path} was not created")
         with open(os.path.join(scratch, "README.md"), encoding="utf-8") as f:
-            if f"| `{RULE_ID}` | warning |" not in f.read():
-                fail("README.md has no row for the rule")
+            if rule_rows.readme_table(rows) not in f.read():
+                fail("README.md's rule table is not the one rules.def makes")
 
         # The testcase checker knows the rule and finds the one expectation.
         sys.path.insert(0, os.path.join(scratch, "testcases"))
@@ -86,6 +118,23 @@ def main():
         if check_expectations.parse_expectations(
                 os.path.join(scratch, "testcases", f"{SNAKE}_ok.cu")):
             fail("the twin expects findings")
+
+        # The synthetic recordings say what they are, and replay without a GPU: the twins pass
+        # the recorded-trace check now (the mistake passes once the rule and its trace are made).
+        with open(os.path.join(scratch, synthetic[0]), encoding="utf-8") as f:
+            if "\nc synthetic%20trace" not in f.read():
+                fail(f"{synthetic[0]} is not marked as synthetic")
+        capguard = os.environ.get("CAPGUARD")
+        if capguard:
+            checked = subprocess.run(
+                [sys.executable, os.path.join(scratch, "testcases", "check_expectations.py"),
+                 "--source", os.path.join(scratch, "testcases"), "--capguard", capguard,
+                 "--from-traces", os.path.join(scratch, "testcases", "recorded"),
+                 "--only", f"^{SNAKE}_ok", "--out", os.path.join(scratch, "replayed")],
+                capture_output=True, text=True)
+            if checked.returncode != 0 or "2 passed, 0 failed" not in checked.stdout:
+                fail(f"the synthetic twins do not pass check_expectations.py --from-traces:\n"
+                     f"{checked.stdout}{checked.stderr}")
 
         # Twice with the same id: refused, nothing touched.
         before = digest(scratch)

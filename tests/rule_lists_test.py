@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""The rule ids and severities written outside the rule table agree with `capguard rules`: the
-README's rule table and testcases/check_expectations.py's SEVERITY. (Until they are generated
-from one list, this keeps the copies in step.)
+"""rules/rules.def, the one list of rules, is what the rest says: `capguard rules` lists its rows
+(id, severity, summary) in its order, the README's rule table is the one generated from it
+(scripts/add_rule.py --readme writes it), and testcases/check_expectations.py reads its
+severities from it. The order is the documented priority: errors, then the capture-invalidated
+fallback, then warnings, then notes.
 
     rule_lists_test.py CAPGUARD SOURCE_DIR
 """
@@ -11,38 +13,60 @@ import re
 import subprocess
 import sys
 
+FALLBACK = "capture-invalidated"
+RANK = {"error": 0, "warning": 2, "note": 3}
+
+
+def load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def priority_problems(rows):
+    """Out-of-order rows: each row's rank (the fallback ranks between errors and warnings)."""
+    ranks = [1 if r.id == FALLBACK else RANK[r.severity] for r in rows]
+    problems = [f"rules.def: {rows[i].id} ({rows[i].severity}) sorts after {rows[i - 1].id} "
+                f"({rows[i - 1].severity})" for i in range(1, len(rows)) if ranks[i] < ranks[i - 1]]
+    if FALLBACK not in [r.id for r in rows]:
+        problems.append(f"rules.def has no {FALLBACK} row")
+    return problems
+
 
 def main():
     capguard, source = sys.argv[1], sys.argv[2]
-    out = subprocess.run([capguard, "rules"], check=True, capture_output=True, text=True).stdout
-    table = {}
-    for line in out.splitlines():
-        match = re.match(r"^([a-z][a-z-]+)\s+(error|warning|note)\s", line)
-        if match:
-            table[match.group(1)] = match.group(2)
+    rule_rows = load(os.path.join(source, "scripts", "rule_rows.py"), "rule_rows")
+    rows = rule_rows.rows(source)
     problems = []
-    if len(table) < 10:
-        problems.append(f"`capguard rules` listed only {len(table)} rules")
+    if len(rows) < 10:
+        problems.append(f"rules.def: only {len(rows)} rows were read")
+    problems += priority_problems(rows)
+    # The self-check of the order check: a note before an error is caught.
+    if not priority_problems([rule_rows.Row("kA", "a-note", "note", ""),
+                              rule_rows.Row("kB", FALLBACK, "error", "")]):
+        problems.append("the priority check accepts a note before an error")
 
-    with open(os.path.join(source, "README.md"), encoding="utf-8") as readme:
-        rows = dict(re.findall(r"^\| `([a-z-]+)` \| (error|warning|note) \|", readme.read(), re.M))
-    spec = importlib.util.spec_from_file_location(
-        "check_expectations", os.path.join(source, "testcases", "check_expectations.py"))
-    checker = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(checker)
+    out = subprocess.run([capguard, "rules"], check=True, capture_output=True, text=True).stdout
+    listed = [m.groups() for m in (re.match(r"^([a-z][a-z0-9-]+)\s+(error|warning|note)\s+(.*)$",
+                                            line) for line in out.splitlines()) if m]
+    expected = [(r.id, r.severity, r.summary) for r in rows]
+    if listed != expected:
+        problems.append(f"`capguard rules` lists {listed}, rules.def says {expected}")
 
-    for name, copy in (("README.md's rule table", rows), ("check_expectations.py", checker.SEVERITY)):
-        for rule, severity in table.items():
-            if rule not in copy:
-                problems.append(f"{name} has no row for {rule}")
-            elif copy[rule] != severity:
-                problems.append(f"{name} says {rule} is a {copy[rule]}, the table says {severity}")
-        for rule in copy:
-            if rule not in table:
-                problems.append(f"{name} names {rule}, which `capguard rules` does not list")
+    with open(os.path.join(source, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    if rule_rows.readme_table(rows) not in readme:
+        problems.append("README.md's rule table is not the one rules.def makes: run "
+                        "scripts/add_rule.py --readme")
+
+    checker = load(os.path.join(source, "testcases", "check_expectations.py"), "check_expectations")
+    if checker.SEVERITY != {r.id: r.severity for r in rows}:
+        problems.append("check_expectations.py's SEVERITY is not rules.def's")
+
     for problem in problems:
         print("rule_lists:", problem)
-    print(f"rule_lists: {len(table)} rules, {len(problems)} problems")
+    print(f"rule_lists: {len(rows)} rules, {len(problems)} problems")
     return 1 if problems else 0
 
 

@@ -1,5 +1,6 @@
-// The rule table's lists for the replay: a rule that says it accepts only failed calls
-// (Rule::accepts) is skipped for every other call, so it must decline all of them.
+// The rule table: expanded from rules.def in priority order, each rule file taking its own row;
+// the lists for the replay: a rule that says it accepts only failed calls (Rule::accepts) is
+// skipped for every other call, so it must decline all of them.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -33,6 +34,33 @@ void apply(CaptureModel& model, std::vector<Ev> events) {
 }
 
 }  // namespace
+
+TEST_CASE("each rule's file names its own rules.def row (Rule::id)") {
+  const auto list = rules::rule_list();
+  REQUIRE(list.size() == std::size(rules::kRuleHeads));
+  for (size_t i = 0; i < list.size(); ++i) {
+    CAPTURE(rules::kRuleHeads[i].id);
+    CHECK(list[i]->info().id == rules::kRuleHeads[i].id);
+    CHECK(list[i]->info().severity == rules::kRuleHeads[i].severity);
+    CHECK(!list[i]->info().explanation.empty());
+    CHECK(!list[i]->info().fix.empty());
+  }
+}
+
+TEST_CASE(
+    "priority order: errors, then the capture-invalidated fallback, then warnings, then notes") {
+  const auto rank = [](const RuleInfo& rule) {
+    if (rule.id == "capture-invalidated") return 1;
+    return rule.severity == Severity::Error ? 0 : rule.severity == Severity::Warning ? 2 : 3;
+  };
+  const auto list = all_rules();
+  REQUIRE(find_rule("capture-invalidated") != nullptr);
+  for (size_t i = 1; i < list.size(); ++i) {
+    CAPTURE(list[i - 1].id);
+    CAPTURE(list[i].id);
+    CHECK(rank(list[i - 1]) <= rank(list[i]));
+  }
+}
 
 TEST_CASE("call_rules: every rule with on_call for failed calls, the AnyCall ones for others") {
   std::vector<const rules::Rule*> with_call, any_call;
@@ -81,7 +109,7 @@ TEST_CASE("a rule that accepts only failed calls declines every call that succee
               CAPTURE(state);
               CAPTURE(api);
               CAPTURE(stream);
-              CAPTURE(rule->info.id);
+              CAPTURE(rule->info().id);
               CHECK_FALSE(rule->on_call(c, model, draft));
             }
           }

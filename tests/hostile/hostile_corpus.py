@@ -12,6 +12,7 @@ checked: it parses, it holds no forged text, and no line of a file outside the s
 """
 import json
 import os
+import re
 import resource
 import shutil
 import stat
@@ -26,7 +27,11 @@ TIMEOUT = 60  # wall clock: only a blocked (not a busy) capguard gets near it
 CANARY = "CANARY-7f3a-must-never-be-published"
 ENV_CANARY = "ENV-CANARY-19c4-must-never-be-published"
 LEGIT = "LEGIT-LINE-MARKER"
-FORMATS = ("text", "json", "sarif", "junit", "html", "dot")
+# Every report format is written for every case: the names come from cli/formats.def.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "cli",
+                       "formats.def"), encoding="utf-8") as _def:
+    FORMATS = re.findall(r"^CAPGUARD_FORMAT\((\w+)\)", _def.read(), re.M)
+EXTENSIONS = {"text": "txt", "junit": "xml"}  # the file names the checks below look for
 
 
 def esc(text):
@@ -336,9 +341,8 @@ def run_case(capguard, case, base, forbidden):
     os.makedirs(out)
     outputs = []
     if case.name != "output_names_input_trace":
-        outputs = ["-o", "text:" + os.path.join(out, "r.txt"), "-o", "json:" + os.path.join(out, "r.json"),
-                   "-o", "sarif:" + os.path.join(out, "r.sarif"), "-o", "junit:" + os.path.join(out, "r.xml"),
-                   "-o", "html:" + os.path.join(out, "r.html"), "-o", "dot:" + os.path.join(out, "r.dot")]
+        for name in FORMATS:
+            outputs += ["-o", f"{name}:" + os.path.join(out, "r." + EXTENSIONS.get(name, name))]
     command = [capguard, "report"] + outputs + case.args(d)
     env = dict(os.environ, HOSTILE_CANARY=ENV_CANARY)
     before = open(os.path.join(d, "traces", "capguard.1.trace"), "rb").read() \

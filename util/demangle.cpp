@@ -1,4 +1,4 @@
-#include "model/demangle.h"
+#include "util/demangle.h"
 
 #include <cxxabi.h>
 

@@ -1,6 +1,6 @@
-#include "model/glob.h"
+#include "util/glob.h"
 
-#include "model/base_name.h"
+#include "util/base_name.h"
 
 namespace capguard {
 
