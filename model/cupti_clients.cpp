@@ -1,6 +1,6 @@
 #include "model/cupti_clients.h"
 
-#include "model/base_name.h"
+#include "util/base_name.h"
 
 namespace capguard {
 namespace {
