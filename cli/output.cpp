@@ -223,6 +223,7 @@ std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
   pipeline.source_root = absolute_source_root(options.source_root);
   pipeline.save_symbol_caches = save_symbol_caches;
   pipeline.default_suppressions = !options.no_default_suppressions;
+  pipeline.symbol_cache = options.symbol_cache;
   for (auto& problem : run_pipeline(traces, pipeline, analysis, say))
     problems.push_back(std::move(problem));
   apply_suppressions_file(options.suppressions, analysis.report);

@@ -19,6 +19,9 @@ struct PipelineOptions {
   std::string source_root;             // absolute; relative --user-code globs start here
   bool save_symbol_caches = false;     // write <trace>.symbols (capguard run)
   bool default_suppressions = true;
+  // The persistent symbol cache (symbolize/module_cache.h): a directory, "off", or "" for
+  // CAPGUARD_SYMBOL_CACHE or the XDG default.
+  std::string symbol_cache;
 };
 
 // The suppressions built into capguard (report/default_suppressions.cpp), applied to `report`.

@@ -145,27 +145,33 @@ uint64_t inflated_size(int fd) {
   return total;
 }
 
+// A module file opened for names: the path comes from the trace, so it is opened here, without
+// blocking (a FIFO would hang libelf's open forever), and kept only when it is a regular file
+// whose compressed debug data fits the budget (`inflated_left`: what may still be inflated over
+// all modules; lowered by this one's). -1 when it is not to be read.
+int open_module_file(const Module& module, uint64_t& inflated_left, bool& over_budget) {
+  if (module.path.empty() || module.path.find('\0') != std::string::npos) return -1;
+  const int fd = open(module.path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return -1;
+  }
+  const uint64_t inflated = inflated_size(fd);
+  if (inflated > kMaxInflatedPerModule || inflated > inflated_left) {
+    over_budget = true;
+    close(fd);
+    return -1;
+  }
+  inflated_left -= inflated;
+  return fd;
+}
+
 class OpenModule {
  public:
-  // `inflated_left`: what may still be inflated over all modules; lowered by this one's.
-  OpenModule(const Module& module, uint64_t& inflated_left, bool& over_budget) {
-    // The path comes from the trace: opened here, without blocking (a FIFO would hang libelf's
-    // open forever), and only when it is a regular file.
-    if (module.path.empty() || module.path.find('\0') != std::string::npos) return;
-    const int fd = open(module.path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) return;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      close(fd);
-      return;
-    }
-    const uint64_t inflated = inflated_size(fd);
-    if (inflated > kMaxInflatedPerModule || inflated > inflated_left) {
-      over_budget = true;
-      close(fd);
-      return;
-    }
-    inflated_left -= inflated;
+  // Takes `fd` (from open_module_file) over.
+  OpenModule(const Module& module, int fd) {
     dwfl_ = dwfl_begin(&kOfflineCallbacks);
     if (dwfl_ == nullptr) {
       close(fd);
@@ -196,6 +202,15 @@ class OpenModule {
   // call's site), then the function the code was compiled into (its ELF symbol).
   // Returns false when the scopes at `pc` nest deeper than kMaxInlineDepth: then only the
   // outer frame is given.
+  bool readable() const { return handle_ != nullptr; }
+  // The separate debug file libdwfl found, empty when none (or the DWARF is in the module).
+  std::string debug_file() const {
+    const char* debug = nullptr;
+    if (handle_ != nullptr)
+      dwfl_module_info(handle_, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, &debug);
+    return debug == nullptr ? std::string() : debug;
+  }
+
   bool describe(uint64_t pc, Frame frame, std::vector<Frame>& frames) const {
     if (handle_ == nullptr) {
       frames.push_back(frame);
@@ -245,11 +260,22 @@ class OpenModule {
   Dwfl_Module* handle_ = nullptr;
 };
 
+// What the symbolizer knows of one module record: the file kept open until it must be read,
+// and its entry in the module cache (none for a module without a build-id).
+struct ModuleState {
+  int fd = -1;                       // until `open` takes it
+  std::unique_ptr<OpenModule> open;  // libdwfl, made at the first address the entry lacks
+  ModuleEntry* entry = nullptr;
+  ~ModuleState() {
+    if (fd >= 0) close(fd);
+  }
+};
+
 class Symbolizer {
  public:
   Symbolizer(const std::vector<ProcessModules>& modules, const SymbolCache* cache,
-             const UserCode& user)
-      : modules_(modules), cache_(cache), user_(user) {
+             const UserCode& user, ModuleCache& module_cache)
+      : modules_(modules), cache_(cache), user_(user), module_cache_(module_cache) {
     // Once, not per location: a report may hold any number of processes.
     for (const auto& process : modules_) {
       if (process.process != 0) by_index_.try_emplace(process.process, &process);
@@ -276,6 +302,19 @@ class Symbolizer {
       if (!python.empty()) interleave_python_frames(location.frames, python);
     }
     location.user_frame = choose_user_frame(location.frames, user_);
+  }
+
+  // Tells new cache entries where their debug data came from, then writes them.
+  void finish() {
+    for (auto& [module, state] : open_)
+      if (state.entry != nullptr && state.entry->dirty && !state.entry->debug_known &&
+          state.open != nullptr) {
+        state.entry->debug_file = state.open->debug_file();
+        state.entry->debug_state =
+            debug_state(state.entry->debug_file, state.entry->identity.build_id);
+        state.entry->debug_known = true;
+      }
+    module_cache_.flush();
   }
 
  private:
@@ -310,6 +349,19 @@ class Symbolizer {
     return frame;
   }
 
+  ModuleState& state_of(const Module& module) {
+    auto [it, added] = open_.try_emplace(&module);
+    ModuleState& state = it->second;
+    if (!added) return state;
+    bool over_budget = false;
+    state.fd = open_module_file(module, inflated_left_, over_budget);
+    if (over_budget) stats_.over_budget.push_back(module.path);
+    ModuleIdentity identity;
+    if (state.fd >= 0 && identify_module(state.fd, module.path, module.build_id, identity))
+      state.entry = &module_cache_.entry(identity);
+    return state;
+  }
+
   void resolve(Frame frame, std::vector<Frame>& frames) {
     // Every recorded address is a return address: the call itself is the instruction before.
     const uint64_t pc = frame.address == 0 ? 0 : frame.address - 1;
@@ -320,13 +372,37 @@ class Symbolizer {
     }
     frame.module = module->path;
     frame.offset = frame.address - module->base;
-    auto [open, added] = open_.try_emplace(module);
-    if (added) {
-      bool over_budget = false;
-      open->second = std::make_unique<OpenModule>(*module, inflated_left_, over_budget);
-      if (over_budget) stats_.over_budget.push_back(module->path);
+    ModuleState& state = state_of(*module);
+    if (state.entry != nullptr) {
+      if (const auto it = state.entry->addresses.find(frame.offset);
+          it != state.entry->addresses.end()) {
+        for (const CachedFrame& cached : it->second.frames) {
+          frame.function = cached.function;
+          frame.file = cached.file;
+          frame.line = cached.line;
+          frames.push_back(frame);
+        }
+        stats_.deep_inline_addresses += it->second.deep_inline;
+        ++stats_.cached_addresses;
+        return;
+      }
     }
-    if (!open->second->describe(pc, frame, frames)) ++stats_.deep_inline_addresses;
+    if (state.open == nullptr && state.fd >= 0)
+      state.open = std::make_unique<OpenModule>(*module, std::exchange(state.fd, -1));
+    if (state.open == nullptr) {  // not a regular file, or over the budget
+      frames.push_back(frame);
+      return;
+    }
+    const size_t first = frames.size();
+    const bool whole = state.open->describe(pc, frame, frames);
+    if (!whole) ++stats_.deep_inline_addresses;
+    ++stats_.read_addresses;
+    if (state.entry == nullptr || !state.open->readable()) return;
+    CachedAddress& cached = state.entry->addresses[frame.offset];
+    cached.deep_inline = !whole;
+    for (size_t i = first; i < frames.size(); ++i)
+      cached.frames.push_back({frames[i].function, frames[i].file, frames[i].line});
+    state.entry->dirty = true;
   }
 
   const ProcessModules* find_process(uint32_t pid, uint32_t index) const {
@@ -341,6 +417,7 @@ class Symbolizer {
   const std::vector<ProcessModules>& modules_;
   const SymbolCache* cache_;
   const UserCode& user_;
+  ModuleCache& module_cache_;
   const ProcessModules* owner_ = nullptr;  // of the location being symbolized
  public:
   SymbolizeStats stats_;
@@ -348,7 +425,7 @@ class Symbolizer {
   uint64_t inflated_left_ = kMaxInflatedTotal;
   std::unordered_map<uint32_t, const ProcessModules*> by_index_;  // the first of each
   std::unordered_map<uint32_t, const ProcessModules*> by_pid_;    // the first of each
-  std::map<const Module*, std::unique_ptr<OpenModule>> open_;
+  std::map<const Module*, ModuleState> open_;
   std::map<std::pair<uint64_t, uint64_t>, std::vector<Frame>> frames_;  // (process, address)
 };
 
@@ -362,8 +439,10 @@ void interleave_python_frames(std::vector<Frame>& native, const std::vector<Fram
 }
 
 SymbolizeStats symbolize(Report& report, const std::vector<ProcessModules>& modules,
-                         const SymbolCache* cache, const UserCode& user) {
-  Symbolizer symbolizer(modules, cache, user);
+                         const SymbolCache* cache, const UserCode& user,
+                         ModuleCache* module_cache) {
+  ModuleCache in_memory("");  // still one read per module file within this run
+  Symbolizer symbolizer(modules, cache, user, module_cache ? *module_cache : in_memory);
   for (auto& finding : report.findings) {
     symbolizer.symbolize(finding.location, finding.pid, finding.process);
     for (auto& related : finding.related)
@@ -374,6 +453,7 @@ SymbolizeStats symbolize(Report& report, const std::vector<ProcessModules>& modu
                       [&](Location& l) { symbolizer.symbolize(l, capture.pid, capture.process); });
   }
   for (auto& site : report.graph_sites) symbolizer.symbolize(site.site, site.pid, site.process);
+  symbolizer.finish();
   return symbolizer.stats_;
 }
 
