@@ -210,6 +210,20 @@ bool is_build_id(std::string_view hex) {
   });
 }
 
+// Whether a directory may be made in `parent`: one of the user's own, or a sticky one such as
+// /tmp (where what is made stays the maker's). Never in another user's directory: root running
+// with a user's HOME must not leave a root-owned cache there.
+bool may_create_in(const std::string& parent) {
+  struct stat st;
+  return lstat(parent.empty() ? "/" : parent.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+         (st.st_uid == geteuid() || (st.st_mode & S_ISVTX) != 0);
+}
+
+std::string parent_of(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
 }  // namespace
 
 std::string symbol_cache_dir(const char* setting) {
@@ -253,9 +267,9 @@ std::string debug_state(const std::string& debug_file, const std::string& build_
 ModuleCache::ModuleCache(const std::string& dir, uint64_t max_bytes) : max_bytes_(max_bytes) {
   if (dir.empty() || dir.find('\0') != std::string::npos) return;
   // ~/.cache may be missing too; nothing further up is created.
-  if (const size_t slash = dir.find_last_of('/'); slash != std::string::npos && slash != 0)
-    mkdir(dir.substr(0, slash).c_str(), 0700);
-  mkdir(dir.c_str(), 0700);
+  const std::string parent = parent_of(dir);
+  if (may_create_in(parent_of(parent))) mkdir(parent.c_str(), 0700);
+  if (may_create_in(parent)) mkdir(dir.c_str(), 0700);
   const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return;
   struct stat st;

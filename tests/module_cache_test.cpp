@@ -367,6 +367,12 @@ TEST_SUITE("module_cache") {
       REQUIRE(chown(dir.c_str(), 65534, 65534) == 0);
       CHECK_FALSE(ModuleCache(dir).enabled());
     }
+    if (geteuid() == 0) {  // root with another user's HOME: nothing made there
+      const std::string home = temp_dir();
+      REQUIRE(chown(home.c_str(), 65534, 65534) == 0);
+      CHECK_FALSE(ModuleCache(home + "/.cache/capguard").enabled());
+      CHECK_FALSE(fs::exists(home + "/.cache"));
+    }
     const std::string link = temp_dir() + "/link";
     fs::create_directory_symlink(temp_dir(), link);
     CHECK_FALSE(ModuleCache(link).enabled());  // not followed
