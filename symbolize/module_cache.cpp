@@ -255,6 +255,7 @@ bool identify_module(int fd, const std::string& path, const std::string& recorde
 }
 
 std::string debug_state(const std::string& debug_file, const std::string& build_id) {
+  if (debug_file.empty() && build_id.size() < 2) return "absent";
   // Where elfutils' standard search and debug packages put a separate debug file by build-id.
   const std::string path = !debug_file.empty()
                                ? debug_file

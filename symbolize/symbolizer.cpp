@@ -11,13 +11,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <unordered_map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <unordered_map>
 #include <utility>
 
 #include "model/base_name.h"
@@ -261,15 +264,48 @@ class OpenModule {
 };
 
 // What the symbolizer knows of one module record: the file kept open until it must be read,
-// and its entry in the module cache (none for a module without a build-id).
+// and where the names found in it go: its entry in the module cache, or one of its own for a
+// module without a build-id. Records of one file share its cache entry; the first of them
+// (`reader`) reads every address any of them needs.
 struct ModuleState {
+  const Module* module = nullptr;
   int fd = -1;                       // until `open` takes it
-  std::unique_ptr<OpenModule> open;  // libdwfl, made at the first address the entry lacks
-  ModuleEntry* entry = nullptr;
+  std::unique_ptr<OpenModule> open;  // libdwfl, made when the entry lacks an address
+  ModuleEntry* entry = nullptr;      // null: not read (not a regular file, over the budget)
+  ModuleEntry own;
+  ModuleState* reader = nullptr;
+  std::set<uint64_t> pending;  // offsets (return address - load bias) to read, on the reader
+  uint64_t read = 0;           // addresses it read
   ~ModuleState() {
     if (fd >= 0) close(fd);
   }
+
+  // Reads the pending addresses into the entry. Touches nothing but this state and its entry:
+  // readers of different files run in parallel.
+  void read_pending() {
+    if (open == nullptr) open = std::make_unique<OpenModule>(*module, std::exchange(fd, -1));
+    for (const uint64_t offset : pending) {
+      Frame frame;
+      frame.address = module->base + offset;
+      frame.module = module->path;
+      frame.offset = offset;
+      // Every recorded address is a return address: the call itself is the instruction before.
+      const uint64_t pc = frame.address == 0 ? 0 : frame.address - 1;
+      std::vector<Frame> frames;
+      const bool whole = open->describe(pc, frame, frames);
+      ++read;
+      if (!open->readable()) continue;  // then the frame keeps module and offset only
+      CachedAddress& cached = entry->addresses[offset];
+      cached.deep_inline = !whole;
+      for (const Frame& f : frames) cached.frames.push_back({f.function, f.file, f.line});
+      entry->dirty = true;
+    }
+    pending.clear();
+  }
 };
+
+// More would only add memory: a report rarely passes through more large libraries.
+constexpr size_t kMaxReaderThreads = 8;
 
 class Symbolizer {
  public:
@@ -304,11 +340,52 @@ class Symbolizer {
     location.user_frame = choose_user_frame(location.frames, user_);
   }
 
+  // The first pass: which addresses must be read from which module file (those the cache does
+  // not know). Modules are opened, and the budget charged, in the order the report names them.
+  void plan(const Location& location, uint32_t pid, uint32_t process) {
+    if (location.pid != 0) pid = location.pid;
+    const ProcessModules* owner = find_process(pid, process);
+    if (owner == nullptr) return;
+    const uint64_t owner_key = process != 0 ? process : uint64_t{1} << 32 | pid;
+    for (uint64_t address : location.addresses) {
+      if (is_python_frame_tag(address) || !planned_.insert({owner_key, address}).second) continue;
+      const Module* module = owner->find(address == 0 ? 0 : address - 1);
+      if (module == nullptr) continue;
+      ModuleState& state = state_of(*module);
+      if (state.entry == nullptr) continue;
+      const uint64_t offset = address - module->base;
+      if (state.entry->addresses.contains(offset))
+        ++stats_.cached_addresses;
+      else
+        state.reader->pending.insert(offset);
+    }
+  }
+
+  // The second pass: each module file with addresses to read is read once, several files at a
+  // time (libdwfl's symbol search is linear in the symbol table: libtorch_cpu and
+  // libtorch_cuda take 0.2 s each). Each reader has its own libdwfl session.
+  void read_all() {
+    std::vector<ModuleState*> readers;
+    for (auto& [module, state] : open_)
+      if (!state.pending.empty()) readers.push_back(&state);
+    const size_t threads = std::min<size_t>(
+        {readers.size(), std::max(1u, std::thread::hardware_concurrency()), kMaxReaderThreads});
+    std::atomic<size_t> next = 0;
+    auto work = [&] {
+      for (size_t i; (i = next.fetch_add(1)) < readers.size();) readers[i]->read_pending();
+    };
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread& thread : pool) thread.join();
+    for (const ModuleState* reader : readers) stats_.read_addresses += reader->read;
+  }
+
   // Tells new cache entries where their debug data came from, then writes them.
   void finish() {
     for (auto& [module, state] : open_)
-      if (state.entry != nullptr && state.entry->dirty && !state.entry->debug_known &&
-          state.open != nullptr) {
+      if (state.entry != nullptr && state.entry != &state.own && state.entry->dirty &&
+          !state.entry->debug_known && state.open != nullptr) {
         state.entry->debug_file = state.open->debug_file();
         state.entry->debug_state =
             debug_state(state.entry->debug_file, state.entry->identity.build_id);
@@ -353,12 +430,16 @@ class Symbolizer {
     auto [it, added] = open_.try_emplace(&module);
     ModuleState& state = it->second;
     if (!added) return state;
+    state.module = &module;
     bool over_budget = false;
     state.fd = open_module_file(module, inflated_left_, over_budget);
     if (over_budget) stats_.over_budget.push_back(module.path);
+    if (state.fd < 0) return state;
     ModuleIdentity identity;
-    if (state.fd >= 0 && identify_module(state.fd, module.path, module.build_id, identity))
-      state.entry = &module_cache_.entry(identity);
+    state.entry = identify_module(state.fd, module.path, module.build_id, identity)
+                      ? &module_cache_.entry(identity)
+                      : &state.own;
+    state.reader = readers_.try_emplace(state.entry, &state).first->second;
     return state;
   }
 
@@ -372,7 +453,7 @@ class Symbolizer {
     }
     frame.module = module->path;
     frame.offset = frame.address - module->base;
-    ModuleState& state = state_of(*module);
+    const ModuleState& state = state_of(*module);
     if (state.entry != nullptr) {
       if (const auto it = state.entry->addresses.find(frame.offset);
           it != state.entry->addresses.end()) {
@@ -383,26 +464,11 @@ class Symbolizer {
           frames.push_back(frame);
         }
         stats_.deep_inline_addresses += it->second.deep_inline;
-        ++stats_.cached_addresses;
         return;
       }
     }
-    if (state.open == nullptr && state.fd >= 0)
-      state.open = std::make_unique<OpenModule>(*module, std::exchange(state.fd, -1));
-    if (state.open == nullptr) {  // not a regular file, or over the budget
-      frames.push_back(frame);
-      return;
-    }
-    const size_t first = frames.size();
-    const bool whole = state.open->describe(pc, frame, frames);
-    if (!whole) ++stats_.deep_inline_addresses;
-    ++stats_.read_addresses;
-    if (state.entry == nullptr || !state.open->readable()) return;
-    CachedAddress& cached = state.entry->addresses[frame.offset];
-    cached.deep_inline = !whole;
-    for (size_t i = first; i < frames.size(); ++i)
-      cached.frames.push_back({frames[i].function, frames[i].file, frames[i].line});
-    state.entry->dirty = true;
+    // Not read: not a regular file, over the budget, or not one libdwfl could use (rebuilt).
+    frames.push_back(frame);
   }
 
   const ProcessModules* find_process(uint32_t pid, uint32_t index) const {
@@ -421,11 +487,14 @@ class Symbolizer {
   const ProcessModules* owner_ = nullptr;  // of the location being symbolized
  public:
   SymbolizeStats stats_;
+
  private:
   uint64_t inflated_left_ = kMaxInflatedTotal;
   std::unordered_map<uint32_t, const ProcessModules*> by_index_;  // the first of each
   std::unordered_map<uint32_t, const ProcessModules*> by_pid_;    // the first of each
   std::map<const Module*, ModuleState> open_;
+  std::map<const ModuleEntry*, ModuleState*> readers_;  // the record that reads each file
+  std::set<std::pair<uint64_t, uint64_t>> planned_;     // (process, address) seen by plan()
   std::map<std::pair<uint64_t, uint64_t>, std::vector<Frame>> frames_;  // (process, address)
 };
 
@@ -443,16 +512,21 @@ SymbolizeStats symbolize(Report& report, const std::vector<ProcessModules>& modu
                          ModuleCache* module_cache) {
   ModuleCache in_memory("");  // still one read per module file within this run
   Symbolizer symbolizer(modules, cache, user, module_cache ? *module_cache : in_memory);
-  for (auto& finding : report.findings) {
-    symbolizer.symbolize(finding.location, finding.pid, finding.process);
-    for (auto& related : finding.related)
-      symbolizer.symbolize(related.location, finding.pid, finding.process);
-  }
-  for (auto& capture : report.captures) {
-    for_each_location(capture,
-                      [&](Location& l) { symbolizer.symbolize(l, capture.pid, capture.process); });
-  }
-  for (auto& site : report.graph_sites) symbolizer.symbolize(site.site, site.pid, site.process);
+  // Every location of the report, in one order for both passes: plan, then symbolize.
+  auto each_location = [&report](auto&& f) {
+    for (auto& finding : report.findings) {
+      f(finding.location, finding.pid, finding.process);
+      for (auto& related : finding.related) f(related.location, finding.pid, finding.process);
+    }
+    for (auto& capture : report.captures)
+      for_each_location(capture, [&](Location& l) { f(l, capture.pid, capture.process); });
+    for (auto& site : report.graph_sites) f(site.site, site.pid, site.process);
+  };
+  each_location(
+      [&](Location& l, uint32_t pid, uint32_t process) { symbolizer.plan(l, pid, process); });
+  symbolizer.read_all();
+  each_location(
+      [&](Location& l, uint32_t pid, uint32_t process) { symbolizer.symbolize(l, pid, process); });
   symbolizer.finish();
   return symbolizer.stats_;
 }
