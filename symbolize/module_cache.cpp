@@ -288,16 +288,17 @@ ModuleCache::~ModuleCache() {
 }
 
 ModuleEntry& ModuleCache::entry(const ModuleIdentity& identity) {
-  const std::string name = file_name(identity);
-  std::unique_ptr<ModuleEntry>& slot = entries_[name];
-  if (slot != nullptr && slot->identity == identity) return *slot;
+  // By the whole identity: two modules whose names collide (paths of one FNV hash) each keep
+  // their own entry, and an entry handed out is never replaced.
+  std::unique_ptr<ModuleEntry>& slot = entries_[identity_fields(identity)];
+  if (slot != nullptr) return *slot;
   slot = std::make_unique<ModuleEntry>();
-  if (enabled() && load(name, *slot) && slot->identity == identity &&
+  if (enabled() && load(file_name(identity), *slot) && slot->identity == identity &&
       debug_state(slot->debug_file, identity.build_id) == slot->debug_state) {
     ++hits;
     return *slot;
   }
-  slot = std::make_unique<ModuleEntry>();
+  *slot = ModuleEntry{};
   slot->identity = identity;
   return *slot;
 }
@@ -331,9 +332,9 @@ bool ModuleCache::load(const std::string& name, ModuleEntry& entry) {
 
 void ModuleCache::flush() {
   bool wrote = false;
-  for (const auto& [name, entry] : entries_) {
+  for (const auto& [key, entry] : entries_) {
     if (!entry->dirty || !entry->debug_known || !enabled()) continue;
-    write(name, *entry);
+    write(file_name(entry->identity), *entry);
     entry->dirty = false;
     wrote = true;
   }

@@ -105,7 +105,7 @@ class ModuleCache {
 
   int dir_fd_ = -1;
   uint64_t max_bytes_;
-  std::map<std::string, std::unique_ptr<ModuleEntry>> entries_;  // by file name
+  std::map<std::string, std::unique_ptr<ModuleEntry>> entries_;  // by identity
 };
 
 }  // namespace capguard

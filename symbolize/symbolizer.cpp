@@ -440,6 +440,7 @@ class Symbolizer {
                       ? &module_cache_.entry(identity)
                       : &state.own;
     state.reader = readers_.try_emplace(state.entry, &state).first->second;
+    if (state.reader != &state) close(std::exchange(state.fd, -1));  // another record reads it
     return state;
   }
 

@@ -325,6 +325,35 @@ TEST_SUITE("module_cache") {
     check_same_frames(first.frames, analyze(address, modules_naming(paths[0]), dir).frames);
   }
 
+  TEST_CASE("processes that map one module file read it once, each at its own base") {
+    const uint64_t address = user_code_here();
+    ProcessModules first = modules_of_this_process();
+    ProcessModules second = first;
+    second.pid = first.pid + 1;
+    constexpr uint64_t kShift = 0x100000000;  // the second process loaded everything higher
+    for (Module& module : second.modules) {
+      module.base += kShift;
+      module.start += kShift;
+      module.end += kShift;
+    }
+    Report report;
+    for (const ProcessModules* process : {&first, &second}) {
+      Finding finding;
+      finding.pid = process->pid;
+      finding.location.addresses = {address + (process == &second ? kShift : 0)};
+      report.findings.push_back(finding);
+    }
+    const SymbolizeStats stats = symbolize(report, {first, second});
+    CHECK(stats.read_addresses == 1);
+    const Frame& a = report.findings[0].location.frames.at(0);
+    const Frame& b = report.findings[1].location.frames.at(0);
+    CHECK(a.function.ends_with("user_code_here()"));
+    CHECK(b.function == a.function);
+    CHECK(b.line == a.line);
+    CHECK(b.offset == a.offset);
+    CHECK(b.address == a.address + kShift);
+  }
+
   TEST_CASE("a read-only or missing home directory turns the cache off without a word") {
     const uint64_t address = user_code_here();
     const ProcessModules process = modules_of_this_process();
