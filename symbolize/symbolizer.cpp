@@ -19,6 +19,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -375,7 +376,14 @@ class Symbolizer {
       for (size_t i; (i = next.fetch_add(1)) < readers.size();) readers[i]->read_pending();
     };
     std::vector<std::thread> pool;
-    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    pool.reserve(threads);
+    for (size_t t = 1; t < threads; ++t) {
+      try {
+        pool.emplace_back(work);
+      } catch (const std::system_error&) {
+        break;  // no more threads to be had (a process limit): the others do the rest
+      }
+    }
     work();
     for (std::thread& thread : pool) thread.join();
     for (const ModuleState* reader : readers) stats_.read_addresses += reader->read;
