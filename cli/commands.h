@@ -29,6 +29,7 @@ struct ReportOptions {
   bool no_source = false;   // text, html: no source lines around the user frames
   bool native_frames = false;  // text: every native frame of Python stacks
   std::vector<std::string> user_code;  // --user-code globs: what the user's own code is
+  std::string symbol_cache;  // --symbol-cache: DIR or "off"; empty: CAPGUARD_SYMBOL_CACHE, XDG
 };
 
 struct RunOptions {
