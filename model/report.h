@@ -105,9 +105,13 @@ struct CaptureInfo {
   // bounded however many times a training loop re-captures.
   uint64_t count = 1;
   uint32_t last_id = 0;  // with count > 1
+  // Past kCleanSitesInDetail such sites in a process, the rest share one entry whatever their
+  // site (its locations are the first one's): `other_sites`.
+  bool other_sites = false;
 };
 
 inline constexpr size_t kCapturesInDetail = 1000;
+inline constexpr size_t kCleanSitesInDetail = 4096;
 
 // One capture site's graph lifecycle: a row of the lifecycle table (text and HTML section, JSON
 // "graph_lifecycle"). A site is the stack of cudaStreamBeginCapture; graphs built with the graph

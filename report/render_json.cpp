@@ -84,6 +84,7 @@ void write_capture(JsonWriter& json, const CaptureInfo& capture) {
     json.key("count"), json.value(capture.count);
     json.key("last_id"), json.value(uint64_t{capture.last_id});
   }
+  if (capture.other_sites) json.key("other_sites"), json.value(true);
   json.end_object();
 }
 

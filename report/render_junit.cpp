@@ -176,7 +176,10 @@ class JunitRenderer {
         name += " in " + f->function;
       }
     }
-    if (c.count > 1)  // clean captures of the same site, counted together (CaptureInfo::count)
+    if (c.other_sites)  // clean captures of many sites past the bound (CaptureInfo)
+      name += fmt::format(", and {} more clean captures at other sites up to #{}", c.count - 1,
+                          c.last_id);
+    else if (c.count > 1)  // clean captures of the same site, counted together
       name += fmt::format(", and {} more like it up to #{}", c.count - 1, c.last_id);
     return name;
   }

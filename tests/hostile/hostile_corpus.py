@@ -133,7 +133,20 @@ def cases():
              check=lambda stderr: "compressed debug sections would inflate" in stderr),
         Case("many_processes", 1, lambda d: [one(d, trace(pid=0x1000 + i), "capguard.%d.trace" % i)
                                              for i in range(15000)]),
+        Case("clean_captures_1m_distinct_sites", 0, lambda d: one(d, clean_captures(1000000))),
     ]
+
+
+def clean_captures(n):
+    """n clean captures, each begun from a site of its own (1.3 GB of analysis state before
+    clean captures past 4096 sites shared one report entry)."""
+    out = ["v 0.1.0 4\np 1e240 1 0\nc ./app\ni ok cupti\n"]
+    for i in range(1, n + 1):
+        out.append("s %x %x\ne %x 1 1e241 cudaStreamBeginCapture 0 %x st=5000 ci=%x md=0\n"
+                   "e %x 2 1e241 cudaStreamEndCapture 0 %x st=5000 ci=%x\n"
+                   % (i, 0x401000 + 16 * i, 2 * i - 1, i, i, 2 * i, i, i))
+    out.append("z 3 0\n")
+    return "".join(out)
 
 
 def fork_chain(n):
