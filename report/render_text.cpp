@@ -14,6 +14,7 @@
 #include "report/python_stack.h"
 #include "report/render.h"
 #include "report/source_lines.h"
+#include "report/text_wrap.h"
 #include "report/utf8.h"
 #include "util/base_name.h"
 
@@ -396,7 +397,7 @@ std::string render_text(const Report& report, const RenderOptions& options) {
   out += lifecycle_text(report);
   out += cupti_clients_text(report);
   out += summary_line(report);
-  return out;
+  return wrap_long_lines(out, options.native_frames);
 }
 
 }  // namespace capguard

@@ -295,13 +295,25 @@ grep -q '^capguard: cannot attach to process 123456 (./app): CUPTI already in us
 # and passes; capguard's subscription lost (CUPTI finalized behind its back), every format says
 # what was not checked and the gate fails closed (exit 3), unless findings fail it anyway.
 mkdir -p "$t/cupti-shared" "$t/cupti-lost"
+# The text report's lines over 160 columns, joined again: a line at column 0 goes on in the lines
+# indented by two spaces below it.
+unwrap() {
+  python3 -c 'import sys
+out = []
+for line in open(sys.argv[1]).read().split("\n"):
+    if out and out[-1][:1] not in ("", " ") and line.startswith("  ") and line[2:3] != " ":
+        out[-1] += " " + line[2:]
+    else:
+        out.append(line)
+print("\n".join(out), end="")' "$1"
+}
 printf 'v 0.1.0 5\np 4d 1 0\nc python3%%20train.py\ni ok cupti\nk 10 4d forwarding /opt/torch/lib/libtorch_cpu.so\nk 20 4d left /opt/torch/lib/libtorch_cpu.so\nk 21 4d finalize /opt/torch/lib/libtorch_cpu.so\nz 99 0\n' >"$t/cupti-shared/capguard.77.trace"
 expect 0 '^SUMMARY: capguard: 0 errors' -- "$capguard" report -o json:"$work/shared.json" "$t/cupti-shared"
-grep -q "^note: process 77 shares CUPTI with PyTorch's profiler (kineto) in libtorch_cpu.so: capguard forwarded the callbacks it enabled; its cuptiFinalize (1x) ended its own subscription only$" "$work/err" || fail "the shared CUPTI client is not named"
+grep -q "^note: process 77 shares CUPTI with PyTorch's profiler (kineto) in libtorch_cpu.so: capguard forwarded the callbacks it enabled; its cuptiFinalize (1x) ended its own subscription only$" <(unwrap "$work/err") || fail "the shared CUPTI client is not named"
 python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["processes"][0]["cupti_clients"]; assert c == [{"name": "PyTorch'"'"'s profiler (kineto) in libtorch_cpu.so", "sharing": "forwarded", "subscriptions": 1, "finalize_calls_kept": 1, "refused": 0}], c' "$work/shared.json" || fail "JSON lacks cupti_clients"
 printf 'v 0.1.0 5\np 4e 1 0\nc ./app\ni ok cupti\ne 1 100 4e cudaGetDevice 0 0\nk 10 4e forwarding ./libmyprof.so\ne 2 3b9aca64 4e cudaMalloc 0 0\nk 99 4e lost ./libmyprof.so\nz 99 0\n' >"$t/cupti-lost/capguard.78.trace"
 expect 3 'SUMMARY: capguard: 0 errors' -- "$capguard" report -o json:"$work/lost.json" -o sarif:"$work/lost.sarif" -o junit:"$work/lost.xml" -o html:"$work/lost.html" "$t/cupti-lost"
-grep -q '^==78==capguard: stopped watching: .*finalized by a call capguard could not intercept (last CUPTI client seen: libmyprof.so); nothing after its last recorded call (cudaMalloc, 1.000 s after the first) was checked$' "$work/err" || fail "text: the lost subscription is not said"
+grep -q '^==78==capguard: stopped watching: .*finalized by a call capguard could not intercept (last CUPTI client seen: libmyprof.so); nothing after its last recorded call (cudaMalloc, 1.000 s after the first) was checked$' <(unwrap "$work/err") || fail "text: the lost subscription is not said"
 for f in lost.json lost.sarif lost.xml lost.html; do
   grep -q 'capguard could not intercept' "$work/$f" || fail "$f: the lost subscription is not said"
 done
