@@ -18,8 +18,8 @@ std::string group_key(const Report& report, const Finding& f) {
     where = fmt::format("#{}", l.stack_id);
   }
   const CaptureInfo* capture = report.find_capture(f.capture);
-  return fmt::format("{}\n{}\n{}\n{}\n{}", f.rule, f.pid, f.process, where,
-                     capture != nullptr ? capture->begin.stack_id : 0);
+  return fmt::format("{}\n{}\n{}\n{}\n{}\n{}", f.rule, f.pid, f.process, where,
+                     capture != nullptr ? capture->begin.stack_id : 0, f.test);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// Identical findings: the same rule, process, user line and capture site. The text report
-// prints a group once ("and N more times"); JSON and SARIF keep each finding and give
-// the findings of a group one id. One place, so that every format groups alike.
+// Identical findings: the same rule, process, user line and capture site (and test, under the
+// pytest plugin). The text report prints a group once ("and N more times"); JSON and SARIF keep
+// each finding and give the findings of a group one id. One place, so that formats agree.
 #pragma once
 
 #include <cstdint>

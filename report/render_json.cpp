@@ -149,6 +149,7 @@ void write_finding(JsonWriter& json, const Finding& finding, uint32_t group) {
   }
   json.end_array();
   json.key("consequences"), json.value(uint64_t{finding.consequences});
+  if (!finding.test.empty()) json.key("test"), json.value(finding.test);  // pytest plugin's
   json.end_object();
 }
 

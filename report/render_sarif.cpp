@@ -366,6 +366,7 @@ class SarifRenderer {
     if (f.capture) w_.field("capture", *f.capture);
     w_.field("consequences", f.consequences);
     w_.field("group", group);  // shared by identical findings (report/finding_groups.h)
+    if (!f.test.empty()) w_.field("test", f.test);  // the pytest plugin's node id
     w_.end_object();
     w_.end_object();
   }

@@ -348,6 +348,33 @@ else
   echo "skip: no recorded trace at $recorded"
 fi
 
+# --- the pytest plugin's marks beside a trace: each finding names the test it was made in, and
+# JUnit gets a test case per test, only the one that synchronized failing. The synchronize is
+# event 2 (time 0x14 = 20 ns) of pid 0x1e240 = 123456.
+mkdir -p "$t/pytest"
+cp "$t/sync.trace" "$t/pytest/capguard.123456.trace"
+printf 'capguard-test-begin 1 123456 t.py::test_clean\ncapguard-test-end 15 123456 t.py::test_clean\n'\
+'capguard-test-begin 16 123456 t.py::test_sync\ncapguard-test-end 40 123456 t.py::test_sync\n'\
+'capguard-test-begin 9 123456 t.py::back_in_time\nnot a mark\n' >"$t/pytest/capguard.123456.tests"
+expect 1 '^SUMMARY: capguard: 1 error' -- "$capguard" report --no-source -o "junit:$t/pytest.xml" \
+  -o "json:$t/pytest.json" -o "sarif:$t/pytest.sarif" "$t/pytest"
+grep -q '^  in test t.py::test_sync$' "$work/err" || fail "pytest: text does not name the test"
+python3 - "$t/pytest.xml" "$t/pytest.json" "$t/pytest.sarif" <<'PY' || fail "pytest: findings not attributed to t.py::test_sync alone"
+import json, sys
+import xml.etree.ElementTree as ET
+cases = {c.get("name"): c for c in ET.parse(sys.argv[1]).iter("testcase")}
+assert set(cases) >= {"t.py::test_clean", "t.py::test_sync"}, cases
+assert "back_in_time" not in "".join(cases)
+assert cases["t.py::test_clean"].find("failure") is None
+assert cases["t.py::test_sync"].find("failure").get("type") == "sync-during-capture"
+assert all(c.find("failure") is None for n, c in cases.items() if n != "t.py::test_sync")
+assert [f.get("test") for f in json.load(open(sys.argv[2]))["findings"]] == ["t.py::test_sync"]
+result = json.load(open(sys.argv[3]))["runs"][0]["results"][0]
+assert result["properties"]["test"] == "t.py::test_sync"
+PY
+python3 "$tests/validate_junit.py" "$t/pytest.xml" >/dev/null || fail "pytest: JUnit not valid"
+echo "ok: the pytest plugin's marks attribute findings to tests"
+
 echo
 if [ $failures -ne 0 ]; then echo "$failures CLI test(s) failed"; exit 1; fi
 echo "all CLI tests passed"
