@@ -4,6 +4,7 @@ test to $CAPGUARD_TRACE_DIR/capguard.<pid>.tests, on the monotonic clock, and sa
 capguard is not attached. Skipped (exit 77, with the reason) where pytest is not installed."""
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,13 +22,26 @@ def test_failing():
 """
 
 
-def run_pytest(directory, env_extra, *args):
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), **env_extra)
+def run_pytest(directory, env_extra, *args, plugin=True):
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    env.update(env_extra)
     env.pop("PYTEST_ADDOPTS", None)
+    load = ["-p", "capguard.pytest_plugin"] if plugin else []
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "capguard.pytest_plugin", "-p", "no:cacheprovider",
-         *args, os.path.join(directory, "test_sample.py")],
+        [sys.executable, "-m", "pytest", *load, "-p", "no:cacheprovider", *args,
+         os.path.join(directory, "test_sample.py")],
         cwd=directory, env=env, capture_output=True, text=True, timeout=120)
+
+
+def pytest11_entry_point():
+    """(name, target) of pyproject.toml's pytest11 entry point."""
+    text = open(os.path.join(ROOT, "pyproject.toml")).read()
+    section = text.split("[project.entry-points.pytest11]", 1)[1].split("\n[", 1)[0]
+    for line in section.splitlines():
+        if "=" in line and not line.lstrip().startswith("#"):
+            name, target = (part.strip().strip('"') for part in line.split("=", 1))
+            return name, target
+    raise SystemExit("pyproject.toml has no pytest11 entry point")
 
 
 def main():
@@ -73,6 +87,23 @@ def main():
         result = run_pytest(work, {"CAPGUARD_TRACE_DIR": ""})
         check("capguard: not attached" in result.stdout, "no warning without capguard: " +
               result.stdout)
+
+        # As installed: pyproject.toml's pytest11 entry point, in a dist-info on the path, loads
+        # the plugin for --capguard, and -p beside it finds it loaded rather than a second copy.
+        installed = os.path.join(work, "site")
+        info = os.path.join(installed, "capguard-0.0.0.dist-info")
+        os.makedirs(info)
+        shutil.copytree(os.path.join(ROOT, "python", "capguard"),
+                        os.path.join(installed, "capguard"))
+        with open(os.path.join(info, "METADATA"), "w") as f:
+            f.write("Metadata-Version: 2.1\nName: capguard\nVersion: 0.0.0\n")
+        with open(os.path.join(info, "entry_points.txt"), "w") as f:
+            f.write("[pytest11]\n%s = %s\n" % pytest11_entry_point())
+        for args in (["--capguard"], ["-p", "capguard.pytest_plugin", "--capguard"]):
+            result = run_pytest(work, {"CAPGUARD_TRACE_DIR": traces, "PYTHONPATH": installed},
+                                *args, plugin=False)
+            check(result.returncode == 1 and "capguard: attached" in result.stdout,
+                  "installed, %s: %s%s" % (" ".join(args), result.stdout, result.stderr))
     for failure in failures:
         print("FAIL:", failure)
     print("pytest_plugin_test:", "FAILED" if failures else "ok")
