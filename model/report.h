@@ -65,6 +65,8 @@ struct Finding {
   // "Tensor.item()", and the fix in the framework's words. Empty otherwise.
   std::string framework_call;
   std::string framework_fix;
+  // The test that was running (pytest node id, from the plugin's marks: engine/test_marks.h).
+  std::string test;
 };
 
 enum class CaptureState {
@@ -142,6 +144,8 @@ struct ProcessInfo {
   std::vector<CuptiClientInfo> cupti_clients;  // the program's own, sharing CUPTI with capguard
   // Non-empty when capguard's subscription was gone at exit: what was not checked, in words.
   std::string cupti_lost;
+  // The tests that ran in it, in order (pytest node ids: engine/test_marks.h), findings or not.
+  std::vector<std::string> tests;
 };
 
 // Why the analysis saw less than it was asked to (a trace that could not be read, a program

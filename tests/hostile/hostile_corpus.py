@@ -105,6 +105,8 @@ def cases():
             modules=[(0, 0x400000, 0x500000, "/etc")], native=[0x401234]))),
         Case("symbols_companion_is_fifo", 1, setup_symbols_fifo),
         Case("symbols_companion_names_etc_passwd", 1, setup_symbols_passwd),
+        Case("tests_companion_is_fifo", 1, setup_tests_fifo),
+        Case("tests_companion_hostile", 1, setup_tests_hostile),
         Case("trace_is_fifo", 3, setup_trace_fifo, args=lambda d: [os.path.join(d, "traces", "x.trace")], control=False),
         Case("fifo_trace_in_directory", 1, setup_fifo_in_dir),
         # Output that nothing can forge.
@@ -239,6 +241,22 @@ def setup_symbols_passwd(d):
     write(os.path.join(d, "traces", "capguard.1.trace.symbols"),
           "capguard-symbols\t1\n1e240\t401234\t1\t/nonexistent/app\tmain\t/etc/passwd\n"
           "1e240\t401234\t1\t/nonexistent/app\tmain\t%s/outside/secret.py\n" % d)
+
+
+def setup_tests_fifo(d):
+    one(d, trace())
+    os.mkfifo(os.path.join(d, "traces", "capguard.1.tests"))
+
+
+def setup_tests_hostile(d):
+    """The pytest plugin's marks (engine/test_marks.h), written by anyone: a forged node id over
+    the synchronize, an overlong line, out-of-order and malformed lines, more tests than named."""
+    one(d, trace())
+    lines = ["capguard-test-begin 1 123456 " + FORGED,
+             "capguard-test-begin 2 123456 " + "A" * (1 << 20),
+             "capguard-test-begin 0 123456 back-in-time", "capguard-test-end x 123456 y", "\x00"]
+    lines += ["capguard-test-begin %d 123456 t%d" % (100 + i, i) for i in range(120000)]
+    write(os.path.join(d, "traces", "capguard.1.tests"), "\n".join(lines) + "\n")
 
 
 def setup_trace_fifo(d):
