@@ -104,6 +104,7 @@ def cases():
         Case("module_record_names_directory", 1, lambda d: one(d, trace(
             modules=[(0, 0x400000, 0x500000, "/etc")], native=[0x401234]))),
         Case("symbols_companion_is_fifo", 1, setup_symbols_fifo),
+        Case("debuglink_names_fifo", 1, setup_debuglink_fifo),
         Case("symbols_companion_names_etc_passwd", 1, setup_symbols_passwd),
         Case("tests_companion_is_fifo", 1, setup_tests_fifo),
         Case("tests_companion_hostile", 1, setup_tests_hostile),
@@ -222,6 +223,21 @@ def setup_compressed_debug_bomb(d):
             if flags & 0x800:  # SHF_COMPRESSED: Elf64_Chdr ch_type, ch_reserved, ch_size
                 struct.pack_into("<Q", data, offset + 8, 1 << 30)
         open(elf, "wb").write(bytes(data))
+    one(d, trace(modules=[(0x400000, 0x400000, 0x500000, elf)], native=[0x401010]))
+    return ok
+
+
+def setup_debuglink_fifo(d):
+    """A module whose .gnu_debuglink names a FIFO beside it: libdwfl would open it and block."""
+    src, elf, debug = os.path.join(d, "dl.c"), os.path.join(d, "dl.so"), os.path.join(d, "dl.debug")
+    write(src, "int dl(int x) { return x * 3 + 1; }\n")
+    ok = shutil.which("cc") and shutil.which("objcopy") and all(subprocess.run(c).returncode == 0 for c in (
+        ["cc", "-g", "-O1", "-shared", "-fPIC", "-o", elf, src],
+        ["objcopy", "--only-keep-debug", elf, debug],
+        ["objcopy", "--strip-debug", "--add-gnu-debuglink=" + debug, elf]))
+    if ok:
+        os.remove(debug)
+        os.mkfifo(debug)
     one(d, trace(modules=[(0x400000, 0x400000, 0x500000, elf)], native=[0x401010]))
     return ok
 
