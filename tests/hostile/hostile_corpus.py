@@ -328,6 +328,22 @@ def forbidden_lines():
     return lines
 
 
+def sarif_validator():
+    """The SARIF 2.1.0 schema (docs/) as a validator; None, said once, without jsonschema."""
+    try:
+        import jsonschema
+    except ImportError:
+        print("note: python3 module 'jsonschema' missing: SARIF outputs are parsed, not validated")
+        return None
+    schema_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                               "sarif-2.1.0.schema.json")
+    with open(schema_path, encoding="utf-8") as f:
+        return jsonschema.Draft4Validator(json.load(f))
+
+
+SARIF_VALIDATOR = sarif_validator()
+
+
 def check_outputs(case, d, out, forbidden):
     problems = []
     text = open(os.path.join(out, "r.txt"), "rb").read() if os.path.exists(os.path.join(out, "r.txt")) else b""
@@ -353,6 +369,9 @@ def check_outputs(case, d, out, forbidden):
                 problems.append(f"{name}: not JSON: {e}")
                 continue
             if name.endswith(".sarif"):
+                if SARIF_VALIDATOR is not None:
+                    problems += [f"{name}: SARIF schema: {e.message[:200]}"
+                                 for e in list(SARIF_VALIDATOR.iter_errors(doc))[:3]]
                 for run in doc.get("runs", []):
                     for result in run.get("results", []):
                         if "[click](" in result["message"]["text"]:
