@@ -132,6 +132,8 @@ def cases():
         Case("fork_chain_40k", 3, lambda d: one(d, fork_chain(40000))),
         Case("many_modules_many_findings", 1, lambda d: one(d, many_modules(500000, 10000))),
         Case("frees_against_graph_refs", 1, lambda d: one(d, frees_against_graph(20000, 6400))),
+        Case("deep_inline_chain_800", 1, setup_deep_inline_chain,
+             check=lambda stderr: "nested deeper than" in stderr),
         Case("compressed_debug_bomb", 1, setup_compressed_debug_bomb,
              check=lambda stderr: "compressed debug sections would inflate" in stderr),
         Case("many_processes", 1, lambda d: [one(d, trace(pid=0x1000 + i), "capguard.%d.trace" % i)
@@ -239,6 +241,29 @@ def setup_debuglink_fifo(d):
         os.remove(debug)
         os.mkfifo(debug)
     one(d, trace(modules=[(0x400000, 0x400000, 0x500000, elf)], native=[0x401010]))
+    return ok
+
+
+def setup_deep_inline_chain(d):
+    """A module in which 800 functions are inlined into each other, a stack address in the
+    innermost: walking its DWARF scopes took cubic time (800 levels: 15 s) before the cut."""
+    src, elf = os.path.join(d, "deep.c"), os.path.join(d, "deep.so")
+    n = 800
+    lines = ["volatile int sink;", "__attribute__((noinline)) void leaf(void) { sink++; }",
+             "static inline __attribute__((always_inline)) void f%d(void) { leaf(); sink++; }" % n]
+    lines += ["static inline __attribute__((always_inline)) void f%d(void) { f%d(); sink++; }"
+              % (i, i + 1) for i in range(n - 1, -1, -1)]
+    lines.append("int deep(void) { f0(); return sink; }")
+    write(src, "\n".join(lines) + "\n")
+    ok = shutil.which("cc") and subprocess.run(["cc", "-g", "-O2", "-shared", "-fPIC", "-o", elf, src]).returncode == 0
+    address = 0
+    if ok:  # the return address of deep's call to leaf, inside all 800 inline scopes
+        dump = subprocess.run(["objdump", "-d", elf], capture_output=True, text=True).stdout
+        body = dump[dump.index("<deep>:"):]
+        call = re.search(r"^\s*([0-9a-f]+):.*call.*<leaf", body, re.M)
+        nxt = re.search(r"^\s*([0-9a-f]+):", body[call.end():], re.M)
+        address = int(nxt.group(1), 16)
+    one(d, trace(modules=[(0x400000, 0x400000, 0x500000, elf)], native=[0x400000 + address]))
     return ok
 
 
