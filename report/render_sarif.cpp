@@ -270,7 +270,8 @@ class SarifRenderer {
       links += (links.empty() ? " See " : ", ") + ("[" + r.role + "](" + std::to_string(id) + ")");
     }
     if (!links.empty()) text += links + ".";
-    if (const RuleInfo* rule = find_rule_in(options_.rules, f.rule)) text += "\nFix: " + std::string(rule->fix);
+    if (const RuleInfo* rule = find_rule_in(options_.rules, f.rule))
+      text += "\nFix: " + std::string(rule->fix);
     return text;
   }
 
@@ -299,7 +300,10 @@ class SarifRenderer {
   void write_stack(const Finding& f) {
     if (f.location.frames.empty()) return;
     w_.key("stacks").begin_array().begin_object();
-    w_.key("message").begin_object().field("text", "host stack of " + sarif_text(f.api)).end_object();
+    w_.key("message")
+        .begin_object()
+        .field("text", "host stack of " + sarif_text(f.api))
+        .end_object();
     w_.key("frames").begin_array();
     for (const Frame& frame : f.location.frames) {
       w_.begin_object().key("location").begin_object();
@@ -339,6 +343,7 @@ class SarifRenderer {
     w_.field("pid", f.pid).field("thread", f.thread).field("capturingThread", f.capturing_thread);
     if (f.capture) w_.field("capture", *f.capture);
     w_.field("consequences", f.consequences);
+    if (f.rehearsed) w_.field("rehearsed", true).field("region", f.region);
     w_.end_object();
     w_.end_object();
   }

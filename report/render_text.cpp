@@ -12,6 +12,7 @@
 #include "model/frame_owner.h"
 #include "report/lifecycle_table.h"
 #include "report/python_stack.h"
+#include "report/rehearsal_section.h"
 #include "report/render.h"
 #include "report/source_lines.h"
 #include "report/utf8.h"
@@ -204,8 +205,9 @@ bool mentions_thread(std::string_view message, uint32_t thread) {
 void append_finding(std::string& out, const Report& report, const Finding& finding,
                     const Style& style, SourceReader* sources, std::span<const RuleInfo> rules) {
   auto it = std::back_inserter(out);
-  fmt::format_to(it, "=={}=={}{}: capguard: {}{}\n", finding.pid, style.severity(finding.severity),
-                 heading_word(finding.severity), finding.rule, style.reset());
+  fmt::format_to(it, "=={}=={}{}: capguard: {}{}{}\n", finding.pid,
+                 style.severity(finding.severity), heading_word(finding.severity), finding.rule,
+                 finding.rehearsed ? " (rehearsed: would break a capture)" : "", style.reset());
   // The message first: what went wrong, the call and what CUDA answered, said once.
   if (!finding.message.empty()) {
     if (!finding.framework_call.empty())  // what the user wrote, then what CUDA saw
@@ -427,6 +429,7 @@ std::string render_text(const Report& report, const RenderOptions& options) {
     append_repeats(out, report, groups.others[f]);
   }
   out += lifecycle_text(report);
+  out += rehearsal_text(report);
   out += cupti_clients_text(report);
   out += summary_line(report);
   return out;

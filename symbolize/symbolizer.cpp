@@ -14,10 +14,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <unordered_map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "util/base_name.h"
@@ -344,6 +344,7 @@ class Symbolizer {
   const ProcessModules* owner_ = nullptr;  // of the location being symbolized
  public:
   SymbolizeStats stats_;
+
  private:
   uint64_t inflated_left_ = kMaxInflatedTotal;
   std::unordered_map<uint32_t, const ProcessModules*> by_index_;  // the first of each
@@ -374,6 +375,10 @@ SymbolizeStats symbolize(Report& report, const std::vector<ProcessModules>& modu
                       [&](Location& l) { symbolizer.symbolize(l, capture.pid, capture.process); });
   }
   for (auto& site : report.graph_sites) symbolizer.symbolize(site.site, site.pid, site.process);
+  for (auto& rehearsal : report.rehearsals)
+    for (auto* items : {&rehearsal.warmup, &rehearsal.breaks})
+      for (auto& item : *items)
+        symbolizer.symbolize(item.location, rehearsal.pid, rehearsal.process);
   return symbolizer.stats_;
 }
 
