@@ -3,6 +3,7 @@
 #define NVTX_NO_IMPL  // types and callback ids only: libcapguard.so must not define nvtx* itself
 #include <nvtx3/nvToolsExt.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstring>
@@ -49,6 +50,16 @@ std::string_view domain_name(const void* domain) {
   return {slot->name, strnlen(slot->name, sizeof slot->name)};
 }
 
+// Strings registered through nvtxDomainRegisterStringA/W (the `nvtx` Python package, nvtx3.hpp's
+// registered_string): the handle is a slot here, so a message of type REGISTERED can be read.
+// Past the table, strings share an empty slot (their ranges are not rehearsed).
+struct StringSlot {
+  char text[128];
+};
+constexpr size_t kStrings = 512;
+StringSlot g_strings[kStrings + 1];
+std::atomic<size_t> g_string_count{0};
+
 // A message as bytes: ASCII as is; wide characters outside ASCII become '?'.
 struct Message {
   char text[256];
@@ -63,7 +74,12 @@ void from_wide(const wchar_t* s, Message& out) {
     out.text[n] = s[n] > 0 && s[n] < 0x80 ? static_cast<char>(s[n]) : '?';
   out.view = std::string_view(out.text, n);
 }
-// Registered-string messages are not matched: their handles are not capguard's to read.
+void from_registered(const void* handle, Message& out) {
+  const auto* slot = static_cast<const StringSlot*>(handle);
+  out.view = {};
+  if (slot >= g_strings && slot < g_strings + kStrings)
+    out.view = std::string_view(slot->text, strnlen(slot->text, sizeof slot->text));
+}
 void from_attributes(const void* attributes, Message& out) {
   out.view = {};
   const auto* a = static_cast<const nvtxEventAttributes_t*>(attributes);
@@ -73,6 +89,7 @@ void from_attributes(const void* attributes, Message& out) {
   }
   if (a->messageType == NVTX_MESSAGE_TYPE_ASCII) from_ascii(a->message.ascii, out);
   if (a->messageType == NVTX_MESSAGE_TYPE_UNICODE) from_wide(a->message.unicode, out);
+  if (a->messageType == NVTX_MESSAGE_TYPE_REGISTERED) from_registered(a->message.registered, out);
 }
 
 bool rehearsed(std::string_view name) {
@@ -150,6 +167,16 @@ const void* create_domain(const Message& name) {
       name.view.size() < sizeof slot.name - 1 ? name.view.size() : sizeof slot.name - 1;
   memcpy(slot.name, name.view.data(), n);
   slot.name[n] = '\0';
+  return &slot;
+}
+
+const void* register_string(const Message& text) {
+  const size_t index = g_string_count.fetch_add(1, std::memory_order_relaxed);
+  if (index >= kStrings) return &g_strings[kStrings];
+  StringSlot& slot = g_strings[index];
+  const size_t n = std::min(text.view.size(), sizeof slot.text - 1);
+  memcpy(slot.text, text.view.data(), n);
+  slot.text[n] = '\0';
   return &slot;
 }
 
@@ -237,6 +264,16 @@ const void* domain_create_w(const wchar_t* name) {
   from_wide(name, m);
   return create_domain(m);
 }
+const void* register_string_a(const void*, const char* text) {
+  Message m;
+  from_ascii(text, m);
+  return register_string(m);
+}
+const void* register_string_w(const void*, const wchar_t* text) {
+  Message m;
+  from_wide(text, m);
+  return register_string(m);
+}
 }  // namespace nvtx_callbacks
 
 namespace {
@@ -261,6 +298,12 @@ nvtxRangeId_t NVTX_API domain_start_ex_abi(nvtxDomainHandle_t d, const nvtxEvent
 void NVTX_API domain_end_abi(nvtxDomainHandle_t d, nvtxRangeId_t id) { c::domain_end(d, id); }
 nvtxDomainHandle_t NVTX_API domain_create_a_abi(const char* n) {
   return static_cast<nvtxDomainHandle_t>(const_cast<void*>(c::domain_create_a(n)));
+}
+nvtxStringHandle_t NVTX_API register_string_a_abi(nvtxDomainHandle_t d, const char* s) {
+  return static_cast<nvtxStringHandle_t>(const_cast<void*>(c::register_string_a(d, s)));
+}
+nvtxStringHandle_t NVTX_API register_string_w_abi(nvtxDomainHandle_t d, const wchar_t* s) {
+  return static_cast<nvtxStringHandle_t>(const_cast<void*>(c::register_string_w(d, s)));
 }
 nvtxDomainHandle_t NVTX_API domain_create_w_abi(const wchar_t* n) {
   return static_cast<nvtxDomainHandle_t>(const_cast<void*>(c::domain_create_w(n)));
@@ -307,6 +350,8 @@ bool install_nvtx_callbacks(const void* (*get_export_table)(uint32_t)) {
     fill(core2, core2_size, NVTX_CBID_CORE2_DomainRangeEnd, &domain_end_abi);
     fill(core2, core2_size, NVTX_CBID_CORE2_DomainCreateA, &domain_create_a_abi);
     fill(core2, core2_size, NVTX_CBID_CORE2_DomainCreateW, &domain_create_w_abi);
+    fill(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringA, &register_string_a_abi);
+    fill(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringW, &register_string_w_abi);
   }
   return true;
 }

@@ -1,9 +1,9 @@
 // Capture rehearsal (issue 19): libcapguard.so as NVTX's injection library. `capguard run
 // --rehearse GLOB` sets NVTX_INJECTION64_PATH to libcapguard.so and CAPGUARD_REHEARSE to the
 // glob; NVTX then calls InitializeInjectionNvtx2 (injection.cpp), which hands its export table
-// to install_nvtx_callbacks. Only range push/pop and start/end (and domain creation, to name a
-// domain) are filled: every other NVTX call stays a no-op, and without --rehearse NVTX never
-// loads capguard at all.
+// to install_nvtx_callbacks. Only range push/pop and start/end (and domain creation and string
+// registration, to read a range's domain and registered message) are filled: every other NVTX
+// call stays a no-op, and without --rehearse NVTX never loads capguard at all.
 //
 // A range whose message matches the glob is "rehearsed": the hooks tell the recorder, which
 // records every call while one is open. The callbacks never allocate, lock or throw: a
@@ -48,6 +48,8 @@ uint64_t domain_start_ex(const void* domain, const void* attributes);
 void domain_end(const void* domain, uint64_t id);
 const void* domain_create_a(const char* name);
 const void* domain_create_w(const wchar_t* name);
+const void* register_string_a(const void* domain, const char* text);
+const void* register_string_w(const void* domain, const wchar_t* text);
 }  // namespace nvtx_callbacks
 
 }  // namespace capguard::interposer

@@ -79,6 +79,20 @@ TEST_SUITE("interposer_nvtx_ranges_test") {
     CHECK(g_seen.size() == 4);
   }
 
+  TEST_CASE("a registered string's message matches") {
+    rehearse("decode");
+    const void* domain = cb::domain_create_a("nvtx.py");
+    nvtxEventAttributes_t a = ascii_attributes(nullptr);
+    a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    a.message.registered =
+        static_cast<nvtxStringHandle_t>(const_cast<void*>(cb::register_string_a(domain, "decode")));
+    cb::domain_push_ex(domain, &a);
+    cb::domain_pop(domain);
+    REQUIRE(g_seen.size() == 2);
+    CHECK(g_seen[0].name == "decode");
+    CHECK(g_seen[0].domain == "nvtx.py");
+  }
+
   TEST_CASE("start/end ranges may end on another thread; unknown ids end nothing") {
     rehearse("step*");
     const nvtxEventAttributes_t a = ascii_attributes("step 3");
