@@ -274,6 +274,7 @@ void Replay::range_end(const trace::RangeRecord& record) {
   rehearsal_.range_end(record.id, judgements_);
   for (const RehearsalJudgement& judgement : judgements_)
     rehearsal_found(judgement, nullptr, nullptr);
+  rehearsal_.settle();
 }
 
 void Replay::rehearse(const ApiEvent& ev) {
@@ -285,24 +286,21 @@ void Replay::rehearse(const ApiEvent& ev) {
 
 void Replay::rehearsal_found(const RehearsalJudgement& judgement, const ApiEvent* ev,
                              const ApiInfo* api) {
-  const RehearsalExecution& execution = rehearsal_.executions()[judgement.execution];
+  uint32_t number = 0;  // the execution's, within its region
+  const uint32_t region_index = rehearsal_.region_of(judgement.execution, number);
   // The same call site breaks the same way in every execution: one key (API names are
   // interned, so the name's address identifies it).
-  const uint64_t key =
-      mix_hash(mix_hash(uint64_t{execution.region} << 16 |
-                        uint64_t{static_cast<uint8_t>(judgement.what)} << 1 |
-                        uint64_t{judgement.other_thread}) ^
-               mix_hash(canonical_stack(judgement.site.stack) ^
-                        mix_hash(reinterpret_cast<uintptr_t>(judgement.site.api.data()))));
+  const uint64_t key = mix_hash(
+      mix_hash(uint64_t{region_index} << 16 | uint64_t{static_cast<uint8_t>(judgement.what)} << 1 |
+               uint64_t{judgement.other_thread}) ^
+      mix_hash(canonical_stack(judgement.site.stack) ^
+               mix_hash(reinterpret_cast<uintptr_t>(judgement.site.api.data()))));
   const bool first_in_execution = rehearsal_.note(judgement.execution, key);
   if (RehearsedBreak* known = rehearsed_.find(key)) {
     known->executions += first_in_execution;
     return;
   }
-  const RehearsalRegion& region = rehearsal_.regions()[execution.region];
-  uint32_t number = 0;  // 1-based, within the region
-  while (number < region.executions.size() && region.executions[number] != judgement.execution)
-    ++number;
+  const RehearsalRegion& region = rehearsal_.regions()[region_index];
   rules::Draft draft;
   draft.message = rules::rehearsal_message(judgement, region.name, number + 1, rehearsal_.mode());
   const ApiInfo info = api != nullptr ? *api : classify(judgement.site.api);
@@ -311,15 +309,12 @@ void Replay::rehearsal_found(const RehearsalJudgement& judgement, const ApiEvent
   finding.rehearsed = true;
   finding.region = region.name;
   if (judgement.other_thread) finding.capturing_thread = false;
-  rehearsed_[key] = {index, execution.region, 1, judgement.what, info, judgement.site};
+  rehearsed_[key] = {index, region_index, 1, judgement.what, info, judgement.site};
 }
 
 void Replay::add_rehearsals() {
   // A range still open when the trace ended (the process exited inside it) counts as ended.
-  std::vector<uint64_t> open;
-  for (const RehearsalExecution& execution : rehearsal_.executions())
-    if (execution.open) open.push_back(execution.range_id);
-  for (uint64_t id : open) range_end({0, 0, 0, id, {}, {}});
+  for (uint64_t id : rehearsal_.open_ranges()) range_end({0, 0, 0, id, {}, {}});
   const auto item = [&](uint64_t key) {
     RehearsalItem item;
     if (const RehearsedBreak* known = rehearsed_.find(key)) {
@@ -332,7 +327,6 @@ void Replay::add_rehearsals() {
     }
     return item;
   };
-  const auto& executions = rehearsal_.executions();
   for (const RehearsalRegion& region : rehearsal_.regions()) {
     RehearsalInfo info;
     info.pid = pid_;
@@ -340,21 +334,13 @@ void Replay::add_rehearsals() {
     info.name = region.name;
     info.domain = region.domain;
     info.mode = mode_name(rehearsal_.mode());
-    const RehearsalVerdict verdict = rehearsal_.verdict(region, info.warmups);
+    const RehearsalVerdict verdict = RehearsalModel::verdict(region, info.warmups);
     info.verdict = to_string(verdict);
-    info.executions = static_cast<uint32_t>(region.executions.size());
-    std::vector<uint64_t> listed;
-    const auto add = [&](std::vector<RehearsalItem>& items, uint64_t key) {
-      if (std::find(listed.begin(), listed.end(), key) != listed.end()) return;
-      listed.push_back(key);
-      items.push_back(item(key));
-    };
-    if (verdict == RehearsalVerdict::AfterWarmup) {
-      for (uint32_t i = 0; i < info.warmups; ++i)
-        for (uint64_t key : executions[region.executions[i]].keys) add(info.warmup, key);
-    } else if (verdict == RehearsalVerdict::NotCapturable) {
-      for (uint64_t key : executions[region.executions.back()].keys) add(info.breaks, key);
-    }
+    info.executions = region.closed;
+    if (verdict == RehearsalVerdict::AfterWarmup)
+      for (uint64_t key : region.broken_keys) info.warmup.push_back(item(key));
+    if (verdict == RehearsalVerdict::NotCapturable)
+      for (uint64_t key : region.last_keys) info.breaks.push_back(item(key));
     report_.rehearsals.push_back(std::move(info));
   }
 }

@@ -51,6 +51,7 @@ class Replay {
   void finish();
 
   const CaptureModel& model() const { return model_; }
+  const RehearsalModel& rehearsal() const { return rehearsal_; }
   // Stack ids used by reported locations that no stack record defined (a damaged trace).
   uint64_t undefined_stacks() const { return undefined_stacks_; }
   // Captures whose streams' clocks outgrew the model's budget (Capture::clocks_dropped): the

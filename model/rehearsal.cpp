@@ -31,32 +31,28 @@ const char* to_string(RehearsalVerdict verdict) {
   return "capturable";
 }
 
-void RehearsalModel::range_begin(uint64_t seq, uint32_t tid, uint64_t id, std::string_view domain,
+void RehearsalModel::range_begin(uint64_t, uint32_t tid, uint64_t id, std::string_view domain,
                                  std::string_view name) {
   auto region = std::find_if(regions_.begin(), regions_.end(), [&](const RehearsalRegion& r) {
     return r.name == name && r.domain == domain;
   });
-  if (region == regions_.end())
-    region = regions_.insert(regions_.end(), {std::string(name), std::string(domain), {}});
-  RehearsalExecution execution;
-  execution.region = static_cast<uint32_t>(region - regions_.begin());
-  execution.tid = tid;
-  execution.range_id = id;
-  execution.begin = Site{true, seq, 0, tid, name};
-  region->executions.push_back(static_cast<uint32_t>(executions_.size()));
-  Live live;
-  live.execution = static_cast<uint32_t>(executions_.size());
-  executions_.push_back(std::move(execution));
-  live_.push_back(std::move(live));
-  ++open_;
+  if (region == regions_.end()) {
+    region = regions_.insert(regions_.end(), RehearsalRegion{});
+    region->name = name;
+    region->domain = domain;
+  }
+  Live& live = live_.emplace_back();
+  live.execution = next_execution_++;
+  live.range_id = id;
+  live.region = static_cast<uint32_t>(region - regions_.begin());
+  live.number = ++region->begun;
+  live.tid = tid;
 }
 
 void RehearsalModel::range_end(uint64_t id, std::vector<RehearsalJudgement>& out) {
-  const auto live = std::find_if(live_.begin(), live_.end(), [&](const Live& l) {
-    return executions_[l.execution].range_id == id;
-  });
+  const auto live = std::find_if(live_.begin(), live_.end(),
+                                 [&](const Live& l) { return l.range_id == id && !l.ended; });
   if (live == live_.end()) return;
-  RehearsalExecution& execution = executions_[live->execution];
   // The origin must have waited for every forked stream's last work (cudaStreamEndCapture
   // answers 904 otherwise).
   for (size_t m = 1; m < live->members.size(); ++m) {
@@ -65,21 +61,60 @@ void RehearsalModel::range_end(uint64_t id, std::vector<RehearsalJudgement>& out
       out.push_back(
           {RehearsalBreak::UnjoinedFork, live->execution, false, member.last_work, member.stream});
   }
-  execution.open = false;
-  live_.erase(live);
-  --open_;
+  live->ended = true;
 }
 
-bool RehearsalModel::note(uint32_t execution, uint64_t key) {
-  std::vector<uint64_t>& keys = executions_[execution].keys;
-  if (std::find(keys.begin(), keys.end(), key) != keys.end()) return false;
-  keys.push_back(key);
+void RehearsalModel::settle() {
+  for (auto it = live_.begin(); it != live_.end();) {
+    if (!it->ended) {
+      ++it;
+      continue;
+    }
+    RehearsalRegion& region = regions_[it->region];
+    ++region.closed;
+    if (!it->keys.empty()) region.last_broken = region.closed;
+    for (uint64_t key : it->keys)
+      if (std::find(region.broken_keys.begin(), region.broken_keys.end(), key) ==
+          region.broken_keys.end())
+        region.broken_keys.push_back(key);
+    region.last_keys = std::move(it->keys);
+    it = live_.erase(it);
+  }
+}
+
+RehearsalModel::Live* RehearsalModel::live(uint64_t execution) {
+  for (Live& l : live_)
+    if (l.execution == execution) return &l;
+  return nullptr;
+}
+
+bool RehearsalModel::note(uint64_t execution, uint64_t key) {
+  Live* l = live(execution);
+  if (l == nullptr || std::find(l->keys.begin(), l->keys.end(), key) != l->keys.end()) return false;
+  l->keys.push_back(key);
   return true;
+}
+
+uint32_t RehearsalModel::region_of(uint64_t execution, uint32_t& number) const {
+  for (const Live& l : live_) {
+    if (l.execution != execution) continue;
+    number = l.number;
+    return l.region;
+  }
+  number = 0;
+  return 0;
+}
+
+std::vector<uint64_t> RehearsalModel::open_ranges() const {
+  std::vector<uint64_t> ids;
+  for (const Live& l : live_)
+    if (!l.ended) ids.push_back(l.range_id);
+  return ids;
 }
 
 RehearsalModel::Live* RehearsalModel::live_on(uint32_t tid) {
   for (auto it = live_.rbegin(); it != live_.rend(); ++it)
-    if (executions_[it->execution].tid == tid) return &*it;
+    if (it->tid == tid && !it->ended) return &*it;
   return nullptr;
 }
 
@@ -92,15 +127,18 @@ int RehearsalModel::member_of(const Live& live, const StreamKey& stream) const {
 void RehearsalModel::judge(const Call& call, std::vector<RehearsalJudgement>& out) {
   // A real capture's calls are judged by the real rules.
   if (!active() || call.own_capture != nullptr || call.stream_capture != nullptr) return;
+  const auto open = [](const Live& l) { return !l.ended; };
+  const auto first_open = std::find_if(live_.begin(), live_.end(), open);
+  if (first_open == live_.end()) return;
   const trace::ApiEvent& ev = *call.ev;
   if (Live* live = live_on(ev.tid)) return judge_own(*live, call, out);
   // Another thread: a global-mode capture prohibits its unsafe calls and device syncs.
-  if (mode_ != CaptureMode::Global || live_.empty()) return;
+  if (mode_ != CaptureMode::Global) return;
   const ApiKind kind = call.api.kind;
   if (kind == ApiKind::Unsafe || kind == ApiKind::DeviceSync) {
     const RehearsalBreak what =
         kind == ApiKind::Unsafe ? RehearsalBreak::Unsafe : RehearsalBreak::Sync;
-    out.push_back({what, live_.front().execution, true, Site::of(ev), call.stream});
+    out.push_back({what, first_open->execution, true, Site::of(ev), call.stream});
   }
 }
 
@@ -179,18 +217,11 @@ void RehearsalModel::judge_own(Live& live, const Call& call, std::vector<Rehears
   m.last_work = Site::of(ev);
 }
 
-RehearsalVerdict RehearsalModel::verdict(const RehearsalRegion& region, uint32_t& warmups) const {
+RehearsalVerdict RehearsalModel::verdict(const RehearsalRegion& region, uint32_t& warmups) {
   warmups = 0;
-  uint32_t closed = 0, last_broken = 0;  // 1-based position of the last execution that broke
-  for (uint32_t index : region.executions) {
-    const RehearsalExecution& execution = executions_[index];
-    if (execution.open) continue;
-    ++closed;
-    if (!execution.keys.empty()) last_broken = closed;
-  }
-  if (last_broken == 0) return RehearsalVerdict::Capturable;
-  if (last_broken == closed) return RehearsalVerdict::NotCapturable;
-  warmups = last_broken;
+  if (region.last_broken == 0) return RehearsalVerdict::Capturable;
+  if (region.last_broken == region.closed) return RehearsalVerdict::NotCapturable;
+  warmups = region.last_broken;
   return RehearsalVerdict::AfterWarmup;
 }
 

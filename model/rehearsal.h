@@ -41,7 +41,7 @@ enum class RehearsalBreak : uint8_t {
 
 struct RehearsalJudgement {
   RehearsalBreak what = RehearsalBreak::Sync;
-  uint32_t execution = 0;     // index into RehearsalModel's executions
+  uint64_t execution = 0;     // RehearsalModel's serial number of the execution
   bool other_thread = false;  // made by a thread other than the region's
   Site site;                  // the call (for UnjoinedFork: the stream's last work)
   StreamKey stream;           // UnjoinedFork: the stream left unjoined
@@ -50,18 +50,15 @@ struct RehearsalJudgement {
 // A region's verdict over its executions.
 enum class RehearsalVerdict : uint8_t { Capturable, AfterWarmup, NotCapturable };
 
-struct RehearsalExecution {
-  uint32_t region = 0;  // index into regions()
-  uint32_t tid = 0;
-  uint64_t range_id = 0;
-  Site begin;
-  bool open = true;
-  std::vector<uint64_t> keys;  // the breaks it had (keys given by the caller), sorted at end
-};
-
+// What a region's closed executions add up to; memory bounded by the distinct breaks, however
+// many times a loop runs the region.
 struct RehearsalRegion {
   std::string name, domain;
-  std::vector<uint32_t> executions;  // indexes into executions(), in order
+  uint32_t begun = 0;                 // executions begun
+  uint32_t closed = 0;                // executions ended
+  uint32_t last_broken = 0;           // 1-based number of the last closed execution that broke
+  std::vector<uint64_t> broken_keys;  // every break of the closed executions (keys: note())
+  std::vector<uint64_t> last_keys;    // the breaks of the last closed execution
 };
 
 class RehearsalModel {
@@ -69,24 +66,29 @@ class RehearsalModel {
   explicit RehearsalModel(trace::CaptureMode mode = trace::CaptureMode::Global) : mode_(mode) {}
   trace::CaptureMode mode() const { return mode_; }
 
-  bool active() const { return open_ != 0; }
+  bool active() const { return !live_.empty(); }
   void range_begin(uint64_t seq, uint32_t tid, uint64_t id, std::string_view domain,
                    std::string_view name);
-  // Closes the execution (an id never opened is ignored); its unjoined forks go to `out`.
+  // Ends the execution (an id never opened is ignored); its unjoined forks go to `out`. The
+  // caller notes them, then calls settle().
   void range_end(uint64_t id, std::vector<RehearsalJudgement>& out);
+  // Adds the ended executions to their regions' summaries.
+  void settle();
   // Judges one call the capture model has prepared (call.own_capture, call.stream_capture: a
   // call inside a real capture is the real rules' alone). Appends what it would break.
   void judge(const Call& call, std::vector<RehearsalJudgement>& out);
-  // Notes that execution `execution` had the break identified by `key` (same call site, same
-  // rule: the same key in every execution).
-  // True the first time in that execution.
-  bool note(uint32_t execution, uint64_t key);
+  // Notes that the execution had the break identified by `key` (same call site, same rule: the
+  // same key in every execution); true the first time in that execution.
+  bool note(uint64_t execution, uint64_t key);
+  // The region of an execution still live, and the execution's number in it (1-based).
+  uint32_t region_of(uint64_t execution, uint32_t& number) const;
+  // The serial numbers of the executions still open (ranges the trace never closed).
+  std::vector<uint64_t> open_ranges() const;
 
   const std::vector<RehearsalRegion>& regions() const { return regions_; }
-  const std::vector<RehearsalExecution>& executions() const { return executions_; }
-  // The verdict from the region's closed executions; `warmups`: executions before the last
-  // that broke anything (AfterWarmup).
-  RehearsalVerdict verdict(const RehearsalRegion& region, uint32_t& warmups) const;
+  // The verdict from the region's closed executions; `warmups`: the executions to run before a
+  // capture (AfterWarmup).
+  static RehearsalVerdict verdict(const RehearsalRegion& region, uint32_t& warmups);
 
  private:
   struct Member {
@@ -99,21 +101,28 @@ class RehearsalModel {
     uint32_t member = 0;
     uint32_t work = 0;
   };
-  struct Live {  // an open execution's streams and events
-    uint32_t execution = 0;
+  struct Live {  // an open execution: its streams, events and breaks
+    uint64_t execution = 0;
+    uint64_t range_id = 0;
+    uint32_t region = 0;
+    uint32_t number = 0;  // 1-based, within the region
+    uint32_t tid = 0;
+    bool ended = false;  // range_end seen; settle() removes it
     std::optional<bool> origin_non_blocking;
     std::vector<Member> members;  // [0] the origin, once the region put work on a stream
     FlatMap<uint64_t, RecordedEvent, U64Hash> events;
+    std::vector<uint64_t> keys;
   };
 
   Live* live_on(uint32_t tid);
   int member_of(const Live& live, const StreamKey& stream) const;
   void judge_own(Live& live, const Call& call, std::vector<RehearsalJudgement>& out);
 
+  Live* live(uint64_t execution);
+
   trace::CaptureMode mode_;
-  uint32_t open_ = 0;
+  uint64_t next_execution_ = 1;
   std::vector<RehearsalRegion> regions_;
-  std::vector<RehearsalExecution> executions_;
   std::vector<Live> live_;  // open executions, innermost of a thread last
 };
 

@@ -67,6 +67,24 @@ TEST_SUITE("rehearsal_test") {
     CHECK(info.breaks.empty());
   }
 
+  TEST_CASE("the last execution that broke decides the warm-ups, over any number of them") {
+    Sim sim;
+    sim(create_stream(kS, kNonBlocking));
+    step(sim, malloc_().stack(7));
+    step(sim);
+    step(sim, device_sync().stack(8));
+    for (int i = 0; i < 10000; ++i) step(sim);
+    const Report& r = sim.finish();
+    const RehearsalInfo& info = only_rehearsal(r);
+    CHECK(info.executions == 10003);
+    CHECK(info.verdict == "capturable_after_warmup");
+    CHECK(info.warmups == 3);
+    REQUIRE(info.warmup.size() == 2);
+    CHECK(info.warmup[0].what == "allocation");
+    CHECK(info.warmup[1].what == "synchronize");
+    CHECK(sim.replay.rehearsal().regions().size() == 1);
+  }
+
   TEST_CASE("clean executions: capturable, no finding") {
     Sim sim;
     sim(create_stream(kS, kNonBlocking));
