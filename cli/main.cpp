@@ -65,6 +65,11 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
                   "wrong (default: everything but CUDA, the system, the toolkit and "
                   "site-packages); repeatable")
       ->allow_extra_args(false);
+  command.add_option("--symbol-cache", options.symbol_cache,
+                     "DIR: keep the names found in libraries there, by build-id, so that the "
+                     "next analysis reads no symbol table again; 'off': none (default: "
+                     "$CAPGUARD_SYMBOL_CACHE, else $XDG_CACHE_HOME/capguard, else "
+                     "~/.cache/capguard; safe to delete)");
 }
 
 namespace {

@@ -247,6 +247,7 @@ std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
   pipeline.post.default_suppressions = !options.no_default_suppressions;
   pipeline.post.suppressions = options.suppressions;
   pipeline.post.baseline = options.baseline;
+  pipeline.symbol_cache = options.symbol_cache;
   for (auto& problem : run_pipeline(traces, pipeline, analysis, say))
     problems.push_back(std::move(problem));
   return problems;

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "engine/replay.h"
+#include "engine/test_marks.h"
 #include "model/cupti_clients.h"
 
 namespace capguard {
@@ -20,7 +21,8 @@ class ReplaySink : public trace::TraceSink {
   ReplaySink(Analysis& analysis, const std::string& path)
       : analysis_(analysis),
         replay_(analysis.report),
-        process_(analysis.report.processes.emplace_back()) {
+        process_(analysis.report.processes.emplace_back()),
+        first_finding_(analysis.report.findings.size()) {
     process_.trace_path = path;
     modules_.pid = 0;
     replay_.set_process(static_cast<uint32_t>(analysis.report.processes.size()));
@@ -33,6 +35,8 @@ class ReplaySink : public trace::TraceSink {
     process_.pid = p.pid;
     modules_.pid = p.pid;
     replay_.set_pid(p.pid);
+    if (const std::string marks = test_marks_path(process_.trace_path); !marks.empty())
+      tests_ = read_test_marks(marks, p.pid);
   }
   void on_command(std::string_view command_line) override {
     process_.command = std::string(command_line);
@@ -67,6 +71,7 @@ class ReplaySink : public trace::TraceSink {
     if (first_event_ns_ == 0) first_event_ns_ = ev.time_ns;
     last_event_ns_ = ev.time_ns;
     last_api_.assign(ev.api);
+    if (!tests_.spans.empty()) note_test(ev);
     replay_.feed(ev);
   }
   void on_cupti_client(const trace::CuptiClientRecord& k) override {
@@ -135,10 +140,38 @@ class ReplaySink : public trace::TraceSink {
   }
   const Replay& replay() const { return replay_; }
 
+  // Where the running test changes, by event seq: bounded by the tests' count, not the events'
+  // (threads interleaving at a boundary add a few).
+  void note_test(const trace::ApiEvent& ev) {
+    const std::optional<uint32_t> test = tests_.test_at(ev.time_ns);
+    if (!test_changes_.empty() && test_changes_.back().second == test) return;
+    if (test_changes_.size() >= kMaxTestChanges) return;
+    test_changes_.emplace_back(ev.seq, test);
+  }
+
+  // Each finding of this trace gets the test that was running at its call (its seq).
+  void attribute_tests() {
+    process_.tests = std::move(tests_.names);
+    if (test_changes_.empty()) return;
+    // Threads write their events at exit, so the trace's order is nearly, not quite, seq order.
+    std::stable_sort(test_changes_.begin(), test_changes_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    auto& findings = analysis_.report.findings;
+    for (size_t i = first_finding_; i < findings.size(); ++i) {
+      const uint64_t seq = findings[i].location.seq;
+      auto after =
+          std::upper_bound(test_changes_.begin(), test_changes_.end(), seq,
+                           [](uint64_t s, const auto& change) { return s < change.first; });
+      if (after == test_changes_.begin()) continue;
+      if (const auto test = (after - 1)->second) findings[i].test = process_.tests[*test];
+    }
+  }
+
   // Call once reading stopped, cleanly or not. Returns the module map.
   bool saw_process() const { return saw_process_; }
   ProcessModules finish() {
     replay_.finish();
+    attribute_tests();
     return std::move(modules_);
   }
 
@@ -154,6 +187,10 @@ class ReplaySink : public trace::TraceSink {
   uint64_t skipped_ = 0;
   uint64_t first_event_ns_ = 0, last_event_ns_ = 0;  // for a lost CUPTI subscription
   std::string last_api_;
+  size_t first_finding_;  // report.findings of this trace start here
+  TestMarks tests_;       // the pytest plugin's, beside the trace
+  std::vector<std::pair<uint64_t, std::optional<uint32_t>>> test_changes_;  // seq, test
+  static constexpr size_t kMaxTestChanges = 4 * kMaxTests;
   // A hostile trace may name any number of clients: a report names this many.
   static constexpr size_t kCuptiClientsNamed = 16;
 };

@@ -2,6 +2,7 @@
 
 #include "model/frame_owner.h"
 #include "model/framework_calls.h"
+#include "symbolize/module_cache.h"
 #include "symbolize/symbol_cache.h"
 #include "symbolize/symbolizer.h"
 
@@ -20,8 +21,11 @@ std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
   SymbolCache cache;  // frames resolved where the traces were recorded, when saved beside them
   for (const auto& trace : traces)
     if (auto damaged = cache.load_beside(trace)) warn("warning: ignoring " + *damaged);
+  ModuleCache module_cache(symbol_cache_dir(
+      options.symbol_cache.empty() ? nullptr : options.symbol_cache.c_str()));
   const SymbolizeStats stats = symbolize(analysis.report, analysis.modules, &cache,
-                                        UserCode(options.user_code, options.source_root));
+                                        UserCode(options.user_code, options.source_root),
+                                        &module_cache);
   name_framework_calls(analysis.report);  // needs the frames
   if (stats.deep_inline_addresses != 0)
     warn("warning: " + std::to_string(stats.deep_inline_addresses) +

@@ -20,6 +20,9 @@ struct PipelineOptions {
   std::string source_root;             // absolute; relative --user-code globs start here
   bool save_symbol_caches = false;     // write <trace>.symbols (capguard run)
   PostProcessOptions post;             // what is taken out of the report, last
+  // The persistent symbol cache (symbolize/module_cache.h): a directory, "off", or "" for
+  // CAPGUARD_SYMBOL_CACHE or the XDG default.
+  std::string symbol_cache;
 };
 
 // Analyzes `traces` (files) into `analysis`. Returns one line per problem that made a trace

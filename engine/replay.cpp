@@ -394,7 +394,19 @@ void Replay::retire(std::vector<std::unique_ptr<Capture>> captures) {
     }
     const CleanGroupKey key{c->tid, c->origin.handle, c->mode, stack_key(c->begin),
                             c->end.known ? stack_key(c->end) : ~uint64_t{1}};
-    if (size_t* index = clean_groups_.find(key)) {
+    size_t* index = clean_groups_.find(key);
+    // A program (or a hostile trace) capturing from ever new sites: past a bound the rest of
+    // this process's clean captures share one entry, so memory stays bounded.
+    if (index == nullptr && clean_groups_.size() >= kCleanSitesInDetail) {
+      if (!other_sites_group_) {
+        other_sites_group_ = report_.captures.size();
+        report_.captures.push_back(capture_info(*c));
+        report_.captures.back().other_sites = true;
+        continue;
+      }
+      index = &*other_sites_group_;
+    }
+    if (index != nullptr) {
       CaptureInfo& group = report_.captures[*index];
       ++group.count;
       group.last_id = c->id;

@@ -121,7 +121,8 @@ class Replay {
   FlatMap<uint64_t, bool, U64Hash> finding_captures_;      // capture ids findings name
   size_t first_capture_index_;                             // this process's part of report.captures
   FlatMap<CleanGroupKey, size_t, CleanGroupKeyHash> clean_groups_;  // -> index in report.captures
-  std::vector<std::pair<size_t, size_t>> lifecycle_findings_;       // (lifecycle site, finding)
+  std::optional<size_t> other_sites_group_;  // past kCleanSitesInDetail: one entry for the rest
+  std::vector<std::pair<size_t, size_t>> lifecycle_findings_;  // (lifecycle site, finding)
   // Capture rehearsal: one finding per region, rule, call site and thread role (key), however
   // many executions repeat it.
   struct RehearsedBreak {

@@ -44,6 +44,10 @@ struct TouchingSink : capguard::trace::TraceSink {
     for (const capguard::trace::GraphRef& ref : r.refs) sum += ref.address + ref.index;
   }
   void on_graph(const capguard::trace::GraphRecord& r) override { sum += r.exec + r.nodes; }
+  void on_cupti_client(const capguard::trace::CuptiClientRecord& k) override {
+    touch(k.name);
+    sum += k.time_ns + k.tid + static_cast<uint64_t>(k.what);
+  }
   void on_graph_update(const capguard::trace::GraphUpdateRecord& r) override {
     touch(r.name);
     sum += r.seq + r.result;

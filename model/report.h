@@ -65,6 +65,8 @@ struct Finding {
   // "Tensor.item()", and the fix in the framework's words. Empty otherwise.
   std::string framework_call;
   std::string framework_fix;
+  // The test that was running (pytest node id, from the plugin's marks: engine/test_marks.h).
+  std::string test;
   // Capture rehearsal (issue 19): found in a region run eagerly (`capguard run --rehearse`),
   // where it would break a capture of that region; `region` names it.
   bool rehearsed = false;
@@ -109,9 +111,13 @@ struct CaptureInfo {
   // bounded however many times a training loop re-captures.
   uint64_t count = 1;
   uint32_t last_id = 0;  // with count > 1
+  // Past kCleanSitesInDetail such sites in a process, the rest share one entry whatever their
+  // site (its locations are the first one's): `other_sites`.
+  bool other_sites = false;
 };
 
 inline constexpr size_t kCapturesInDetail = 1000;
+inline constexpr size_t kCleanSitesInDetail = 4096;
 
 // One capture site's graph lifecycle: a row of the lifecycle table (text and HTML section, JSON
 // "graph_lifecycle"). A site is the stack of cudaStreamBeginCapture; graphs built with the graph
@@ -164,6 +170,8 @@ struct ProcessInfo {
   std::vector<CuptiClientInfo> cupti_clients;  // the program's own, sharing CUPTI with capguard
   // Non-empty when capguard's subscription was gone at exit: what was not checked, in words.
   std::string cupti_lost;
+  // The tests that ran in it, in order (pytest node ids: engine/test_marks.h), findings or not.
+  std::vector<std::string> tests;
 };
 
 // Why the analysis saw less than it was asked to (a trace that could not be read, a program

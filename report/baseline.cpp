@@ -15,7 +15,12 @@ Finding finding_from_json(const JsonValue& json) {
   f.api = json.get_string("api");
   const JsonValue* location = json.get("location");
   if (!location) return f;
-  if (const JsonValue* frames = location->get("frames"); frames && frames->as_array()) {
+  // CUDA's and capguard's frames first (innermost first), then the rest: the order of the
+  // report in memory, which user_frame (an index into "frames") is counted after.
+  size_t inner = 0;
+  for (const char* key : {"inner_frames", "frames"}) {
+    const JsonValue* frames = location->get(key);
+    if (!frames || !frames->as_array()) continue;
     for (const JsonValue& frame_json : *frames->as_array()) {
       Frame frame;
       frame.function = frame_json.get_string("function");
@@ -24,8 +29,10 @@ Finding finding_from_json(const JsonValue& json) {
       frame.module = frame_json.get_string("module");
       f.location.frames.push_back(std::move(frame));
     }
+    if (key[0] == 'i') inner = f.location.frames.size();
   }
-  f.location.user_frame = static_cast<int>(location->get_int("user_frame").value_or(-1));
+  const int64_t user = location->get_int("user_frame").value_or(-1);
+  f.location.user_frame = user < 0 ? -1 : static_cast<int>(user + static_cast<int64_t>(inner));
   return f;
 }
 

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "model/frame_owner.h"
+#include "report/finding_groups.h"
+#include "report/inner_frames.h"
 #include "report/json_writer.h"
 #include "report/render.h"
 #include "trace/format.h"
@@ -15,26 +17,36 @@
 namespace capguard {
 namespace {
 
+void write_frame(JsonWriter& json, const Frame& frame) {
+  json.begin_object();
+  json.key("function");
+  frame.function.empty() ? json.null() : json.value(frame.function);
+  json.key("file");
+  frame.file.empty() ? json.null() : json.value(frame.file);
+  json.key("line");
+  frame.line > 0 ? json.value(static_cast<uint64_t>(frame.line)) : json.null();
+  json.key("module");
+  frame.module.empty() ? json.null() : json.value(frame.module);
+  json.key("kind"), json.value(frame_kind(frame));
+  json.end_object();
+}
+
+// `frames` starts where the program's side begins; CUDA's and capguard's own frames below it
+// are `inner_frames` (report/inner_frames.h), innermost first. user_frame indexes `frames`.
 void write_location(JsonWriter& json, const Location& location) {
+  const size_t inner = inner_frame_count(location);
   json.begin_object();
   json.key("frames");
   json.begin_array();
-  for (const auto& frame : location.frames) {
-    json.begin_object();
-    json.key("function");
-    frame.function.empty() ? json.null() : json.value(frame.function);
-    json.key("file");
-    frame.file.empty() ? json.null() : json.value(frame.file);
-    json.key("line");
-    frame.line > 0 ? json.value(static_cast<uint64_t>(frame.line)) : json.null();
-    json.key("module");
-    frame.module.empty() ? json.null() : json.value(frame.module);
-    json.key("kind"), json.value(frame_kind(frame));
-    json.end_object();
-  }
+  for (size_t i = inner; i < location.frames.size(); ++i) write_frame(json, location.frames[i]);
+  json.end_array();
+  json.key("inner_frames");
+  json.begin_array();
+  for (size_t i = 0; i < inner; ++i) write_frame(json, location.frames[i]);
   json.end_array();
   json.key("user_frame");
-  location.user_frame >= 0 ? json.value(static_cast<uint64_t>(location.user_frame)) : json.null();
+  location.user_frame >= 0 ? json.value(static_cast<uint64_t>(location.user_frame) - inner)
+                           : json.null();
   json.end_object();
 }
 
@@ -84,6 +96,7 @@ void write_capture(JsonWriter& json, const CaptureInfo& capture) {
     json.key("count"), json.value(capture.count);
     json.key("last_id"), json.value(uint64_t{capture.last_id});
   }
+  if (capture.other_sites) json.key("other_sites"), json.value(true);
   json.end_object();
 }
 
@@ -108,9 +121,10 @@ void write_graph_site(JsonWriter& json, const GraphSiteInfo& site) {
   json.end_object();
 }
 
-void write_finding(JsonWriter& json, const Finding& finding) {
+void write_finding(JsonWriter& json, const Finding& finding, uint32_t group) {
   json.begin_object();
   json.key("rule"), json.value(finding.rule);
+  json.key("group"), json.value(uint64_t{group});  // shared by identical findings
   json.key("severity"), json.value(to_string(finding.severity));
   json.key("message"), json.value(finding.message);
   json.key("api"), json.value(finding.api);
@@ -136,6 +150,7 @@ void write_finding(JsonWriter& json, const Finding& finding) {
   }
   json.end_array();
   json.key("consequences"), json.value(uint64_t{finding.consequences});
+  if (!finding.test.empty()) json.key("test"), json.value(finding.test);  // pytest plugin's
   if (finding.rehearsed) {  // only then: real captures' findings keep their shape
     json.key("rehearsed"), json.value(true);
     json.key("region"), json.value(finding.region);
@@ -201,7 +216,9 @@ void render_json(const Report& report, const JsonSink& sink) {
   }
   json.key("findings");
   json.begin_array();
-  for (const auto& finding : report.findings) write_finding(json, finding);
+  const FindingGroups groups = group_findings(report);
+  for (size_t i = 0; i < report.findings.size(); ++i)
+    write_finding(json, report.findings[i], groups.id[i]);
   json.end_array();
   if (!report.rehearsals.empty()) {  // capture rehearsal (issue 19): only when rehearsed
     json.key("rehearsals");

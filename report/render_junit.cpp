@@ -1,5 +1,6 @@
 // JUnit XML for CI test reporters (Jenkins, GitLab, GitHub test-report actions): one testsuite
-// per process, one testcase per capture plus one for the findings outside any capture. A
+// per process, one testcase per capture plus one for the findings outside any capture (under the
+// pytest plugin: one per test that ran, plus one for the findings outside any test). A
 // testcase fails when an error or warning is attached to it; notes go to <system-out>.
 // Each testcase carries at most one <failure> (the strictest readers accept no more): its
 // message names the root cause, its body is the text report of every finding of that case.
@@ -176,7 +177,10 @@ class JunitRenderer {
         name += " in " + f->function;
       }
     }
-    if (c.count > 1)  // clean captures of the same site, counted together (CaptureInfo::count)
+    if (c.other_sites)  // clean captures of many sites past the bound (CaptureInfo)
+      name += fmt::format(", and {} more clean captures at other sites up to #{}", c.count - 1,
+                          c.last_id);
+    else if (c.count > 1)  // clean captures of the same site, counted together
       name += fmt::format(", and {} more like it up to #{}", c.count - 1, c.last_id);
     return name;
   }
@@ -187,6 +191,10 @@ class JunitRenderer {
     if (process && !process->attached) {
       cases.push_back({"capguard attached to the process", {}, process->attach_message});
       if (cases.back().error.empty()) cases.back().error = "capguard did not attach";
+    }
+    if (process && !process->tests.empty()) {  // the pytest plugin named the tests
+      append_test_cases(*process, suite, cases);
+      return cases;
     }
     std::unordered_map<uint32_t, std::vector<size_t>> by_capture;  // capture id -> findings
     for (size_t i : suite.findings)
@@ -211,6 +219,32 @@ class JunitRenderer {
     }
     cases.push_back(std::move(outside));
     return cases;
+  }
+
+  // One case per test that ran, carrying the findings made while it ran, then one for the
+  // findings outside any test (collection, fixtures of the session, exit).
+  void append_test_cases(const ProcessInfo& process, const Suite& suite,
+                         std::vector<TestCase>& cases) const {
+    const size_t first = cases.size();
+    std::unordered_map<std::string_view, size_t> by_name;
+    for (const std::string& test : process.tests) {
+      by_name.try_emplace(test, cases.size());
+      cases.push_back({test, {}, {}});
+    }
+    TestCase outside{"outside any test", {}, {}};
+    for (size_t i : suite.findings) {
+      const auto it = by_name.find(report_.findings[i].test);
+      (it != by_name.end() ? cases[it->second] : outside).findings.push_back(i);
+    }
+    for (size_t c = first; c < cases.size(); ++c)  // a capture's root cause first, as elsewhere
+      std::stable_partition(cases[c].findings.begin(), cases[c].findings.end(),
+                            [&](size_t i) { return is_root_cause(i); });
+    cases.push_back(std::move(outside));
+  }
+
+  bool is_root_cause(size_t finding) const {
+    const CaptureInfo* capture = report_.find_capture(report_.findings[finding].capture);
+    return capture != nullptr && capture->root_cause == finding;
   }
 
   std::vector<size_t> failing(const TestCase& c) const {

@@ -6,9 +6,12 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "model/frame_owner.h"
+#include "report/finding_groups.h"
 #include "report/fingerprint.h"
+#include "report/inner_frames.h"
 #include "report/json_writer.h"
 #include "report/render.h"
 #include "trace/format.h"
@@ -111,7 +114,9 @@ class SarifRenderer {
       w_.end_object().end_object();
     }
     w_.key("results").begin_array();
-    for (const Finding& f : report_.findings) write_result(f);
+    const FindingGroups groups = group_findings(report_);
+    for (size_t i = 0; i < report_.findings.size(); ++i)
+      write_result(report_.findings[i], groups.id[i]);
     w_.end_array();
     w_.end_object().end_array();
     w_.end_object();
@@ -215,12 +220,19 @@ class SarifRenderer {
     w_.end_object().end_array();
   }
 
-  // The frame to anchor a location at: anchor_frame(), else the innermost frame in a module.
+  // The frame to anchor a location at: the user frame; else, past CUDA's and capguard's own
+  // frames, the innermost frame with a source line, else with a module; else any such frame.
   static const Frame* placeable_frame(const Location& location) {
-    const Frame* f = anchor_frame(location);
-    if (f && (!f->file.empty() || !f->module.empty())) return f;
-    for (const Frame& frame : location.frames) {
-      if (!frame.module.empty()) return &frame;
+    const auto& frames = location.frames;
+    if (location.user_frame >= 0 && static_cast<size_t>(location.user_frame) < frames.size()) {
+      const Frame& user = frames[static_cast<size_t>(location.user_frame)];
+      if (!user.file.empty() || !user.module.empty()) return &user;
+    }
+    for (size_t from : {inner_frame_count(location), size_t{0}}) {
+      for (size_t i = from; i < frames.size(); ++i)
+        if (!frames[i].file.empty()) return &frames[i];
+      for (size_t i = from; i < frames.size(); ++i)
+        if (!frames[i].module.empty()) return &frames[i];
     }
     return nullptr;
   }
@@ -296,16 +308,27 @@ class SarifRenderer {
     if (any) w_.end_array();
   }
 
-  // The culprit's whole host stack, innermost first, for viewers that show call stacks.
+  // The culprit's whole host stack for viewers that show call stacks: from where the program's
+  // side begins outward, then CUDA's and capguard's own frames below it (report/inner_frames.h),
+  // each innermost first.
   void write_stack(const Finding& f) {
-    if (f.location.frames.empty()) return;
-    w_.key("stacks").begin_array().begin_object();
-    w_.key("message")
-        .begin_object()
-        .field("text", "host stack of " + sarif_text(f.api))
-        .end_object();
+    const auto& frames = f.location.frames;
+    if (frames.empty()) return;
+    const size_t inner = inner_frame_count(f.location);
+    w_.key("stacks").begin_array();
+    write_frames("host stack of " + sarif_text(f.api), frames, inner, frames.size());
+    if (inner > 0)
+      write_frames("inside CUDA and capguard, below the call", frames, 0, inner);
+    w_.end_array();
+  }
+
+  void write_frames(const std::string& message, const std::vector<Frame>& frames, size_t first,
+                    size_t last) {
+    w_.begin_object();
+    w_.key("message").begin_object().field("text", message).end_object();
     w_.key("frames").begin_array();
-    for (const Frame& frame : f.location.frames) {
+    for (size_t i = first; i < last; ++i) {
+      const Frame& frame = frames[i];
       w_.begin_object().key("location").begin_object();
       if (!frame.file.empty()) write_physical(&frame);
       write_logical(&frame);
@@ -321,10 +344,10 @@ class SarifRenderer {
       w_.end_object();
     }
     w_.end_array();
-    w_.end_object().end_array();
+    w_.end_object();
   }
 
-  void write_result(const Finding& f) {
+  void write_result(const Finding& f, uint32_t group) {
     w_.begin_object();
     w_.field("ruleId", f.rule);
     const auto rules = options_.rules;
@@ -343,6 +366,8 @@ class SarifRenderer {
     w_.field("pid", f.pid).field("thread", f.thread).field("capturingThread", f.capturing_thread);
     if (f.capture) w_.field("capture", *f.capture);
     w_.field("consequences", f.consequences);
+    w_.field("group", group);  // shared by identical findings (report/finding_groups.h)
+    if (!f.test.empty()) w_.field("test", f.test);  // the pytest plugin's node id
     if (f.rehearsed) w_.field("rehearsed", true).field("region", f.region);
     w_.end_object();
     w_.end_object();

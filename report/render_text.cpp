@@ -6,15 +6,16 @@
 #include <iterator>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 #include "model/enum_names.h"
 #include "model/frame_owner.h"
+#include "report/finding_groups.h"
 #include "report/lifecycle_table.h"
 #include "report/python_stack.h"
 #include "report/rehearsal_section.h"
 #include "report/render.h"
 #include "report/source_lines.h"
+#include "report/text_wrap.h"
 #include "report/utf8.h"
 #include "util/base_name.h"
 
@@ -208,6 +209,7 @@ void append_finding(std::string& out, const Report& report, const Finding& findi
   fmt::format_to(it, "=={}=={}{}: capguard: {}{}{}\n", finding.pid,
                  style.severity(finding.severity), heading_word(finding.severity), finding.rule,
                  finding.rehearsed ? " (rehearsed: would break a capture)" : "", style.reset());
+  if (!finding.test.empty()) fmt::format_to(it, "  in test {}\n", terminal_safe(finding.test));
   // The message first: what went wrong, the call and what CUDA answered, said once.
   if (!finding.message.empty()) {
     if (!finding.framework_call.empty())  // what the user wrote, then what CUDA saw
@@ -326,41 +328,8 @@ std::string summary_line(const Report& report) {
                      captures);
 }
 
-// Identical findings (the same rule, process, user line and capture site) print once, the
-// first of them followed by "and N more times"; JSON and SARIF keep each one.
-struct FindingGroups {
-  std::vector<bool> repeat;                 // printed as part of an earlier finding's group
-  std::vector<std::vector<size_t>> others;  // the group's later findings, by its first
-};
-
-std::string group_key(const Report& report, const Finding& f) {
-  const Location& l = f.location;
-  std::string where;
-  if (l.user_frame >= 0 && static_cast<size_t>(l.user_frame) < l.frames.size()) {
-    const Frame& user = l.frames[static_cast<size_t>(l.user_frame)];
-    where = fmt::format("{}:{}:{}", user.file, user.line, user.function);
-  } else {
-    where = fmt::format("#{}", l.stack_id);
-  }
-  const CaptureInfo* capture = report.find_capture(f.capture);
-  return fmt::format("{}\n{}\n{}\n{}\n{}", f.rule, f.pid, f.process, where,
-                     capture != nullptr ? capture->begin.stack_id : 0);
-}
-
-FindingGroups group_findings(const Report& report) {
-  FindingGroups groups;
-  groups.repeat.assign(report.findings.size(), false);
-  groups.others.resize(report.findings.size());
-  std::unordered_map<std::string, size_t> first;
-  for (size_t i = 0; i < report.findings.size(); ++i) {
-    auto [at, fresh] = first.try_emplace(group_key(report, report.findings[i]), i);
-    if (fresh) continue;
-    groups.repeat[i] = true;
-    groups.others[at->second].push_back(i);
-  }
-  return groups;
-}
-
+// Identical findings (report/finding_groups.h) print once, the first of them followed by "and N
+// more times".
 void append_repeats(std::string& out, const Report& report, const std::vector<size_t>& others) {
   if (others.empty()) return;
   std::string captures;
@@ -432,7 +401,7 @@ std::string render_text(const Report& report, const RenderOptions& options) {
   out += rehearsal_text(report);
   out += cupti_clients_text(report);
   out += summary_line(report);
-  return out;
+  return wrap_long_lines(out, options.native_frames);
 }
 
 }  // namespace capguard

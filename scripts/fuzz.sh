@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds the trace reader's libFuzzer target with clang and runs it for a number of seconds
-# (default 60) on a scratch copy of the seed corpus in fuzz/corpus/. Crashes are written to
-# build-fuzz/artifacts/. Usage: scripts/fuzz.sh [SECONDS] [extra libFuzzer options...]
+# Builds a libFuzzer target with clang (FUZZ_TARGET: trace_reader_fuzz, the default, or
+# companion_files_fuzz: .symbols and source files) and runs it for a number of seconds
+# (default 60) on a scratch copy of its seed corpus (fuzz/corpus/, fuzz/companion_corpus/).
+# Crashes are written to build-fuzz/artifacts/.
+# Usage: [FUZZ_TARGET=...] scripts/fuzz.sh [SECONDS] [extra libFuzzer options...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
@@ -10,10 +12,13 @@ build="${FUZZ_BUILD_DIR:-build-fuzz}"
 
 cmake -S . -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
   -DCAPGUARD_FUZZ=ON -DCAPGUARD_TESTCASES=OFF >/dev/null
-cmake --build "$build" --target trace_reader_fuzz -j"$(nproc)"
+target="${FUZZ_TARGET:-trace_reader_fuzz}"
+seeds=fuzz/corpus
+[ "$target" = companion_files_fuzz ] && seeds=fuzz/companion_corpus
+cmake --build "$build" --target "$target" -j"$(nproc)"
 
-mkdir -p "$build/corpus" "$build/artifacts"
+mkdir -p "$build/corpus-$target" "$build/artifacts"
 # The first directory receives new inputs; the checked-in seeds stay as they are.
-"$build/fuzz/trace_reader_fuzz" "$build/corpus" fuzz/corpus \
+"$build/fuzz/$target" "$build/corpus-$target" "$seeds" \
   -max_total_time="$seconds" -max_len=8192 -timeout=10 -print_final_stats=1 \
   -artifact_prefix="$build/artifacts/" "$@"

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make libcli11-dev libfmt-dev doctest-dev libdw-dev libelf-dev zlib1g-dev
           liblzma-dev libbz2-dev libzstd-dev python3 python3-jsonschema python3-venv python3-yaml
-          help2man dpkg-dev ccache)
+          python3-pytest help2man dpkg-dev ccache)
 # The test command adds what only the tests need (CAPGUARD_EXTRA_PACKAGES, e.g. lintian).
 read -r -a extra <<<"${CAPGUARD_EXTRA_PACKAGES:-}"
 packages+=("${extra[@]}")

@@ -11,4 +11,6 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   echo "test: no GPU here (nvidia-smi -L failed): skipping gpu_testcases (the testcase programs"
   echo "      under capguard run); the traces recorded on the GPU machine are replayed instead"
 fi
+# The tests' analyses keep their symbol cache in the build tree, not in the user's ~/.cache.
+export CAPGUARD_SYMBOL_CACHE="${CAPGUARD_SYMBOL_CACHE:-$PWD/${BUILD_DIR:-build}/test-symbol-cache}"
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j"$(nproc)"

@@ -11,12 +11,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
@@ -145,27 +149,33 @@ uint64_t inflated_size(int fd) {
   return total;
 }
 
+// A module file opened for names: the path comes from the trace, so it is opened here, without
+// blocking (a FIFO would hang libelf's open forever), and kept only when it is a regular file
+// whose compressed debug data fits the budget (`inflated_left`: what may still be inflated over
+// all modules; lowered by this one's). -1 when it is not to be read.
+int open_module_file(const Module& module, uint64_t& inflated_left, bool& over_budget) {
+  if (module.path.empty() || module.path.find('\0') != std::string::npos) return -1;
+  const int fd = open(module.path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return -1;
+  }
+  const uint64_t inflated = inflated_size(fd);
+  if (inflated > kMaxInflatedPerModule || inflated > inflated_left) {
+    over_budget = true;
+    close(fd);
+    return -1;
+  }
+  inflated_left -= inflated;
+  return fd;
+}
+
 class OpenModule {
  public:
-  // `inflated_left`: what may still be inflated over all modules; lowered by this one's.
-  OpenModule(const Module& module, uint64_t& inflated_left, bool& over_budget) {
-    // The path comes from the trace: opened here, without blocking (a FIFO would hang libelf's
-    // open forever), and only when it is a regular file.
-    if (module.path.empty() || module.path.find('\0') != std::string::npos) return;
-    const int fd = open(module.path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) return;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      close(fd);
-      return;
-    }
-    const uint64_t inflated = inflated_size(fd);
-    if (inflated > kMaxInflatedPerModule || inflated > inflated_left) {
-      over_budget = true;
-      close(fd);
-      return;
-    }
-    inflated_left -= inflated;
+  // Takes `fd` (from open_module_file) over.
+  OpenModule(const Module& module, int fd) {
     dwfl_ = dwfl_begin(&kOfflineCallbacks);
     if (dwfl_ == nullptr) {
       close(fd);
@@ -196,6 +206,15 @@ class OpenModule {
   // call's site), then the function the code was compiled into (its ELF symbol).
   // Returns false when the scopes at `pc` nest deeper than kMaxInlineDepth: then only the
   // outer frame is given.
+  bool readable() const { return handle_ != nullptr; }
+  // The separate debug file libdwfl found, empty when none (or the DWARF is in the module).
+  std::string debug_file() const {
+    const char* debug = nullptr;
+    if (handle_ != nullptr)
+      dwfl_module_info(handle_, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, &debug);
+    return debug == nullptr ? std::string() : debug;
+  }
+
   bool describe(uint64_t pc, Frame frame, std::vector<Frame>& frames) const {
     if (handle_ == nullptr) {
       frames.push_back(frame);
@@ -245,11 +264,55 @@ class OpenModule {
   Dwfl_Module* handle_ = nullptr;
 };
 
+// What the symbolizer knows of one module record: the file kept open until it must be read,
+// and where the names found in it go: its entry in the module cache, or one of its own for a
+// module without a build-id. Records of one file share its cache entry; the first of them
+// (`reader`) reads every address any of them needs.
+struct ModuleState {
+  const Module* module = nullptr;
+  int fd = -1;                       // until `open` takes it
+  std::unique_ptr<OpenModule> open;  // libdwfl, made when the entry lacks an address
+  ModuleEntry* entry = nullptr;      // null: not read (not a regular file, over the budget)
+  ModuleEntry own;
+  ModuleState* reader = nullptr;
+  std::set<uint64_t> pending;  // offsets (return address - load bias) to read, on the reader
+  uint64_t read = 0;           // addresses it read
+  ~ModuleState() {
+    if (fd >= 0) close(fd);
+  }
+
+  // Reads the pending addresses into the entry. Touches nothing but this state and its entry:
+  // readers of different files run in parallel.
+  void read_pending() {
+    if (open == nullptr) open = std::make_unique<OpenModule>(*module, std::exchange(fd, -1));
+    for (const uint64_t offset : pending) {
+      Frame frame;
+      frame.address = module->base + offset;
+      frame.module = module->path;
+      frame.offset = offset;
+      // Every recorded address is a return address: the call itself is the instruction before.
+      const uint64_t pc = frame.address == 0 ? 0 : frame.address - 1;
+      std::vector<Frame> frames;
+      const bool whole = open->describe(pc, frame, frames);
+      ++read;
+      if (!open->readable()) continue;  // then the frame keeps module and offset only
+      CachedAddress& cached = entry->addresses[offset];
+      cached.deep_inline = !whole;
+      for (const Frame& f : frames) cached.frames.push_back({f.function, f.file, f.line});
+      entry->dirty = true;
+    }
+    pending.clear();
+  }
+};
+
+// More would only add memory: a report rarely passes through more large libraries.
+constexpr size_t kMaxReaderThreads = 8;
+
 class Symbolizer {
  public:
   Symbolizer(const std::vector<ProcessModules>& modules, const SymbolCache* cache,
-             const UserCode& user)
-      : modules_(modules), cache_(cache), user_(user) {
+             const UserCode& user, ModuleCache& module_cache)
+      : modules_(modules), cache_(cache), user_(user), module_cache_(module_cache) {
     // Once, not per location: a report may hold any number of processes.
     for (const auto& process : modules_) {
       if (process.process != 0) by_index_.try_emplace(process.process, &process);
@@ -276,6 +339,67 @@ class Symbolizer {
       if (!python.empty()) interleave_python_frames(location.frames, python);
     }
     location.user_frame = choose_user_frame(location.frames, user_);
+  }
+
+  // The first pass: which addresses must be read from which module file (those the cache does
+  // not know). Modules are opened, and the budget charged, in the order the report names them.
+  void plan(const Location& location, uint32_t pid, uint32_t process) {
+    if (location.pid != 0) pid = location.pid;
+    const ProcessModules* owner = find_process(pid, process);
+    if (owner == nullptr) return;
+    const uint64_t owner_key = process != 0 ? process : uint64_t{1} << 32 | pid;
+    for (uint64_t address : location.addresses) {
+      if (is_python_frame_tag(address) || !planned_.insert({owner_key, address}).second) continue;
+      const Module* module = owner->find(address == 0 ? 0 : address - 1);
+      if (module == nullptr) continue;
+      ModuleState& state = state_of(*module);
+      if (state.entry == nullptr) continue;
+      const uint64_t offset = address - module->base;
+      if (state.entry->addresses.contains(offset))
+        ++stats_.cached_addresses;
+      else
+        state.reader->pending.insert(offset);
+    }
+  }
+
+  // The second pass: each module file with addresses to read is read once, several files at a
+  // time (libdwfl's symbol search is linear in the symbol table: libtorch_cpu and
+  // libtorch_cuda take 0.2 s each). Each reader has its own libdwfl session.
+  void read_all() {
+    std::vector<ModuleState*> readers;
+    for (auto& [module, state] : open_)
+      if (!state.pending.empty()) readers.push_back(&state);
+    const size_t threads = std::min<size_t>(
+        {readers.size(), std::max(1u, std::thread::hardware_concurrency()), kMaxReaderThreads});
+    std::atomic<size_t> next = 0;
+    auto work = [&] {
+      for (size_t i; (i = next.fetch_add(1)) < readers.size();) readers[i]->read_pending();
+    };
+    std::vector<std::thread> pool;
+    pool.reserve(threads);
+    for (size_t t = 1; t < threads; ++t) {
+      try {
+        pool.emplace_back(work);
+      } catch (const std::system_error&) {
+        break;  // no more threads to be had (a process limit): the others do the rest
+      }
+    }
+    work();
+    for (std::thread& thread : pool) thread.join();
+    for (const ModuleState* reader : readers) stats_.read_addresses += reader->read;
+  }
+
+  // Tells new cache entries where their debug data came from, then writes them.
+  void finish() {
+    for (auto& [module, state] : open_)
+      if (state.entry != nullptr && state.entry != &state.own && state.entry->dirty &&
+          !state.entry->debug_known && state.open != nullptr) {
+        state.entry->debug_file = state.open->debug_file();
+        state.entry->debug_state =
+            debug_state(state.entry->debug_file, state.entry->identity.build_id);
+        state.entry->debug_known = true;
+      }
+    module_cache_.flush();
   }
 
  private:
@@ -310,6 +434,24 @@ class Symbolizer {
     return frame;
   }
 
+  ModuleState& state_of(const Module& module) {
+    auto [it, added] = open_.try_emplace(&module);
+    ModuleState& state = it->second;
+    if (!added) return state;
+    state.module = &module;
+    bool over_budget = false;
+    state.fd = open_module_file(module, inflated_left_, over_budget);
+    if (over_budget) stats_.over_budget.push_back(module.path);
+    if (state.fd < 0) return state;
+    ModuleIdentity identity;
+    state.entry = identify_module(state.fd, module.path, module.build_id, identity)
+                      ? &module_cache_.entry(identity)
+                      : &state.own;
+    state.reader = readers_.try_emplace(state.entry, &state).first->second;
+    if (state.reader != &state) close(std::exchange(state.fd, -1));  // another record reads it
+    return state;
+  }
+
   void resolve(Frame frame, std::vector<Frame>& frames) {
     // Every recorded address is a return address: the call itself is the instruction before.
     const uint64_t pc = frame.address == 0 ? 0 : frame.address - 1;
@@ -320,13 +462,22 @@ class Symbolizer {
     }
     frame.module = module->path;
     frame.offset = frame.address - module->base;
-    auto [open, added] = open_.try_emplace(module);
-    if (added) {
-      bool over_budget = false;
-      open->second = std::make_unique<OpenModule>(*module, inflated_left_, over_budget);
-      if (over_budget) stats_.over_budget.push_back(module->path);
+    const ModuleState& state = state_of(*module);
+    if (state.entry != nullptr) {
+      if (const auto it = state.entry->addresses.find(frame.offset);
+          it != state.entry->addresses.end()) {
+        for (const CachedFrame& cached : it->second.frames) {
+          frame.function = cached.function;
+          frame.file = cached.file;
+          frame.line = cached.line;
+          frames.push_back(frame);
+        }
+        stats_.deep_inline_addresses += it->second.deep_inline;
+        return;
+      }
     }
-    if (!open->second->describe(pc, frame, frames)) ++stats_.deep_inline_addresses;
+    // Not read: not a regular file, over the budget, or not one libdwfl could use (rebuilt).
+    frames.push_back(frame);
   }
 
   const ProcessModules* find_process(uint32_t pid, uint32_t index) const {
@@ -341,6 +492,7 @@ class Symbolizer {
   const std::vector<ProcessModules>& modules_;
   const SymbolCache* cache_;
   const UserCode& user_;
+  ModuleCache& module_cache_;
   const ProcessModules* owner_ = nullptr;  // of the location being symbolized
  public:
   SymbolizeStats stats_;
@@ -349,7 +501,9 @@ class Symbolizer {
   uint64_t inflated_left_ = kMaxInflatedTotal;
   std::unordered_map<uint32_t, const ProcessModules*> by_index_;  // the first of each
   std::unordered_map<uint32_t, const ProcessModules*> by_pid_;    // the first of each
-  std::map<const Module*, std::unique_ptr<OpenModule>> open_;
+  std::map<const Module*, ModuleState> open_;
+  std::map<const ModuleEntry*, ModuleState*> readers_;  // the record that reads each file
+  std::set<std::pair<uint64_t, uint64_t>> planned_;     // (process, address) seen by plan()
   std::map<std::pair<uint64_t, uint64_t>, std::vector<Frame>> frames_;  // (process, address)
 };
 
@@ -363,22 +517,29 @@ void interleave_python_frames(std::vector<Frame>& native, const std::vector<Fram
 }
 
 SymbolizeStats symbolize(Report& report, const std::vector<ProcessModules>& modules,
-                         const SymbolCache* cache, const UserCode& user) {
-  Symbolizer symbolizer(modules, cache, user);
-  for (auto& finding : report.findings) {
-    symbolizer.symbolize(finding.location, finding.pid, finding.process);
-    for (auto& related : finding.related)
-      symbolizer.symbolize(related.location, finding.pid, finding.process);
-  }
-  for (auto& capture : report.captures) {
-    for_each_location(capture,
-                      [&](Location& l) { symbolizer.symbolize(l, capture.pid, capture.process); });
-  }
-  for (auto& site : report.graph_sites) symbolizer.symbolize(site.site, site.pid, site.process);
-  for (auto& rehearsal : report.rehearsals)
-    for (auto* items : {&rehearsal.warmup, &rehearsal.breaks})
-      for (auto& item : *items)
-        symbolizer.symbolize(item.location, rehearsal.pid, rehearsal.process);
+                         const SymbolCache* cache, const UserCode& user,
+                         ModuleCache* module_cache) {
+  ModuleCache in_memory("");  // still one read per module file within this run
+  Symbolizer symbolizer(modules, cache, user, module_cache ? *module_cache : in_memory);
+  // Every location of the report, in one order for both passes: plan, then symbolize.
+  auto each_location = [&report](auto&& f) {
+    for (auto& finding : report.findings) {
+      f(finding.location, finding.pid, finding.process);
+      for (auto& related : finding.related) f(related.location, finding.pid, finding.process);
+    }
+    for (auto& capture : report.captures)
+      for_each_location(capture, [&](Location& l) { f(l, capture.pid, capture.process); });
+    for (auto& site : report.graph_sites) f(site.site, site.pid, site.process);
+    for (auto& rehearsal : report.rehearsals)
+      for (auto* items : {&rehearsal.warmup, &rehearsal.breaks})
+        for (auto& item : *items) f(item.location, rehearsal.pid, rehearsal.process);
+  };
+  each_location(
+      [&](Location& l, uint32_t pid, uint32_t process) { symbolizer.plan(l, pid, process); });
+  symbolizer.read_all();
+  each_location(
+      [&](Location& l, uint32_t pid, uint32_t process) { symbolizer.symbolize(l, pid, process); });
+  symbolizer.finish();
   return symbolizer.stats_;
 }
 

@@ -10,6 +10,7 @@
 
 #include "model/frame_owner.h"
 #include "model/report.h"
+#include "symbolize/module_cache.h"
 #include "symbolize/modules.h"
 #include "symbolize/symbol_cache.h"
 #include "util/demangle.h"
@@ -35,9 +36,15 @@ inline constexpr uint64_t kMaxInflatedTotal = uint64_t{1} << 30;
 struct SymbolizeStats {
   uint64_t deep_inline_addresses = 0;  // addresses whose inline scopes were cut off
   std::vector<std::string> over_budget;  // modules not read: compressed debug data too large
+  uint64_t read_addresses = 0;    // addresses resolved by reading their module
+  uint64_t cached_addresses = 0;  // addresses answered by the module cache
 };
+// `module_cache`: the persistent cache (module_cache.h), or null for none; entries it gained
+// are written before this returns. Either way a module file with a build-id is read once
+// however many processes map it.
 SymbolizeStats symbolize(Report& report, const std::vector<ProcessModules>& modules,
-                         const SymbolCache* cache = nullptr, const UserCode& user = {});
+                         const SymbolCache* cache = nullptr, const UserCode& user = {},
+                         ModuleCache* module_cache = nullptr);
 
 
 // Puts a stack's Python frames (innermost first) where the interpreter runs them: before the

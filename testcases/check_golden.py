@@ -6,19 +6,25 @@
     check_golden.py --capguard build/capguard [--recorded testcases/recorded] [--update]
 
 --update rewrites the golden files from the current capguard (review the diff before committing).
+
+Each report is made three times and must match each time: without the symbol cache, then with
+a fresh one (filled as it goes), then again from what it holds (issue 24: a cache hit must give
+the bytes a miss gives).
 """
 import argparse
 import difflib
 import os
 import subprocess
 import sys
+import tempfile
 
 
-def report(capguard, traces, fmt):
+def report(capguard, traces, fmt, symbol_cache="off"):
     # --no-source: the recorded frames name files on the GPU machine; whether those happen to be
     # readable here must not change the golden text.
     proc = subprocess.run([capguard, "report", "--fail-on", "never", "--format", fmt, "-o", "-",
-                           "-q", "--no-source", traces], capture_output=True, text=True)
+                           "-q", "--no-source", "--symbol-cache", symbol_cache, traces],
+                          capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"capguard report {traces} exited {proc.returncode}: {proc.stderr}")
     return proc.stdout
@@ -39,19 +45,24 @@ def main():
         print(f"no recorded traces under {traces_root}", file=sys.stderr)
         return 1
     failed = 0
+    cache = tempfile.TemporaryDirectory(prefix="capguard-golden-cache-")
+    passes = ["off"] if args.update else ["off", cache.name, cache.name]
     for program in programs:
         for fmt, ext in (("text", "txt"), ("json", "json")):
-            actual = report(args.capguard, os.path.join(traces_root, program), fmt)
             golden = os.path.join(golden_root, f"{program}.{ext}")
-            if args.update:
-                with open(golden, "w") as f:
-                    f.write(actual)
-                continue
             expected = open(golden).read() if os.path.exists(golden) else ""
-            if actual != expected:
-                failed += 1
-                sys.stdout.writelines(difflib.unified_diff(
-                    expected.splitlines(True), actual.splitlines(True), golden, "capguard report"))
+            for setting in passes:
+                actual = report(args.capguard, os.path.join(traces_root, program), fmt, setting)
+                if args.update:
+                    with open(golden, "w") as f:
+                        f.write(actual)
+                    continue
+                if actual != expected:
+                    failed += 1
+                    name = "capguard report" + ("" if setting == "off" else " (symbol cache)")
+                    sys.stdout.writelines(difflib.unified_diff(
+                        expected.splitlines(True), actual.splitlines(True), golden, name))
+                    break
     checked = len(programs) * 2
     print(f"{checked - failed} passed, {failed} failed")
     return 1 if failed else 0

@@ -111,6 +111,40 @@ TEST_CASE("analyze_trace: process, captures, findings and stacks from a written 
   CHECK(analysis.modules[0].find(0x7f0000002000) == nullptr);
 }
 
+TEST_CASE("analyze_trace: the pytest plugin's marks beside the trace name each finding's test") {
+  ScratchDir dir;
+  const std::string path = write_escaped_copy_trace(dir.path, true);  // the copy: seq 4, 1004 ns
+  std::ofstream(path.substr(0, path.size() - 6) + ".tests")
+      << "capguard-test-begin 990 77 t.py::test_clean\n"
+         "capguard-test-end 1002 77 t.py::test_clean\n"
+         "capguard-test-begin 1003 77 t.py::test_copies\n"
+         "capguard-test-end 1010 77 t.py::test_copies\n"
+         "capguard-test-begin 1020 77 t.py::test_after\n";  // never ended: the process died
+  Analysis analysis;
+  analyze_trace(path, analysis);
+  const Report& r = analysis.report;
+  REQUIRE(r.processes.size() == 1);
+  CHECK(r.processes[0].tests ==
+        std::vector<std::string>{"t.py::test_clean", "t.py::test_copies", "t.py::test_after"});
+  REQUIRE(r.findings.size() == 1);
+  CHECK(r.findings[0].rule == "escaped-sync-copy");
+  CHECK(r.findings[0].test == "t.py::test_copies");
+}
+
+TEST_CASE("analyze_trace: a finding between two tests belongs to none") {
+  ScratchDir dir;
+  const std::string path = write_escaped_copy_trace(dir.path, true);
+  std::ofstream(path.substr(0, path.size() - 6) + ".tests")
+      << "capguard-test-begin 990 77 t.py::test_clean\n"
+         "capguard-test-end 1002 77 t.py::test_clean\n"
+         "capguard-test-begin 1005 78 t.py::other_process\n";  // another pid: ignored
+  Analysis analysis;
+  analyze_trace(path, analysis);
+  REQUIRE(analysis.report.findings.size() == 1);
+  CHECK(analysis.report.findings[0].test.empty());
+  CHECK(analysis.report.processes[0].tests == std::vector<std::string>{"t.py::test_clean"});
+}
+
 TEST_CASE("analyze_trace: two traces append; capture ids stay unique") {
   ScratchDir a, b;
   Analysis analysis;

@@ -27,7 +27,7 @@ TEST_CASE("the JSON report follows README.md's contract, field by field") {
                   "      \"capturing_thread\": true,\n      \"capture\": 1,") != std::string::npos);
   CHECK(json.find("\"consequences\": 3") != std::string::npos);
   CHECK(json.find("\"role\": \"fork\"") != std::string::npos);
-  CHECK(json.find("\"user_frame\": 3") != std::string::npos);
+  CHECK(json.find("\"user_frame\": 0") != std::string::npos);  // after inner_frames
   CHECK(
       json.ends_with("  \"summary\": {\n    \"errors\": 1,\n    \"warnings\": 1,\n"
                      "    \"notes\": 0\n  }\n}\n"));
@@ -120,12 +120,14 @@ TEST_CASE("graph_lifecycle: one object per site, after the captures, with README
   REQUIRE(row.get("findings")->as_array()->size() == 1);
   CHECK(row.get("findings")->as_array()->at(0).as_number() != nullptr);
   CHECK(*row.get("findings")->as_array()->at(0).as_number() == 1);
-  // The site is a location like a capture's "begin": frames, then the user frame.
+  // The site is a location like a capture's "begin": frames from the program's side (the
+  // runtime's cudaStreamBeginCapture below them), then the user frame.
   const JsonValue* where = row.get("site");
-  CHECK(keys_of(*where) == std::vector<std::string>{"frames", "user_frame"});
-  CHECK(where->get_int("user_frame") == 1);
-  CHECK(where->get("frames")->as_array()->at(1).get_string("function") == "capture_step");
-  CHECK(where->get("frames")->as_array()->at(1).get_int("line") == 100);
+  CHECK(keys_of(*where) == std::vector<std::string>{"frames", "inner_frames", "user_frame"});
+  CHECK(where->get_int("user_frame") == 0);
+  CHECK(where->get("frames")->as_array()->at(0).get_string("function") == "capture_step");
+  CHECK(where->get("frames")->as_array()->at(0).get_int("line") == 100);
+  CHECK(where->get("inner_frames")->as_array()->size() == 1);
   // Three decimals, written exactly.
   CHECK(render_json(report).find("\"capture_ms\": 48.213,\n") != std::string::npos);
   site.capture_ns = 1'499;
@@ -142,7 +144,7 @@ TEST_CASE("graph_lifecycle: every site in the report's order, exact launches, se
   const JsonValue::Array& sites = *json.get("graph_lifecycle")->as_array();
   REQUIRE(sites.size() == 7);
   for (size_t i = 0; i < sites.size(); ++i) {
-    CHECK(sites[i].get("site")->get("frames")->as_array()->at(1).get_int("line") == 100 + int(i));
+    CHECK(sites[i].get("site")->get("frames")->as_array()->at(0).get_int("line") == 100 + int(i));
     CHECK(sites[i].get_int("graphs") == int64_t(report.graph_sites[i].graphs));
     CHECK(*sites[i].get("launches_exact")->as_bool());
     CHECK(sites[i].get("findings")->as_array()->empty());

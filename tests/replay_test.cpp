@@ -45,6 +45,24 @@ TEST_CASE("replay: clean captures of a long loop are retired as they end and cou
   for (size_t i = 0; i + 1 < r.captures.size(); ++i) CHECK(r.captures[i].id == i + 1);
 }
 
+TEST_CASE("replay: clean captures from ever new sites share one entry past the sites' bound") {
+  Sim sim;
+  sim(create_stream(kS, kNonBlocking));
+  constexpr uint32_t kCaptures = kCapturesInDetail + kCleanSitesInDetail + 500;
+  for (uint32_t id = 1; id <= kCaptures; ++id) {
+    sim.replay.define_stack(id, std::vector<uint64_t>{0x400000u + 16 * id});
+    sim(begin(kS).stack(id))(end(kS).nodes(1).stack(id));
+  }
+  const Report& r = sim.finish();
+  CHECK(r.capture_count() == kCaptures);
+  REQUIRE(r.captures.size() == kCapturesInDetail + kCleanSitesInDetail + 1);
+  CHECK_FALSE(r.captures[r.captures.size() - 2].other_sites);
+  const CaptureInfo& rest = r.captures.back();
+  CHECK(rest.other_sites);
+  CHECK(rest.count == 500);
+  CHECK(rest.last_id == kCaptures);
+}
+
 TEST_CASE("replay: a capture that a finding names keeps its own entry, past the detail limit") {
   Sim sim;
   sim(create_stream(kS, kNonBlocking))(create_stream(kS2, kNonBlocking));

@@ -295,13 +295,25 @@ grep -q '^capguard: cannot attach to process 123456 (./app): CUPTI already in us
 # and passes; capguard's subscription lost (CUPTI finalized behind its back), every format says
 # what was not checked and the gate fails closed (exit 3), unless findings fail it anyway.
 mkdir -p "$t/cupti-shared" "$t/cupti-lost"
+# The text report's lines over 160 columns, joined again: a line at column 0 goes on in the lines
+# indented by two spaces below it.
+unwrap() {
+  python3 -c 'import sys
+out = []
+for line in open(sys.argv[1]).read().split("\n"):
+    if out and out[-1][:1] not in ("", " ") and line.startswith("  ") and line[2:3] != " ":
+        out[-1] += " " + line[2:]
+    else:
+        out.append(line)
+print("\n".join(out), end="")' "$1"
+}
 printf 'v 0.1.0 5\np 4d 1 0\nc python3%%20train.py\ni ok cupti\nk 10 4d forwarding /opt/torch/lib/libtorch_cpu.so\nk 20 4d left /opt/torch/lib/libtorch_cpu.so\nk 21 4d finalize /opt/torch/lib/libtorch_cpu.so\nz 99 0\n' >"$t/cupti-shared/capguard.77.trace"
 expect 0 '^SUMMARY: capguard: 0 errors' -- "$capguard" report -o json:"$work/shared.json" "$t/cupti-shared"
-grep -q "^note: process 77 shares CUPTI with PyTorch's profiler (kineto) in libtorch_cpu.so: capguard forwarded the callbacks it enabled; its cuptiFinalize (1x) ended its own subscription only$" "$work/err" || fail "the shared CUPTI client is not named"
+grep -q "^note: process 77 shares CUPTI with PyTorch's profiler (kineto) in libtorch_cpu.so: capguard forwarded the callbacks it enabled; its cuptiFinalize (1x) ended its own subscription only$" <(unwrap "$work/err") || fail "the shared CUPTI client is not named"
 python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["processes"][0]["cupti_clients"]; assert c == [{"name": "PyTorch'"'"'s profiler (kineto) in libtorch_cpu.so", "sharing": "forwarded", "subscriptions": 1, "finalize_calls_kept": 1, "refused": 0}], c' "$work/shared.json" || fail "JSON lacks cupti_clients"
 printf 'v 0.1.0 5\np 4e 1 0\nc ./app\ni ok cupti\ne 1 100 4e cudaGetDevice 0 0\nk 10 4e forwarding ./libmyprof.so\ne 2 3b9aca64 4e cudaMalloc 0 0\nk 99 4e lost ./libmyprof.so\nz 99 0\n' >"$t/cupti-lost/capguard.78.trace"
 expect 3 'SUMMARY: capguard: 0 errors' -- "$capguard" report -o json:"$work/lost.json" -o sarif:"$work/lost.sarif" -o junit:"$work/lost.xml" -o html:"$work/lost.html" "$t/cupti-lost"
-grep -q '^==78==capguard: stopped watching: .*finalized by a call capguard could not intercept (last CUPTI client seen: libmyprof.so); nothing after its last recorded call (cudaMalloc, 1.000 s after the first) was checked$' "$work/err" || fail "text: the lost subscription is not said"
+grep -q '^==78==capguard: stopped watching: .*finalized by a call capguard could not intercept (last CUPTI client seen: libmyprof.so); nothing after its last recorded call (cudaMalloc, 1.000 s after the first) was checked$' <(unwrap "$work/err") || fail "text: the lost subscription is not said"
 for f in lost.json lost.sarif lost.xml lost.html; do
   grep -q 'capguard could not intercept' "$work/$f" || fail "$f: the lost subscription is not said"
 done
@@ -376,6 +388,33 @@ print(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"])' "$1"
 else
   echo "skip: no recorded trace at $recorded"
 fi
+
+# --- the pytest plugin's marks beside a trace: each finding names the test it was made in, and
+# JUnit gets a test case per test, only the one that synchronized failing. The synchronize is
+# event 2 (time 0x14 = 20 ns) of pid 0x1e240 = 123456.
+mkdir -p "$t/pytest"
+cp "$t/sync.trace" "$t/pytest/capguard.123456.trace"
+printf 'capguard-test-begin 1 123456 t.py::test_clean\ncapguard-test-end 15 123456 t.py::test_clean\n'\
+'capguard-test-begin 16 123456 t.py::test_sync\ncapguard-test-end 40 123456 t.py::test_sync\n'\
+'capguard-test-begin 9 123456 t.py::back_in_time\nnot a mark\n' >"$t/pytest/capguard.123456.tests"
+expect 1 '^SUMMARY: capguard: 1 error' -- "$capguard" report --no-source -o "junit:$t/pytest.xml" \
+  -o "json:$t/pytest.json" -o "sarif:$t/pytest.sarif" "$t/pytest"
+grep -q '^  in test t.py::test_sync$' "$work/err" || fail "pytest: text does not name the test"
+python3 - "$t/pytest.xml" "$t/pytest.json" "$t/pytest.sarif" <<'PY' || fail "pytest: findings not attributed to t.py::test_sync alone"
+import json, sys
+import xml.etree.ElementTree as ET
+cases = {c.get("name"): c for c in ET.parse(sys.argv[1]).iter("testcase")}
+assert set(cases) >= {"t.py::test_clean", "t.py::test_sync"}, cases
+assert "back_in_time" not in "".join(cases)
+assert cases["t.py::test_clean"].find("failure") is None
+assert cases["t.py::test_sync"].find("failure").get("type") == "sync-during-capture"
+assert all(c.find("failure") is None for n, c in cases.items() if n != "t.py::test_sync")
+assert [f.get("test") for f in json.load(open(sys.argv[2]))["findings"]] == ["t.py::test_sync"]
+result = json.load(open(sys.argv[3]))["runs"][0]["results"][0]
+assert result["properties"]["test"] == "t.py::test_sync"
+PY
+python3 "$tests/validate_junit.py" "$t/pytest.xml" >/dev/null || fail "pytest: JUnit not valid"
+echo "ok: the pytest plugin's marks attribute findings to tests"
 
 echo
 if [ $failures -ne 0 ]; then echo "$failures CLI test(s) failed"; exit 1; fi

@@ -105,6 +105,8 @@ def cases():
             modules=[(0, 0x400000, 0x500000, "/etc")], native=[0x401234]))),
         Case("symbols_companion_is_fifo", 1, setup_symbols_fifo),
         Case("symbols_companion_names_etc_passwd", 1, setup_symbols_passwd),
+        Case("tests_companion_is_fifo", 1, setup_tests_fifo),
+        Case("tests_companion_hostile", 1, setup_tests_hostile),
         Case("trace_is_fifo", 3, setup_trace_fifo, args=lambda d: [os.path.join(d, "traces", "x.trace")], control=False),
         Case("fifo_trace_in_directory", 1, setup_fifo_in_dir),
         # Output that nothing can forge.
@@ -133,7 +135,20 @@ def cases():
              check=lambda stderr: "compressed debug sections would inflate" in stderr),
         Case("many_processes", 1, lambda d: [one(d, trace(pid=0x1000 + i), "capguard.%d.trace" % i)
                                              for i in range(15000)]),
+        Case("clean_captures_1m_distinct_sites", 0, lambda d: one(d, clean_captures(1000000))),
     ]
+
+
+def clean_captures(n):
+    """n clean captures, each begun from a site of its own (1.3 GB of analysis state before
+    clean captures past 4096 sites shared one report entry)."""
+    out = ["v 0.1.0 4\np 1e240 1 0\nc ./app\ni ok cupti\n"]
+    for i in range(1, n + 1):
+        out.append("s %x %x\ne %x 1 1e241 cudaStreamBeginCapture 0 %x st=5000 ci=%x md=0\n"
+                   "e %x 2 1e241 cudaStreamEndCapture 0 %x st=5000 ci=%x\n"
+                   % (i, 0x401000 + 16 * i, 2 * i - 1, i, i, 2 * i, i, i))
+    out.append("z 3 0\n")
+    return "".join(out)
 
 
 def fork_chain(n):
@@ -226,6 +241,22 @@ def setup_symbols_passwd(d):
     write(os.path.join(d, "traces", "capguard.1.trace.symbols"),
           "capguard-symbols\t1\n1e240\t401234\t1\t/nonexistent/app\tmain\t/etc/passwd\n"
           "1e240\t401234\t1\t/nonexistent/app\tmain\t%s/outside/secret.py\n" % d)
+
+
+def setup_tests_fifo(d):
+    one(d, trace())
+    os.mkfifo(os.path.join(d, "traces", "capguard.1.tests"))
+
+
+def setup_tests_hostile(d):
+    """The pytest plugin's marks (engine/test_marks.h), written by anyone: a forged node id over
+    the synchronize, an overlong line, out-of-order and malformed lines, more tests than named."""
+    one(d, trace())
+    lines = ["capguard-test-begin 1 123456 " + FORGED,
+             "capguard-test-begin 2 123456 " + "A" * (1 << 20),
+             "capguard-test-begin 0 123456 back-in-time", "capguard-test-end x 123456 y", "\x00"]
+    lines += ["capguard-test-begin %d 123456 t%d" % (100 + i, i) for i in range(120000)]
+    write(os.path.join(d, "traces", "capguard.1.tests"), "\n".join(lines) + "\n")
 
 
 def setup_trace_fifo(d):

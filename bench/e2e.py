@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""The cost of one `capguard run` as a user feels it (issue 24): whole programs, native and under
+capguard, alternating, with the extra time split into start-up and recording (inside the
+program) and analysis after exit. Run on the GPU machine:
+
+    bench/e2e.py --capguard build/capguard [--rounds 5] [--samples .samples] [--json OUT.json]
+
+For each round: the program natively (wall), then `capguard run --trace-dir DIR` (wall), then
+`capguard report DIR` alone (wall: the analysis `run` does after the program exits, measured
+again on the same traces; with the symbol cache warm after the run, so it is the second run's
+after-exit cost). In-program + start-up = run - report - native. Medians and spread (min-max).
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PY = os.path.join(ROOT, "testcases", "python")
+
+# name, command, working directory: the program kinds of the issue.
+PYTHON_PROGRAMS = [
+    ("PyTorch training step", ["python3", "torch_training_step_ok.py"], PY),
+    ("torch.compile reduce-overhead", ["python3", "torch_compile_reduce_overhead_ok.py"], PY),
+    ("make_graphed_callables", ["python3", "torch_make_graphed_callables_ok.py"], PY),
+    ("JAX jit loop", ["python3", "jax_jit_loop_ok.py"], PY),
+    ("CuPy capture", ["python3", "cupy_capture_ok.py"], PY),
+]
+# name, sources under Samples/, link flags, arguments
+SAMPLES = [
+    ("simpleCudaGraphs", ["3_CUDA_Features/simpleCudaGraphs/simpleCudaGraphs.cu"], [], []),
+    ("conjugateGradientCudaGraphs",
+     ["4_CUDA_Libraries/conjugateGradientCudaGraphs/conjugateGradientCudaGraphs.cu"],
+     ["-lcublas", "-lcusparse"], []),
+]
+
+
+def timed(command, cwd, env=None):
+    start = time.monotonic()
+    result = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    return time.monotonic() - start, result.returncode
+
+
+def build_samples(samples_dir, out_dir):
+    programs = []
+    for name, sources, libs, args in SAMPLES:
+        binary = os.path.join(out_dir, name)
+        command = ["nvcc", "-O2", "-arch=sm_90", "-I" + os.path.join(samples_dir, "Common"), "-o",
+                   binary] + [os.path.join(samples_dir, "Samples", s) for s in sources] + libs
+        if subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode:
+            print(f"{name}: cannot build, left out", file=sys.stderr)
+            continue
+        programs.append((name, [binary] + args, out_dir))
+    return programs
+
+
+def spread(values):
+    return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--capguard", required=True)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--samples", help="a cuda-samples checkout (Common/, Samples/)")
+    parser.add_argument("--only", help="substring of the program names to run")
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    capguard = os.path.abspath(args.capguard)
+    work = tempfile.mkdtemp(prefix="capguard-e2e-")
+    programs = list(PYTHON_PROGRAMS)
+    if args.samples:
+        programs += build_samples(os.path.abspath(args.samples), work)
+    if args.only:
+        programs = [p for p in programs if args.only in p[0]]
+    rows = []
+    print(f"{'program':30} | {'native s':>18} | {'capguard run s':>18} | {'in-program+start-up s':>22} "
+          f"| {'after exit s':>18} | status")
+    for name, command, cwd in programs:
+        native, run, report, statuses = [], [], [], set()
+        for _ in range(args.rounds):
+            t, native_status = timed(command, cwd)
+            native.append(t)
+            traces = os.path.join(work, "traces")
+            shutil.rmtree(traces, ignore_errors=True)
+            t, run_status = timed([capguard, "run", "--trace-dir", traces, "--"] + command, cwd)
+            run.append(t)
+            t, _ = timed([capguard, "report", "-q", "-o", "json:" + os.devnull, traces], cwd)
+            report.append(t)
+            statuses.add((native_status, run_status))
+        inside = [r - a - n for r, a, n in zip(run, report, native)]
+        row = {"program": name, "native_s": native, "run_s": run, "report_s": report,
+               "inside_extra_s": inside, "exit_status_native_capguard": sorted(statuses)}
+        rows.append(row)
+        print(f"{name:30} | {spread(native):>18} | {spread(run):>18} | {spread(inside):>22} | "
+              f"{spread(report):>18} | {sorted(statuses)}", flush=True)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump({"rounds": args.rounds, "rows": rows}, out, indent=1)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

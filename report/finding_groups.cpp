@@ -1,0 +1,48 @@
+#include "report/finding_groups.h"
+
+#include <fmt/format.h>
+
+#include <string>
+#include <unordered_map>
+
+namespace capguard {
+namespace {
+
+std::string group_key(const Report& report, const Finding& f) {
+  const Location& l = f.location;
+  std::string where;
+  if (l.user_frame >= 0 && static_cast<size_t>(l.user_frame) < l.frames.size()) {
+    const Frame& user = l.frames[static_cast<size_t>(l.user_frame)];
+    where = fmt::format("{}:{}:{}", user.file, user.line, user.function);
+  } else {
+    where = fmt::format("#{}", l.stack_id);
+  }
+  const CaptureInfo* capture = report.find_capture(f.capture);
+  return fmt::format("{}\n{}\n{}\n{}\n{}\n{}", f.rule, f.pid, f.process, where,
+                     capture != nullptr ? capture->begin.stack_id : 0, f.test);
+}
+
+}  // namespace
+
+FindingGroups group_findings(const Report& report) {
+  const size_t n = report.findings.size();
+  FindingGroups groups;
+  groups.id.assign(n, 0);
+  groups.repeat.assign(n, false);
+  groups.others.resize(n);
+  std::unordered_map<std::string, size_t> first;
+  uint32_t next_id = 0;
+  for (size_t i = 0; i < n; ++i) {
+    auto [at, fresh] = first.try_emplace(group_key(report, report.findings[i]), i);
+    if (fresh) {
+      groups.id[i] = ++next_id;
+      continue;
+    }
+    groups.id[i] = groups.id[at->second];
+    groups.repeat[i] = true;
+    groups.others[at->second].push_back(i);
+  }
+  return groups;
+}
+
+}  // namespace capguard

@@ -1,0 +1,103 @@
+#include "report/finding_groups.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "render_test_report.h"
+#include "report/baseline.h"
+#include "report/fingerprint.h"
+#include "report/inner_frames.h"
+#include "report/json_reader.h"
+#include "report/render.h"
+
+namespace capguard {
+namespace {
+
+// The sample report's synchronize, again in a second capture of the same site, and once at
+// another line.
+Report repeated_report() {
+  Report report = testing::sample_report();
+  Finding again = report.findings[0];
+  report.findings.push_back(again);
+  Finding elsewhere = report.findings[0];
+  elsewhere.location.frames[3].line = 43;
+  report.findings.push_back(elsewhere);
+  return report;
+}
+
+JsonValue parse(const std::string& text) {
+  JsonParseResult parsed = parse_json(text, "report");
+  REQUIRE_MESSAGE(!parsed.error, parsed.error->to_string());
+  return std::move(*parsed.value);
+}
+
+const JsonValue& at(const JsonValue& v, size_t i) {
+  REQUIRE(v.as_array());
+  REQUIRE(i < v.as_array()->size());
+  return (*v.as_array())[i];
+}
+
+}  // namespace
+
+TEST_CASE("identical findings share a group id; another line is another group") {
+  const FindingGroups groups = group_findings(repeated_report());
+  CHECK(groups.id == std::vector<uint32_t>{1, 2, 1, 3});
+  CHECK(groups.repeat == std::vector<bool>{false, false, true, false});
+  CHECK(groups.others[0] == std::vector<size_t>{2});
+}
+
+TEST_CASE("JSON and SARIF carry the group id of every finding") {
+  const Report report = repeated_report();
+  const JsonValue json = parse(render_json(report));
+  const JsonValue& findings = *json.get("findings");
+  for (size_t i = 0; i < 4; ++i)
+    CHECK(at(findings, i).get_int("group") == std::vector<int64_t>{1, 2, 1, 3}[i]);
+  const JsonValue sarif = parse(render_sarif(report, testing::with_rules()));
+  const JsonValue& results = *at(*sarif.get("runs"), 0).get("results");
+  CHECK(at(results, 2).get("properties")->get_int("group") == 1);
+  CHECK(at(results, 3).get("properties")->get_int("group") == 3);
+}
+
+TEST_CASE("JSON stacks begin where the program's side begins; CUDA's and capguard's apart") {
+  const Report report = testing::sample_report();
+  REQUIRE(inner_frame_count(report.findings[0].location) == 3);
+  const JsonValue json = parse(render_json(report));
+  const JsonValue& location = *at(*json.get("findings"), 0).get("location");
+  CHECK(at(*location.get("frames"), 0).get_string("function") ==
+        "train_step(float*, CUstream_st*)");
+  CHECK(at(*location.get("frames"), 0).get_string("kind") == "user");
+  CHECK(location.get_int("user_frame") == 0);
+  CHECK(location.get("inner_frames")->as_array()->size() == 3);
+  CHECK(at(*location.get("inner_frames"), 0).get_string("kind") == "tool");
+  CHECK(at(*location.get("inner_frames"), 1).get_string("kind") == "toolkit");
+}
+
+TEST_CASE("a stack of CUDA frames alone, or without a frame outside them, is kept whole") {
+  Location location;
+  location.frames = {testing::frame(0x10, "", "", 0, "/usr/lib/libcuda.so.1")};
+  CHECK(inner_frame_count(location) == 0);
+  location = testing::culprit_stack();
+  location.user_frame = 1;  // said to be the user's by --user-code: never moved below
+  CHECK(inner_frame_count(location) == 1);
+}
+
+TEST_CASE("SARIF: the location is the user frame, the first stack starts outside CUDA") {
+  const JsonValue sarif = parse(render_sarif(testing::sample_report(), testing::with_rules()));
+  const JsonValue& result = at(*at(*sarif.get("runs"), 0).get("results"), 0);
+  const JsonValue& physical = *at(*result.get("locations"), 0).get("physicalLocation");
+  CHECK(physical.get("region")->get_int("startLine") == 42);
+  const JsonValue& stacks = *result.get("stacks");
+  REQUIRE(stacks.as_array()->size() == 2);
+  CHECK(at(*at(stacks, 0).get("frames"), 0).get("properties")->get_string("kind") == "user");
+  CHECK(at(*at(stacks, 1).get("frames"), 0).get("properties")->get_string("kind") == "tool");
+}
+
+TEST_CASE("a baseline read from the split JSON stacks gives the same fingerprints") {
+  const Report report = testing::sample_report();
+  Baseline baseline;
+  REQUIRE_FALSE(baseline_from_json(parse(render_json(report)), baseline));
+  for (const Finding& f : report.findings) CHECK(baseline.fingerprints.count(fingerprint(f)) == 1);
+}
+
+}  // namespace capguard
