@@ -50,9 +50,48 @@ bool same_build_id(std::string_view recorded_hex, const std::string& actual_hex)
   return true;
 }
 
+// Something other than a regular file where a debug file may be looked for (a FIFO would block
+// the open forever; docs/security.md).
+bool not_regular(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+}
+
+// libdwfl's standard search, after checking the places it opens: a module the trace names may
+// come with a .gnu_debuglink naming a FIFO beside it (measured: `report` blocked for good), and
+// libdwfl opens candidates with a plain blocking open(). Where any candidate is not a regular
+// file the module is read without separate debug data. (The check precedes libdwfl's open: a
+// file swapped in between is not caught; traces are artifacts, not live attackers.)
+int find_debuginfo_safely(Dwfl_Module* module, void** userdata, const char* modname,
+                          Dwarf_Addr base, const char* file_name, const char* debuglink_file,
+                          GElf_Word debuglink_crc, char** debuginfo_file_name) {
+  std::vector<std::string> candidates;
+  const unsigned char* bits = nullptr;
+  GElf_Addr vaddr = 0;
+  const int id_size = dwfl_module_build_id(module, &bits, &vaddr);
+  if (id_size > 1) {
+    const std::string hex = to_hex(bits, id_size);
+    candidates.push_back("/usr/lib/debug/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) +
+                         ".debug");
+  }
+  if (file_name != nullptr) {
+    const std::string file(file_name);
+    const std::string dir =
+        file.substr(0, file.rfind('/') == std::string::npos ? 0 : file.rfind('/'));
+    const std::string link =
+        debuglink_file != nullptr ? debuglink_file : std::string(base_name(file)) + ".debug";
+    for (const std::string& place : {dir, dir + "/.debug", "/usr/lib/debug" + dir})
+      candidates.push_back(place + "/" + link);
+  }
+  for (const std::string& candidate : candidates)
+    if (not_regular(candidate)) return -1;
+  return dwfl_standard_find_debuginfo(module, userdata, modname, base, file_name, debuglink_file,
+                                      debuglink_crc, debuginfo_file_name);
+}
+
 const Dwfl_Callbacks kOfflineCallbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = find_debuginfo_safely,
     .section_address = dwfl_offline_section_address,
     .debuginfo_path = nullptr,
 };

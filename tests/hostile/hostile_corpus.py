@@ -104,6 +104,7 @@ def cases():
         Case("module_record_names_directory", 1, lambda d: one(d, trace(
             modules=[(0, 0x400000, 0x500000, "/etc")], native=[0x401234]))),
         Case("symbols_companion_is_fifo", 1, setup_symbols_fifo),
+        Case("debuglink_names_fifo", 1, setup_debuglink_fifo),
         Case("symbols_companion_names_etc_passwd", 1, setup_symbols_passwd),
         Case("tests_companion_is_fifo", 1, setup_tests_fifo),
         Case("tests_companion_hostile", 1, setup_tests_hostile),
@@ -226,6 +227,21 @@ def setup_compressed_debug_bomb(d):
     return ok
 
 
+def setup_debuglink_fifo(d):
+    """A module whose .gnu_debuglink names a FIFO beside it: libdwfl would open it and block."""
+    src, elf, debug = os.path.join(d, "dl.c"), os.path.join(d, "dl.so"), os.path.join(d, "dl.debug")
+    write(src, "int dl(int x) { return x * 3 + 1; }\n")
+    ok = shutil.which("cc") and shutil.which("objcopy") and all(subprocess.run(c).returncode == 0 for c in (
+        ["cc", "-g", "-O1", "-shared", "-fPIC", "-o", elf, src],
+        ["objcopy", "--only-keep-debug", elf, debug],
+        ["objcopy", "--strip-debug", "--add-gnu-debuglink=" + debug, elf]))
+    if ok:
+        os.remove(debug)
+        os.mkfifo(debug)
+    one(d, trace(modules=[(0x400000, 0x400000, 0x500000, elf)], native=[0x401010]))
+    return ok
+
+
 def clean_trace(end=True):
     text = "v 0.1.0 2\np 1e240 1 0\nc ./app\ni ok cupti\n"
     return text + ("z 28 0\n" if end else "")
@@ -312,6 +328,22 @@ def forbidden_lines():
     return lines
 
 
+def sarif_validator():
+    """The SARIF 2.1.0 schema (docs/) as a validator; None, said once, without jsonschema."""
+    try:
+        import jsonschema
+    except ImportError:
+        print("note: python3 module 'jsonschema' missing: SARIF outputs are parsed, not validated")
+        return None
+    schema_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                               "sarif-2.1.0.schema.json")
+    with open(schema_path, encoding="utf-8") as f:
+        return jsonschema.Draft4Validator(json.load(f))
+
+
+SARIF_VALIDATOR = sarif_validator()
+
+
 def check_outputs(case, d, out, forbidden):
     problems = []
     text = open(os.path.join(out, "r.txt"), "rb").read() if os.path.exists(os.path.join(out, "r.txt")) else b""
@@ -337,6 +369,9 @@ def check_outputs(case, d, out, forbidden):
                 problems.append(f"{name}: not JSON: {e}")
                 continue
             if name.endswith(".sarif"):
+                if SARIF_VALIDATOR is not None:
+                    problems += [f"{name}: SARIF schema: {e.message[:200]}"
+                                 for e in list(SARIF_VALIDATOR.iter_errors(doc))[:3]]
                 for run in doc.get("runs", []):
                     for result in run.get("results", []):
                         if "[click](" in result["message"]["text"]:
