@@ -25,11 +25,12 @@ struct ReportOptions {
   std::string baseline;  // an earlier JSON or SARIF report: only new findings count
   bool quiet = false;
   bool no_default_suppressions = false;
-  std::string source_root;  // SARIF paths, relative --user-code, source files; empty: the cwd
-  bool no_source = false;   // text, html: no source lines around the user frames
+  std::string source_root;     // SARIF paths, relative --user-code, source files; empty: the cwd
+  bool no_source = false;      // text, html: no source lines around the user frames
   bool native_frames = false;  // text: every native frame of Python stacks
   std::vector<std::string> user_code;  // --user-code globs: what the user's own code is
   std::string symbol_cache;  // --symbol-cache: DIR or "off"; empty: CAPGUARD_SYMBOL_CACHE, XDG
+  std::string rehearse_mode = "global";  // capture rehearsal: the mode regions are judged in
 };
 
 struct RunOptions {
@@ -37,6 +38,7 @@ struct RunOptions {
   std::string trace_dir;  // empty: a temporary directory, removed after a clean run
   int error_exitcode = kExitFindings;
   bool require_attach = true;  // capguard not attached (or never reached CUDA): exit 3
+  std::string rehearse;        // capture rehearsal: NVTX ranges whose message matches (a glob)
   std::vector<std::string> command;
 };
 

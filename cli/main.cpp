@@ -32,6 +32,11 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
                   "write the report to FILE ('-' = stdout) in --format, or FORMAT:FILE; "
                   "repeatable; the text report still goes to stderr unless --quiet")
       ->allow_extra_args(false);
+  command
+      .add_option("--rehearse-mode", options.rehearse_mode,
+                  "capture mode rehearsed regions are judged against (capguard run --rehearse)")
+      ->check(CLI::IsMember(mode_names()))
+      ->capture_default_str();
   command.add_option("--fail-on", options.fail_on, "lowest severity that fails the run")
       ->check(CLI::IsMember(fail_on_choices()))
       ->capture_default_str();
@@ -89,6 +94,10 @@ int run_main(int argc, char** argv) {
   run_app->add_flag("--require-attach,!--no-require-attach", run.require_attach,
                     "exit 3 when capguard could not attach or the program never reached CUDA "
                     "(default on; with --no-require-attach that is only a warning)");
+  run_app->add_option("--rehearse", run.rehearse,
+                      "rehearse a capture of every NVTX range whose message matches GLOB: the "
+                      "program runs eagerly, and each call in the range is judged as if it were "
+                      "captured");
   run_app->add_option("command", run.command, "-- PROGRAM [ARGS...]")->required();
 
   ReportOptions report;

@@ -203,7 +203,7 @@ std::optional<std::string> resolve_outputs(const ReportOptions& options,
 }
 
 std::optional<std::string> check_outputs_not_inputs(const std::vector<OutputTarget>& targets,
-                                                   const std::vector<std::string>& paths) {
+                                                    const std::vector<std::string>& paths) {
   // The files read: each trace named or found in a directory, and its .symbols companion.
   std::set<std::pair<dev_t, ino_t>> inputs;
   const auto add = [&](const std::string& file) {
@@ -226,7 +226,8 @@ std::optional<std::string> check_outputs_not_inputs(const std::vector<OutputTarg
     struct stat st;
     if (stat(target.path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
         inputs.contains({st.st_dev, st.st_ino}))
-      return "--output " + target.path + ": that is one of the input traces (or its .symbols); "
+      return "--output " + target.path +
+             ": that is one of the input traces (or its .symbols); "
              "it would be overwritten";
   }
   return std::nullopt;
@@ -238,6 +239,7 @@ std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
   std::vector<std::string> problems, traces;
   for (const auto& path : paths) expand(path, traces, problems);
   drop_repeated_files(traces);
+  analysis.rehearse_mode = mode_named(options.rehearse_mode).value_or(trace::CaptureMode::Global);
   PipelineOptions pipeline;
   pipeline.user_code = options.user_code;
   pipeline.source_root = absolute_source_root(options.source_root);

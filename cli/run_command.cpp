@@ -7,11 +7,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -154,6 +154,17 @@ int run_command(const RunOptions& options) {
     say(*message);
     return kExitUsage;
   }
+  if (!options.rehearse.empty()) {
+    // NVTX loads one tool: another's (Nsight Systems) would never hand capguard the ranges.
+    const char* nvtx_tool = std::getenv("NVTX_INJECTION64_PATH");
+    if (nvtx_tool != nullptr && *nvtx_tool != '\0') {
+      say(std::string("--rehearse: NVTX_INJECTION64_PATH already names another tool (") +
+          nvtx_tool +
+          "); NVTX loads only one, so capguard cannot see the ranges: unset it or "
+          "run without that tool");
+      return kExitUsage;
+    }
+  }
   std::string program;
   if (auto message = resolve_program(options.command.front(), program)) {
     say(*message);
@@ -201,6 +212,10 @@ int run_command(const RunOptions& options) {
   environment.prepend_path_list("LD_PRELOAD", interposer);
   environment.set("CUDA_INJECTION64_PATH", interposer);
   environment.set("CAPGUARD_TRACE_DIR", trace_dir);
+  if (!options.rehearse.empty()) {  // capture rehearsal: NVTX loads libcapguard.so only then
+    environment.set("NVTX_INJECTION64_PATH", interposer);
+    environment.set("CAPGUARD_REHEARSE", options.rehearse);
+  }
   const ChildResult child = run_child(program, options.command, environment);
   if (!child.exec_error.empty()) {
     say("cannot execute " + program + ": " + child.exec_error);
@@ -233,6 +248,12 @@ int run_command(const RunOptions& options) {
     else
       report.problems.push_back({Severity::Warning, message});
   }
+  // A region that never ran must not pass the gate silently.
+  if (!options.rehearse.empty() && report.rehearsals.empty())
+    report.problems.push_back(
+        {Severity::Warning, "--rehearse " + options.rehearse +
+                                ": no NVTX range with a matching message ran, so nothing was "
+                                "rehearsed"});
   if (std::string why = why_not_attached(analysis); !why.empty()) {
     if (options.require_attach)
       problems.push_back(why), report.problems.push_back({Severity::Error, why});

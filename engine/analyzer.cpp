@@ -26,6 +26,7 @@ class ReplaySink : public trace::TraceSink {
     process_.trace_path = path;
     modules_.pid = 0;
     replay_.set_process(static_cast<uint32_t>(analysis.report.processes.size()));
+    replay_.set_rehearse_mode(analysis.rehearse_mode);
     modules_.process = static_cast<uint32_t>(analysis.report.processes.size());
   }
 
@@ -112,6 +113,8 @@ class ReplaySink : public trace::TraceSink {
   void on_graph_node(const trace::GraphNodeRecord& r) override { replay_.graph_node(r); }
   void on_graph(const trace::GraphRecord& r) override { replay_.graph(r); }
   void on_graph_update(const trace::GraphUpdateRecord& r) override { replay_.graph_update(r); }
+  void on_range_begin(const trace::RangeRecord& r) override { replay_.range_begin(r); }
+  void on_range_end(const trace::RangeRecord& r) override { replay_.range_end(r); }
   void on_skipped_line(const trace::ReadError& error) override {
     if (++skipped_ <= kSkippedLinesNamed) analysis_.skipped_lines.push_back(error);
   }

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "symbolize/modules.h"
 #include "model/report.h"
+#include "symbolize/modules.h"
 #include "trace/reader.h"
 
 namespace capguard {
@@ -23,6 +23,8 @@ struct Analysis {
   // What the analysis could not do in full within its memory budgets (docs/security.md): a
   // report that would pass exits 3 instead.
   std::vector<std::string> incomplete;
+  // Input: the capture mode rehearsed regions are judged against (--rehearse-mode).
+  trace::CaptureMode rehearse_mode = trace::CaptureMode::Global;
 };
 
 inline constexpr uint64_t kSkippedLinesNamed = 10;

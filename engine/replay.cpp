@@ -3,8 +3,9 @@
 #include <algorithm>
 
 #include "model/cuda_errors.h"
-#include "symbolize/modules.h"
+#include "rules/rehearsal.h"
 #include "rules/rule.h"
+#include "symbolize/modules.h"
 
 namespace capguard {
 
@@ -104,8 +105,13 @@ void Replay::feed(const ApiEvent& ev) {
     graphs_.feed(ev, api, entry.graph_op, model_);
     emit_graph_facts();
   }
-  if (model_.irrelevant(ev, api)) return;
+  if (model_.irrelevant(ev, api)) {
+    if (!rehearsal_.active()) return;
+    model_.prepare(ev, api, call_);  // the rehearsal reads the prepared call; nothing to apply
+    return rehearse(ev);
+  }
   model_.prepare(ev, api, call_);
+  if (rehearsal_.active()) rehearse(ev);
   if (api.kind == ApiKind::EndCapture && call_.stream_capture != nullptr)
     graphs_.on_end_capture(ev, *call_.stream_capture);
 
@@ -259,9 +265,90 @@ void Replay::emit_graph_facts() {
   graphs_.consequences().clear();
 }
 
+void Replay::range_begin(const trace::RangeRecord& record) {
+  rehearsal_.range_begin(record.seq, record.tid, record.id, record.domain, record.name);
+}
+
+void Replay::range_end(const trace::RangeRecord& record) {
+  judgements_.clear();
+  rehearsal_.range_end(record.id, judgements_);
+  for (const RehearsalJudgement& judgement : judgements_)
+    rehearsal_found(judgement, nullptr, nullptr);
+  rehearsal_.settle();
+}
+
+void Replay::rehearse(const ApiEvent& ev) {
+  judgements_.clear();
+  rehearsal_.judge(call_, judgements_);
+  for (const RehearsalJudgement& judgement : judgements_)
+    rehearsal_found(judgement, &ev, &call_.api);
+}
+
+void Replay::rehearsal_found(const RehearsalJudgement& judgement, const ApiEvent* ev,
+                             const ApiInfo* api) {
+  uint32_t number = 0;  // the execution's, within its region
+  const uint32_t region_index = rehearsal_.region_of(judgement.execution, number);
+  // The same call site breaks the same way in every execution: one key (API names are
+  // interned, so the name's address identifies it).
+  const uint64_t key = mix_hash(
+      mix_hash(uint64_t{region_index} << 16 | uint64_t{static_cast<uint8_t>(judgement.what)} << 1 |
+               uint64_t{judgement.other_thread}) ^
+      mix_hash(canonical_stack(judgement.site.stack) ^
+               mix_hash(reinterpret_cast<uintptr_t>(judgement.site.api.data()))));
+  const bool first_in_execution = rehearsal_.note(judgement.execution, key);
+  if (RehearsedBreak* known = rehearsed_.find(key)) {
+    known->executions += first_in_execution;
+    return;
+  }
+  const RehearsalRegion& region = rehearsal_.regions()[region_index];
+  rules::Draft draft;
+  draft.message = rules::rehearsal_message(judgement, region.name, number + 1, rehearsal_.mode());
+  const ApiInfo info = api != nullptr ? *api : classify(judgement.site.api);
+  const size_t index = emit(rules::rehearsal_rule(judgement.what), draft, ev, api, judgement.site);
+  Finding& finding = report_.findings[index];
+  finding.rehearsed = true;
+  finding.region = region.name;
+  if (judgement.other_thread) finding.capturing_thread = false;
+  rehearsed_[key] = {index, region_index, 1, judgement.what, info, judgement.site};
+}
+
+void Replay::add_rehearsals() {
+  // A range still open when the trace ended (the process exited inside it) counts as ended.
+  for (uint64_t id : rehearsal_.open_ranges()) range_end({0, 0, 0, id, {}, {}});
+  const auto item = [&](uint64_t key) {
+    RehearsalItem item;
+    if (const RehearsedBreak* known = rehearsed_.find(key)) {
+      item.what = std::string(rules::rehearsal_category(known->what, known->api));
+      item.rule = std::string(rules::rehearsal_rule(known->what).info().id);
+      item.api = std::string(known->site.api);
+      item.thread = known->site.tid;
+      item.executions = known->executions;
+      item.location = location(known->site);
+    }
+    return item;
+  };
+  for (const RehearsalRegion& region : rehearsal_.regions()) {
+    RehearsalInfo info;
+    info.pid = pid_;
+    info.process = process_;
+    info.name = region.name;
+    info.domain = region.domain;
+    info.mode = mode_name(rehearsal_.mode());
+    const RehearsalVerdict verdict = RehearsalModel::verdict(region, info.warmups);
+    info.verdict = to_string(verdict);
+    info.executions = region.closed;
+    if (verdict == RehearsalVerdict::AfterWarmup)
+      for (uint64_t key : region.broken_keys) info.warmup.push_back(item(key));
+    if (verdict == RehearsalVerdict::NotCapturable)
+      for (uint64_t key : region.last_keys) info.breaks.push_back(item(key));
+    report_.rehearsals.push_back(std::move(info));
+  }
+}
+
 void Replay::finish() {
   if (finished_) return;
   finished_ = true;
+  add_rehearsals();
   graphs_.finish();
   emit_graph_facts();
   add_lifecycle_table();

@@ -13,8 +13,10 @@
 #include "model/api_catalog.h"
 #include "model/capture_model.h"
 #include "model/graph_lifetime.h"
+#include "model/rehearsal.h"
 #include "model/report.h"
 #include "trace/event.h"
+#include "trace/reader.h"
 #include "util/flat_map.h"
 
 namespace capguard {
@@ -40,10 +42,16 @@ class Replay {
   void graph_node(const trace::GraphNodeRecord& record);
   void graph(const trace::GraphRecord& record);
   void graph_update(const trace::GraphUpdateRecord& record);
+  // Capture rehearsal (issue 19): the mode to judge rehearsed regions against (before any
+  // record), and the rehearsed ranges (format.h v6).
+  void set_rehearse_mode(trace::CaptureMode mode) { rehearsal_ = RehearsalModel(mode); }
+  void range_begin(const trace::RangeRecord& record);
+  void range_end(const trace::RangeRecord& record);
   // The process ended (or its trace did): reports captures left open, writes report.captures.
   void finish();
 
   const CaptureModel& model() const { return model_; }
+  const RehearsalModel& rehearsal() const { return rehearsal_; }
   // Stack ids used by reported locations that no stack record defined (a damaged trace).
   uint64_t undefined_stacks() const { return undefined_stacks_; }
   // Captures whose streams' clocks outgrew the model's budget (Capture::clocks_dropped): the
@@ -58,6 +66,11 @@ class Replay {
   void report_open(Capture& capture, bool thread_exited);
   Location location(const Site& site) const;
   void emit_graph_facts();
+  // Capture rehearsal: judges the prepared call_; reports a judgement (ev null: none).
+  void rehearse(const trace::ApiEvent& ev);
+  void rehearsal_found(const RehearsalJudgement& judgement, const trace::ApiEvent* ev,
+                       const ApiInfo* api);
+  void add_rehearsals();  // the verdicts, at finish
   // Appends this process's rows of the lifecycle table (GraphSiteInfo) to the report.
   void add_lifecycle_table();
   CaptureLane lane(const Member& member, bool origin) const;
@@ -103,16 +116,29 @@ class Replay {
   FlatMap<uint64_t, StackSpan, U64Hash> stacks_;
   FlatMap<uint64_t, uint32_t, U64Hash> stack_by_content_;  // content hash -> first stack id
   FlatMap<uint64_t, uint32_t, U64Hash> canonical_stacks_;  // stack id -> first of its content
-  FlatMap<uint64_t, ApiCacheEntry, U64Hash> api_cache_;  // keyed by the name's address
-  std::vector<uint32_t> reported_open_;                  // capture ids already reported
-  FlatMap<uint64_t, bool, U64Hash> finding_captures_;    // capture ids findings name
-  size_t first_capture_index_;                           // this process's part of report.captures
+  FlatMap<uint64_t, ApiCacheEntry, U64Hash> api_cache_;    // keyed by the name's address
+  std::vector<uint32_t> reported_open_;                    // capture ids already reported
+  FlatMap<uint64_t, bool, U64Hash> finding_captures_;      // capture ids findings name
+  size_t first_capture_index_;                             // this process's part of report.captures
   FlatMap<CleanGroupKey, size_t, CleanGroupKeyHash> clean_groups_;  // -> index in report.captures
   std::optional<size_t> other_sites_group_;  // past kCleanSitesInDetail: one entry for the rest
   std::vector<std::pair<size_t, size_t>> lifecycle_findings_;  // (lifecycle site, finding)
+  // Capture rehearsal: one finding per region, rule, call site and thread role (key), however
+  // many executions repeat it.
+  struct RehearsedBreak {
+    size_t finding = 0;
+    uint32_t region = 0;
+    uint32_t executions = 0;
+    RehearsalBreak what = RehearsalBreak::Sync;
+    ApiInfo api;
+    Site site;
+  };
+  RehearsalModel rehearsal_;
+  std::vector<RehearsalJudgement> judgements_;  // reused
+  FlatMap<uint64_t, RehearsedBreak, U64Hash> rehearsed_;
   std::optional<size_t> orphan_root_;  // capture-invalidated for a 901 nobody explains
   bool finished_ = false;
-  bool emitting_graph_ = false;            // emit() for a graph fact: call_ is not that call's
+  bool emitting_graph_ = false;  // emit() for a graph fact: call_ is not that call's
   mutable uint64_t undefined_stacks_ = 0;
   std::vector<uint32_t> partial_captures_;
   uint64_t partial_capture_count_ = 0;  // counted where a location is built

@@ -18,6 +18,7 @@
 #include "interposer/cupti_share.h"
 #include "interposer/driver.h"
 #include "interposer/graph_walker.h"
+#include "interposer/nvtx_ranges.h"
 #include "interposer/recorder.h"
 #include "interposer/stack.h"
 
@@ -147,6 +148,17 @@ int initialize() {
 
 void attach_now() { initialize(); }
 
+// Capture rehearsal (issue 19): a rehearsed range may open before the program's first cuInit
+// (a Python step whose first CUDA call is inside it): capguard attaches then, as it does for the
+// program's own cuptiSubscribe.
+void rehearsed_range_begin(uint64_t id, std::string_view domain, std::string_view name) {
+  if (g_recorder.load(std::memory_order_acquire) == nullptr) initialize();
+  if (Recorder* r = g_recorder.load(std::memory_order_acquire)) r->range_begin(id, domain, name);
+}
+void rehearsed_range_end(uint64_t id) {
+  if (Recorder* r = g_recorder.load(std::memory_order_acquire)) r->range_end(id);
+}
+
 // Cheap setup only: nothing here loads CUDA.
 __attribute__((constructor)) void on_load() {
   ShareHooks hooks;  // the program's CUPTI calls come here whether capguard is active or not
@@ -161,6 +173,12 @@ __attribute__((constructor)) void on_load() {
   pthread_key_create(&g_thread_key, &on_thread_exit);
   pthread_atfork(&before_fork, &after_fork_parent, &after_fork_child);
   on_exit(&on_process_exit, nullptr);
+  // NVTX calls InitializeInjectionNvtx2 only where `capguard run --rehearse` named this library
+  // in NVTX_INJECTION64_PATH.
+  RangeHooks ranges;
+  ranges.begin = &rehearsed_range_begin;
+  ranges.end = &rehearsed_range_end;
+  set_rehearse(getenv("CAPGUARD_REHEARSE"), ranges);
   // cuInit calls InitializeInjection from the library this variable names.
   const char* injection = getenv("CUDA_INJECTION64_PATH");
   if (injection == nullptr || injection[0] == '\0') {
@@ -182,4 +200,12 @@ __attribute__((constructor)) void on_load() {
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
   return capguard::interposer::initialize();
+}
+
+// NVTX's injection entry point (nvtx3/nvtxDetail/nvtxInit.h): nonzero when the callbacks are
+// in place. Inactive, NVTX's calls stay no-ops.
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
+    const void* (*get_export_table)(uint32_t)) {
+  if (!capguard::interposer::g_enabled) return 0;
+  return capguard::interposer::install_nvtx_callbacks(get_export_table) ? 1 : 0;
 }

@@ -252,13 +252,48 @@ bool Recorder::in_reduced_set(const CallbackInfo& info) const {
 }
 
 void Recorder::reduce_callbacks_if_idle() {
-  if (config_.gate == nullptr || captures_.any() || begins_in_flight_.load() != 0) return;
+  if (config_.gate == nullptr || captures_.any() || begins_in_flight_.load() != 0 || rehearsing()) {
+    return;
+  }
   config_.gate->allow_reduced(
       [](const void* self) {
         const auto* r = static_cast<const Recorder*>(self);
-        return r->captures_.any() || r->begins_in_flight_.load() != 0;
+        return r->captures_.any() || r->begins_in_flight_.load() != 0 || r->rehearsing();
       },
       this, current_tid());
+}
+
+void Recorder::range_begin(uint64_t id, std::string_view domain, std::string_view name) {
+  // Counted before anything is written: the range's first call must already be recorded.
+  rehearsals_.fetch_add(1, std::memory_order_acq_rel);
+  if (config_.gate != nullptr) config_.gate->want_full();
+  if (ended_.load(std::memory_order_acquire) || !ensure_open()) return;
+  writer_.write_range_begin(next_seq_.fetch_add(1, std::memory_order_relaxed),
+                            now_ns(CLOCK_MONOTONIC), current_tid(), id, domain, name);
+  mark_recorded();
+}
+
+void Recorder::range_end(uint64_t id) {
+  if (!ended_.load(std::memory_order_acquire) && ensure_open()) {
+    writer_.write_range_end(next_seq_.fetch_add(1, std::memory_order_relaxed),
+                            now_ns(CLOCK_MONOTONIC), current_tid(), id);
+    mark_recorded();
+  }
+  if (rehearsals_.fetch_sub(1, std::memory_order_acq_rel) == 1) reduce_callbacks_if_idle();
+}
+
+void Recorder::mark_recorded() {
+  ThreadState& t = t_state;
+  const uint64_t generation = generation_.load(std::memory_order_acquire);
+  if (t.generation != generation) {
+    t.stacks.clear();
+    t.recorded = false;
+    t.generation = generation;
+  }
+  if (!t.recorded) {
+    t.recorded = true;
+    if (config_.on_thread_first_record != nullptr) config_.on_thread_first_record();
+  }
 }
 
 void Recorder::on_exit(ApiDomain domain, const CallbackInfo& info, const CUpti_CallbackData& data) {
@@ -281,13 +316,16 @@ void Recorder::on_exit(ApiDomain domain, const CallbackInfo& info, const CUpti_C
   if (info.kind == ApiKind::BeginCapture && event.result == 0) captures_.add(queried);
   if (stash & corr::kBeginCounted) begins_in_flight_.fetch_sub(1);
   if (info.kind == ApiKind::StreamDestroy) captures_.remove(queried);
-  const bool active = (stash & corr::kActiveAtEnter) || captures_.any();
+  const bool capturing = (stash & corr::kActiveAtEnter) || captures_.any();
+  // A rehearsed range (issue 19) records every call as a capture would, but asks no stream's
+  // status: no stream captures.
+  const bool active = capturing || rehearsing();
   // Most calls that reach here are not written (outside captures while the callbacks linger
   // on, a capture's body, getters): decide before decoding anything else.
   // Outside captures the graph watch decides launches, syncs and stream-ordered allocations
   // (graph_policy.h).
   if (!records_call(info, active, event.result, decode_graph_exec(info, data.functionParams),
-                    active && captures_.contains(queried), graph_watch_)) {
+                    capturing && captures_.contains(queried), graph_watch_)) {
     return;
   }
   decode_params(info, data.functionParams, event.result, event);
@@ -312,7 +350,7 @@ void Recorder::on_exit(ApiDomain domain, const CallbackInfo& info, const CUpti_C
   }
 
   // Status after: never for a destroyed stream (its handle is gone).
-  if ((active || is_capture_control(info.kind)) && queried != 0 &&
+  if ((capturing || is_capture_control(info.kind)) && queried != 0 &&
       info.kind != ApiKind::StreamDestroy) {
     CaptureStatus status = CaptureStatus::None;
     uint64_t id = 0;
@@ -421,10 +459,7 @@ void Recorder::record(ApiEvent& event) {
   } else {
     writer_.write_event(event);
   }
-  if (!t.recorded) {
-    t.recorded = true;
-    if (config_.on_thread_first_record != nullptr) config_.on_thread_first_record();
-  }
+  mark_recorded();
 }
 
 bool Recorder::ensure_open() {

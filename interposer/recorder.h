@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "interposer/api_table.h"
 #include "interposer/callback_gate.h"
@@ -50,6 +51,12 @@ class Recorder {
                                    CUpti_CallbackId cbid, const void* data);
   void on_api(trace::ApiDomain domain, uint32_t cbid, const CUpti_CallbackData& data);
 
+  // Capture rehearsal (issue 19): a rehearsed NVTX range opened or closed (nvtx_ranges.h).
+  // While one is open, every call of every thread is recorded as during a capture.
+  void range_begin(uint64_t id, std::string_view domain, std::string_view name);
+  void range_end(uint64_t id);
+  bool rehearsing() const { return rehearsals_.load(std::memory_order_acquire) > 0; }
+
   void on_thread_exit();             // 'x' for a thread that recorded something
   void on_process_exit(int status);  // 'z'; nothing is recorded after it
   void before_fork();
@@ -72,6 +79,7 @@ class Recorder {
                         const trace::ApiEvent& event, bool active);
   bool ensure_open();
   void write_preamble();
+  void mark_recorded();  // arms the thread-exit record
 
   RecorderConfig config_;
   trace::TraceWriter writer_;
@@ -84,6 +92,7 @@ class Recorder {
   std::atomic<bool> reopen_needed_{false};
   std::atomic<bool> ended_{false};
   std::atomic<int> begins_in_flight_{0};  // BeginCapture calls between their ENTER and EXIT
+  std::atomic<int> rehearsals_{0};        // rehearsed ranges open (issue 19)
   pthread_mutex_t open_mutex_ = PTHREAD_MUTEX_INITIALIZER;
 };
 

@@ -33,6 +33,20 @@ std::optional<Severity> severity_named(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<trace::CaptureMode> mode_named(std::string_view name) {
+#define CAPGUARD_CAPTURE_MODE(value, text) \
+  if (name == text) return trace::CaptureMode::value;
+#include "model/enum_names.def"
+  return std::nullopt;
+}
+
+std::vector<std::string> mode_names() {
+  return {
+#define CAPGUARD_CAPTURE_MODE(value, name) name,
+#include "model/enum_names.def"
+  };
+}
+
 std::vector<std::string> severity_names() {
   return {
 #define CAPGUARD_SEVERITY(value, name, heading) name,

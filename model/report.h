@@ -67,6 +67,10 @@ struct Finding {
   std::string framework_fix;
   // The test that was running (pytest node id, from the plugin's marks: engine/test_marks.h).
   std::string test;
+  // Capture rehearsal (issue 19): found in a region run eagerly (`capguard run --rehearse`),
+  // where it would break a capture of that region; `region` names it.
+  bool rehearsed = false;
+  std::string region;
 };
 
 enum class CaptureState {
@@ -130,9 +134,31 @@ struct GraphSiteInfo {
   uint64_t alive_at_exit = 0;  // execs never destroyed
   uint64_t launches = 0;       // graph launches outside captures
   bool launches_at_least = false;  // some exec replayed past its recorded launches: a floor
-  uint64_t capture_ns = 0;     // capture begin to instantiate, summed over its graphs
-  uint64_t pool_bytes = 0;     // allocated by the capturing thread while its captures were open
-  std::vector<size_t> findings;  // lifecycle findings at this site: indexes into Report::findings
+  uint64_t capture_ns = 0;         // capture begin to instantiate, summed over its graphs
+  uint64_t pool_bytes = 0;         // allocated by the capturing thread while its captures were open
+  std::vector<size_t> findings;    // lifecycle findings at this site: indexes into Report::findings
+};
+
+// Capture rehearsal (issue 19): one rehearsed region of one process and its verdict over its
+// executions (text section, JSON "rehearsals", HTML).
+struct RehearsalItem {
+  std::string what;  // allocation, free, synchronize, host copy, ... (rules/rehearsal.cpp)
+  std::string rule;
+  std::string api;
+  uint32_t thread = 0;
+  uint32_t executions = 0;  // how many of the region's executions made it
+  Location location;
+};
+struct RehearsalInfo {
+  uint32_t pid = 0;
+  uint32_t process = 0;  // as Finding::process
+  std::string name, domain;
+  std::string mode;         // the capture mode judged against: global | thread_local | relaxed
+  std::string verdict;      // capturable | capturable_after_warmup | not_capturable
+  uint32_t executions = 0;  // closed ones
+  uint32_t warmups = 0;     // capturable_after_warmup: executions to run before capturing
+  std::vector<RehearsalItem> warmup;  // what only the warm-up executions did
+  std::vector<RehearsalItem> breaks;  // not_capturable: what the last execution still broke
 };
 
 struct ProcessInfo {
@@ -162,6 +188,7 @@ struct Report {
   std::vector<Finding> findings;
   std::vector<ToolProblem> problems;
   std::vector<GraphSiteInfo> graph_sites;  // the lifecycle table, most captures first per process
+  std::vector<RehearsalInfo> rehearsals;   // capture rehearsal (issue 19)
 
   uint64_t capture_count() const {
     uint64_t n = 0;

@@ -9,6 +9,7 @@
 #include "report/capture_picture.h"
 #include "report/lifecycle_table.h"
 #include "report/python_stack.h"
+#include "report/rehearsal_section.h"
 #include "report/render.h"
 #include "report/source_lines.h"
 #include "report/xml_escape.h"
@@ -64,6 +65,7 @@ class HtmlWriter {
     if (report_.findings.empty()) out_ += "<p>No findings.</p>\n";
     for (size_t i = 0; i < report_.findings.size(); ++i) write_finding(i, report_.findings[i]);
     if (!report_.graph_sites.empty()) write_lifecycle();
+    if (!report_.rehearsals.empty()) write_rehearsals();
     out_ += "<h2 id=\"captures\">Captures</h2>\n";
     out_ +=
         "<p class=\"legend\">Each lane is a stream, calls in order from left to right: "
@@ -103,8 +105,9 @@ class HtmlWriter {
     put("<article class=\"finding {}\" id=\"finding-{}\" data-rule=\"{}\"", severity, index + 1,
         esc(finding.rule));
     if (finding.capture) put(" data-capture=\"{}\"", *finding.capture);
-    put(">\n<h3><span class=\"sev\">{}</span> {} <small>(process {})</small></h3>\n", severity,
-        esc(finding.rule), finding.pid);
+    put(">\n<h3><span class=\"sev\">{}</span> {}{} <small>(process {})</small></h3>\n", severity,
+        esc(finding.rule), finding.rehearsed ? " (rehearsed: would break a capture)" : "",
+        finding.pid);
     out_ += "<p class=\"call\">";
     if (!finding.api.empty())
       put("<code>{}</code> returned {} ({}) ", esc(finding.api),
@@ -134,6 +137,24 @@ class HtmlWriter {
         rule != nullptr && !rule->fix.empty())
       put("<p class=\"fix\"><b>fix:</b> {}</p>\n", esc(std::string(rule->fix)));
     out_ += "</article>\n";
+  }
+
+  // Capture rehearsal (issue 19): each region's verdict, and what its executions did.
+  void write_rehearsals() {
+    out_ += "<h2 id=\"rehearsals\">Capture rehearsal</h2>\n<ul class=\"rehearsals\">\n";
+    for (const RehearsalInfo& r : report_.rehearsals) {
+      put("<li><code>{}</code> (process {}, {} mode, {} execution(s)): <b>{}</b>", esc(r.name),
+          r.pid, esc(r.mode), r.executions, esc(verdict_words(r)));
+      for (const auto* items : {&r.warmup, &r.breaks}) {
+        if (items->empty()) continue;
+        put("<br>{}<ul>\n", items == &r.warmup ? "only the warm-up executions did:"
+                                               : "what breaks it still in the last execution:");
+        for (const RehearsalItem& item : *items) put("<li>{}</li>\n", esc(item_line(item)));
+        out_ += "</ul>";
+      }
+      out_ += "</li>\n";
+    }
+    out_ += "</ul>\n";
   }
 
   // Every site, not only the text report's top ones: a page can fold what a terminal cannot.

@@ -151,6 +151,39 @@ void write_finding(JsonWriter& json, const Finding& finding, uint32_t group) {
   json.end_array();
   json.key("consequences"), json.value(uint64_t{finding.consequences});
   if (!finding.test.empty()) json.key("test"), json.value(finding.test);  // pytest plugin's
+  if (finding.rehearsed) {  // only then: real captures' findings keep their shape
+    json.key("rehearsed"), json.value(true);
+    json.key("region"), json.value(finding.region);
+  }
+  json.end_object();
+}
+
+void write_rehearsal_items(JsonWriter& json, const std::vector<RehearsalItem>& items) {
+  json.begin_array();
+  for (const RehearsalItem& item : items) {
+    json.begin_object();
+    json.key("what"), json.value(item.what);
+    json.key("rule"), json.value(item.rule);
+    json.key("api"), json.value(item.api);
+    json.key("thread"), json.value(uint64_t{item.thread});
+    json.key("executions"), json.value(uint64_t{item.executions});
+    json.key("location"), write_location(json, item.location);
+    json.end_object();
+  }
+  json.end_array();
+}
+
+void write_rehearsal(JsonWriter& json, const RehearsalInfo& r) {
+  json.begin_object();
+  json.key("pid"), json.value(uint64_t{r.pid});
+  json.key("name"), json.value(r.name);
+  json.key("domain"), json.value(r.domain);
+  json.key("mode"), json.value(r.mode);
+  json.key("executions"), json.value(uint64_t{r.executions});
+  json.key("verdict"), json.value(r.verdict);
+  json.key("warmups"), json.value(uint64_t{r.warmups});
+  json.key("warmup"), write_rehearsal_items(json, r.warmup);
+  json.key("breaks"), write_rehearsal_items(json, r.breaks);
   json.end_object();
 }
 
@@ -187,6 +220,12 @@ void render_json(const Report& report, const JsonSink& sink) {
   for (size_t i = 0; i < report.findings.size(); ++i)
     write_finding(json, report.findings[i], groups.id[i]);
   json.end_array();
+  if (!report.rehearsals.empty()) {  // capture rehearsal (issue 19): only when rehearsed
+    json.key("rehearsals");
+    json.begin_array();
+    for (const RehearsalInfo& r : report.rehearsals) write_rehearsal(json, r);
+    json.end_array();
+  }
   if (!report.problems.empty()) {  // only then: reports of complete analyses keep their shape
     json.key("problems");
     json.begin_array();

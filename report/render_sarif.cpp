@@ -282,7 +282,8 @@ class SarifRenderer {
       links += (links.empty() ? " See " : ", ") + ("[" + r.role + "](" + std::to_string(id) + ")");
     }
     if (!links.empty()) text += links + ".";
-    if (const RuleInfo* rule = find_rule_in(options_.rules, f.rule)) text += "\nFix: " + std::string(rule->fix);
+    if (const RuleInfo* rule = find_rule_in(options_.rules, f.rule))
+      text += "\nFix: " + std::string(rule->fix);
     return text;
   }
 
@@ -367,6 +368,7 @@ class SarifRenderer {
     w_.field("consequences", f.consequences);
     w_.field("group", group);  // shared by identical findings (report/finding_groups.h)
     if (!f.test.empty()) w_.field("test", f.test);  // the pytest plugin's node id
+    if (f.rehearsed) w_.field("rehearsed", true).field("region", f.region);
     w_.end_object();
     w_.end_object();
   }

@@ -12,6 +12,7 @@
 #include "report/finding_groups.h"
 #include "report/lifecycle_table.h"
 #include "report/python_stack.h"
+#include "report/rehearsal_section.h"
 #include "report/render.h"
 #include "report/source_lines.h"
 #include "report/text_wrap.h"
@@ -205,8 +206,9 @@ bool mentions_thread(std::string_view message, uint32_t thread) {
 void append_finding(std::string& out, const Report& report, const Finding& finding,
                     const Style& style, SourceReader* sources, std::span<const RuleInfo> rules) {
   auto it = std::back_inserter(out);
-  fmt::format_to(it, "=={}=={}{}: capguard: {}{}\n", finding.pid, style.severity(finding.severity),
-                 heading_word(finding.severity), finding.rule, style.reset());
+  fmt::format_to(it, "=={}=={}{}: capguard: {}{}{}\n", finding.pid,
+                 style.severity(finding.severity), heading_word(finding.severity), finding.rule,
+                 finding.rehearsed ? " (rehearsed: would break a capture)" : "", style.reset());
   if (!finding.test.empty()) fmt::format_to(it, "  in test {}\n", terminal_safe(finding.test));
   // The message first: what went wrong, the call and what CUDA answered, said once.
   if (!finding.message.empty()) {
@@ -396,6 +398,7 @@ std::string render_text(const Report& report, const RenderOptions& options) {
     append_repeats(out, report, groups.others[f]);
   }
   out += lifecycle_text(report);
+  out += rehearsal_text(report);
   out += cupti_clients_text(report);
   out += summary_line(report);
   return wrap_long_lines(out, options.native_frames);

@@ -158,6 +158,10 @@ std::optional<std::string> SymbolCache::save_beside(const std::string& trace_pat
   }
   for (const GraphSiteInfo& site : report.graph_sites)
     if (site.pid == pid) collect(site.site, frames);
+  for (const RehearsalInfo& rehearsal : report.rehearsals)
+    if (rehearsal.pid == pid)
+      for (const auto* items : {&rehearsal.warmup, &rehearsal.breaks})
+        for (const RehearsalItem& item : *items) collect(item.location, frames);
   const std::string path = path_for(trace_path);
   // The trace directory may be shared: never write through what is already there (a planted
   // symlink to a file of someone else's), and never leave half a file. A new file of our own,
@@ -178,15 +182,17 @@ std::optional<std::string> SymbolCache::save_beside(const std::string& trace_pat
       std::snprintf(number, sizeof number, "%x\t%llx\t%d\t", pid,
                     static_cast<unsigned long long>(address), frame->line);
       out += number;
-      out += field(frame->module) + '\t' + field(frame->function) + '\t' + field(frame->file) +
-             '\n';
+      out +=
+          field(frame->module) + '\t' + field(frame->function) + '\t' + field(frame->file) + '\n';
     }
   bool ok = true;
   for (size_t written = 0; ok && written < out.size();) {
     const ssize_t n = write(fd, out.data() + written, out.size() - written);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) ok = false;
-    else written += static_cast<size_t>(n);
+    if (n <= 0)
+      ok = false;
+    else
+      written += static_cast<size_t>(n);
   }
   const int write_error = errno;
   if (close(fd) != 0 && ok) ok = false;

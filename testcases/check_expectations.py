@@ -14,6 +14,12 @@ multiset of (rule, file, line) written in its source, and a correct twin expects
   check_expectations.py --from-traces T --capguard C     capguard report traces recorded earlier
                                                          (T/traces/<name> or T/<name>), no GPU
 
+A program that needs options of `capguard run` says so in a line of its source,
+`// capguard-args: --rehearse step` (`#` in Python); with --from-traces, the options of them that
+`capguard report` takes too (--rehearse-mode) are passed on. A rehearsed region's verdict is
+expected with `// expect-rehearsal: <region> <verdict> [<warm-up executions>]` (verdicts as the
+JSON report's `rehearsals` write them: capturable, capturable_after_warmup, not_capturable).
+
 Prints one row per program (program | cudart | expected | found | verdict), writes O/results.json,
 and exits 1 if any program fails, 2 on bad usage or a malformed expectation.
 """
@@ -23,6 +29,7 @@ import collections
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -34,6 +41,9 @@ import rule_rows  # noqa: E402  (scripts/rule_rows.py, found through the line ab
 
 SEVERITY = {row.id: row.severity for row in rule_rows.rows()}
 EXPECT = re.compile(r"(?://|#)\s*expect:\s*(.*)$")
+CAPGUARD_ARGS = re.compile(r"(?://|#)\s*capguard-args:\s*(.*)$")
+EXPECT_REHEARSAL = re.compile(r"(?://|#)\s*expect-rehearsal:\s*(\S+)\s+(\S+)(?:\s+(\d+))?\s*$")
+REPORT_ARGS = {"--rehearse-mode"}  # capguard-args that `capguard report` takes as well (with a value)
 EXIT_FINDINGS = 1  # `run` and `report` with findings at or above --fail-on (default: error)
 EXIT_NOT_ATTACHED = 3
 # Replaying recorded traces: a program of a suite folder recorded on no GPU machine yet is
@@ -45,12 +55,51 @@ class Program:
     def __init__(self, name, cudart, source, expected):
         self.name, self.cudart, self.source, self.expected = name, cudart, source, expected
         self.suite = "python" if cudart == "python" else "main"
+        self.run_args, self.rehearsals = parse_options(source)
+
+    def report_args(self):
+        """The run options `capguard report` takes too."""
+        out = []
+        for i, arg in enumerate(self.run_args):
+            name = arg.split("=", 1)[0]
+            if name in REPORT_ARGS:
+                out += [arg] if "=" in arg else self.run_args[i:i + 2]
+        return out
 
     def expected_exit(self):
         """Every program exits 0 on its own, so capguard's status is 1 exactly when an error is
         expected."""
         has_error = any(SEVERITY[rule] == "error" for rule, _, _ in self.expected)
         return EXIT_FINDINGS if has_error else 0
+
+
+def parse_options(path):
+    """(`capguard run` options, {region: (verdict, warm-ups or None)}) written in one source."""
+    run_args, rehearsals = [], {}
+    with open(path, encoding="utf-8") as source:
+        for text in source:
+            match = CAPGUARD_ARGS.search(text)
+            if match:
+                run_args += shlex.split(match.group(1))
+            match = EXPECT_REHEARSAL.search(text)
+            if match:
+                warmups = int(match.group(3)) if match.group(3) else None
+                rehearsals[match.group(1)] = (match.group(2), warmups)
+    return run_args, rehearsals
+
+
+def rehearsal_problems(program, report):
+    """What differs from the expected verdicts of rehearsed regions."""
+    problems = []
+    found = {r.get("name"): r for r in report.get("rehearsals", [])}
+    for name, (want, warmups) in sorted(program.rehearsals.items()):
+        got = found.get(name)
+        if got is None:
+            problems.append(f"region {name} not rehearsed")
+        elif got.get("verdict") != want or (warmups is not None and got.get("warmups") != warmups):
+            problems.append(f"region {name}: {got.get('verdict')} after {got.get('warmups')} warm-up(s), "
+                            f"expected {want}" + (f" after {warmups}" if warmups is not None else ""))
+    return problems
 
 
 def parse_expectations(path):
@@ -196,6 +245,19 @@ def rules_without_recording(programs, from_traces):
     return {program.name: sorted(rules_of(program, by_name) - recorded) for program in programs}
 
 
+def options_without_recording(programs, from_traces):
+    """Program name -> its `capguard run` options (capguard-args) that no recorded program is
+    run with: a feature with no GPU recording yet (capture rehearsal's --rehearse, until the
+    GPU machine records its programs), skipped rather than failed."""
+    def options(program):
+        return {arg.split("=", 1)[0] for arg in program.run_args if arg.startswith("--")}
+    recorded = set()
+    for program in programs:
+        if recorded_traces(program, from_traces):
+            recorded |= options(program)
+    return {program.name: sorted(options(program) - recorded) for program in programs}
+
+
 def check(program, args, out_dir):
     """Returns (found multiset or None, exit status, list of problems)."""
     report_path = os.path.join(out_dir, program.name + ".json")
@@ -207,12 +269,16 @@ def check(program, args, out_dir):
         if traces is None:
             if program.suite in ("libs", "multi", "libtorch"):
                 return None, None, [SKIP_NOT_RECORDED]
+            new_options = args.unrecorded_options.get(program.name)
+            if new_options:
+                return None, None, [f"{SKIP_NOT_RECORDED} (no program run with {', '.join(new_options)} "
+                                    "is recorded: record it on the GPU machine, testcases/README.md)"]
             new_rules = args.unrecorded_rules.get(program.name)
             if new_rules:
                 return None, None, [f"{SKIP_NOT_RECORDED} (no program of rule {', '.join(new_rules)} "
                                     "is recorded: record it on the GPU machine, testcases/README.md)"]
             return None, None, ["no recorded trace"]
-        command = [args.capguard, "report", "--format", "json", "-o", report_path, traces]
+        command = [args.capguard, "report", "--format", "json", "-o", report_path] + program.report_args() + [traces]
     else:
         if program.cudart == "python":  # run from its folder, beside common.py
             target = [args.python, os.path.basename(program.source)]
@@ -227,7 +293,8 @@ def check(program, args, out_dir):
         traces = os.path.join(out_dir, "traces", program.name)
         shutil.rmtree(traces, ignore_errors=True)
         os.makedirs(traces)
-        command = [args.capguard, "run", "--format", "json", "-o", report_path, "--trace-dir", traces, "--"] + target
+        command = ([args.capguard, "run", "--format", "json", "-o", report_path, "--trace-dir", traces]
+                   + program.run_args + ["--"] + target)
     cwd = os.path.dirname(program.source) if program.cudart in ("python", "torchrun") else None
     status, last_line = invoke(command, log_path, args.timeout, cwd)
     if status is None:
@@ -245,6 +312,7 @@ def check(program, args, out_dir):
         problems.append("no attached process in the report")
     if status != program.expected_exit():
         problems.append(f"exit {status}, expected {program.expected_exit()}")
+    problems += rehearsal_problems(program, report)
     return found_findings(report), status, problems
 
 
@@ -305,6 +373,7 @@ def main():
     if args.from_traces:
         args.from_traces = os.path.abspath(args.from_traces)
         args.unrecorded_rules = rules_without_recording(programs, args.from_traces)
+        args.unrecorded_options = options_without_recording(programs, args.from_traces)
     if args.build:
         args.build = os.path.abspath(args.build)
     out_dir = os.path.abspath(args.out or tempfile.mkdtemp(prefix="capguard-testcases-"))

@@ -26,6 +26,8 @@ FAKE_CAPGUARD = textwrap.dedent("""\
     log = os.environ["FAKE_LOG"]
     with open(log, "a") as file:
         file.write(args[0] + " " + program + "\\n")
+    with open(log + ".args", "a") as file:
+        file.write(json.dumps(args) + "\\n")
     findings = [{"rule": rule, "severity": "error",
                  "location": {"frames": [{"function": "cudaMalloc", "file": "", "line": 0},
                                          {"function": "main", "file": "/src/" + file, "line": line}],
@@ -33,7 +35,7 @@ FAKE_CAPGUARD = textwrap.dedent("""\
                 for rule, file, line in answer["findings"]]
     with open(output, "w") as file:
         json.dump({"tool": "capguard", "processes": [{"pid": 1, "attached": True}],
-                   "findings": findings}, file)
+                   "findings": findings, "rehearsals": answer.get("rehearsals", [])}, file)
     sys.exit(answer["exit"])
     """)
 
@@ -126,6 +128,41 @@ class CheckExpectationsTest(unittest.TestCase):
         reports["alloc_ok"] = {"findings": [], "exit": 3}
         result = self.check(reports)
         self.assertIn("could not attach", self.row(result.stdout, "alloc_ok"))
+
+    def test_capguard_args_and_rehearsal_verdicts(self):
+        self.add_program("step.cu", "// capguard-args: --rehearse step --rehearse-mode relaxed\n"
+                         "// expect-rehearsal: step capturable_after_warmup 1\n"
+                         "int main() {\n  cudaMalloc(&p, 1);  // expect: unsafe-call-during-capture\n}\n")
+        culprit = {"findings": [["unsafe-call-during-capture", "step.cu", 4]], "exit": 1,
+                   "rehearsals": [{"name": "step", "verdict": "capturable_after_warmup", "warmups": 1}]}
+        reports = dict(self.correct_reports(), step=culprit,
+                       step_shared=dict(culprit, rehearsals=[{"name": "step", "verdict": "not_capturable",
+                                                              "warmups": 0}]))
+        result = self.check(reports, "--only", "step")
+        self.assertEqual(self.row(result.stdout, "step").split("|")[-1].strip(), "PASS")
+        self.assertIn("region step: not_capturable after 0 warm-up(s), expected capturable_after_warmup after 1",
+                      self.row(result.stdout, "step_shared"))
+        with open(self.log + ".args", encoding="utf-8") as file:
+            args = [json.loads(line) for line in file]
+        self.assertIn(["--rehearse", "step", "--rehearse-mode", "relaxed", "--"],
+                      [a[a.index("--rehearse"):a.index("--") + 1] for a in args])
+        os.makedirs(os.path.join(self.dir, "recorded", "traces", "step"))
+        os.remove(self.log + ".args")
+        self.check(reports, "--only", "^step$", "--from-traces", os.path.join(self.dir, "recorded"))
+        with open(self.log + ".args", encoding="utf-8") as file:
+            report_args = json.loads(file.readline())
+        self.assertEqual(report_args[0], "report")
+        self.assertIn("--rehearse-mode", report_args)
+        self.assertNotIn("--rehearse", report_args)
+
+    def test_from_traces_skips_a_run_option_that_no_recorded_program_uses(self):
+        self.add_program("step.cu", "// capguard-args: --rehearse step\nint main() { return 0; }\n")
+        for name in self.correct_reports():
+            os.makedirs(os.path.join(self.dir, "recorded", "traces", name))
+        result = self.check(self.correct_reports(), "--from-traces", os.path.join(self.dir, "recorded"))
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("SKIP: no recorded trace yet (no program run with --rehearse is recorded",
+                      self.row(result.stdout, "step"))
 
     def test_missing_binary_fails(self):
         os.remove(os.path.join(self.build, "testcases", "alloc_ok_shared"))

@@ -197,13 +197,33 @@ struct Sim {
     replay.feed(ev.e);
     return *this;
   }
+  // Capture rehearsal (issue 19): a rehearsed NVTX range opened and closed on the current
+  // thread, as the interposer writes them ('r'/'R'); while one is open it records every call.
+  std::vector<std::pair<uint32_t, uint64_t>> open_ranges;  // (thread, range id)
+  uint64_t next_range = 1;
+  Sim& range_push(std::string_view name, std::string_view domain = "") {
+    const uint64_t id = next_range++;
+    open_ranges.emplace_back(current_thread, id);
+    replay.range_begin({next_seq++, 0, current_thread, id, domain, name});
+    return *this;
+  }
+  Sim& range_pop() {
+    for (auto it = open_ranges.rbegin(); it != open_ranges.rend(); ++it) {
+      if (it->first != current_thread) continue;
+      replay.range_end({next_seq++, 0, current_thread, it->second, {}, {}});
+      open_ranges.erase(std::next(it).base());
+      break;
+    }
+    return *this;
+  }
   Sim& exit_thread(uint32_t tid) {
     replay.thread_exit(tid);
     return *this;
   }
   bool recorded_by_interposer(const trace::ApiEvent& e) {
     const interposer::CallbackInfo& info = callback_info(e.api);
-    const bool active = !open_origins.empty();
+    const bool capturing = !open_origins.empty();
+    const bool active = capturing || !open_ranges.empty();
     const auto origin = std::find(open_origins.begin(), open_origins.end(), e.stream);
     const bool on_origin = origin != open_origins.end();
     if ((info.kind == ApiKind::EndCapture || info.kind == ApiKind::StreamDestroy) && on_origin) {
@@ -211,8 +231,8 @@ struct Sim {
     }
     if (info.kind == ApiKind::BeginCapture && e.result == 0) open_origins.push_back(e.stream);
     const bool capture_active = active || info.kind == ApiKind::EndCapture;
-    if (!interposer::records_call(info, capture_active, e.result, e.graph_exec, active && on_origin,
-                                  *graph_watch))
+    if (!interposer::records_call(info, capture_active, e.result, e.graph_exec,
+                                  capturing && on_origin, *graph_watch))
       return false;
     interposer::note_graph_call(info, e, *graph_watch);
     return true;

@@ -216,6 +216,30 @@ TEST_CASE("a capture: its calls carry the stream's status; outside it only the r
   CHECK(sink.events[0].tid == static_cast<uint32_t>(gettid()));
 }
 
+TEST_CASE("a rehearsed range records every call as a capture would, and asks no stream status") {
+  TempDir dir;
+  auto r = make_recorder(dir);
+  g_fake.queried.clear();
+  launch(*r, kStream);  // outside: not recorded
+  r->range_begin(1, "", "step");
+  CHECK(r->rehearsing());
+  launch(*r, kStream);  // the region's body on its stream: recorded (no stream captures)
+  malloc_call(*r, 0);
+  r->range_end(1);
+  CHECK_FALSE(r->rehearsing());
+  launch(*r, kStream);  // after the range: not recorded again
+  CHECK(g_fake.queried.empty());
+  const RecordingSink sink = read_back(*r);
+  CHECK(sink.types.find('r') < sink.types.find('e'));  // in file order too
+  CHECK(sink.types.rfind('R') > sink.types.rfind('e'));
+  CHECK(api_names(sink) == std::vector<std::string>{"cudaLaunchKernel", "cudaMalloc"});
+  REQUIRE(sink.ranges.size() == 2);
+  CHECK(sink.ranges[0].name == "step");
+  CHECK(sink.ranges[0].seq < sink.events[0].seq);
+  CHECK(sink.ranges[1].seq > sink.events[1].seq);
+  CHECK_FALSE(sink.events[0].has(Field::StatusAfter));
+}
+
 TEST_CASE("a runtime call's own driver calls are not recorded; a driver-only call is") {
   TempDir dir;
   auto r = make_recorder(dir);

@@ -98,9 +98,9 @@ TEST_SUITE("trace_reader_errors_test") {
   }
 
   TEST_CASE("a newer format version asks for an upgrade, naming both versions") {
-    const ReadError e = expect_error("v 9.9.9 6 new-field\np 1 1 0\n", 1, "");
+    const ReadError e = expect_error("v 9.9.9 7 new-field\np 1 1 0\n", 1, "");
     CHECK(e.to_string() ==
-          "t.trace:1: written by capguard 9.9.9 (trace format 6); this capguard reads format <= 5: "
+          "t.trace:1: written by capguard 9.9.9 (trace format 7); this capguard reads format <= 6: "
           "upgrade capguard");
     expect_error("v 0.0.1 0\n", 1, "unsupported trace format 0");
   }
@@ -178,6 +178,9 @@ TEST_SUITE("trace_reader_errors_test") {
     expect_error(kGoodStart + "m 1 2 3 /lib.so ab extra\n", 3, "unexpected field 'extra'");
     expect_error(kGoodStart + "x 1\n", 3, "thread-exit record: time is missing");
     expect_error(kGoodStart + "z 1 0 0\n", 3, "end record: unexpected field '0'");
+    expect_error(kGoodStart + "r 1 2 3 0  step\n", 3, "range-begin record: range id 0");
+    expect_error(kGoodStart + "r 1 2 3 4 dom\n", 3, "range-begin record: name is missing");
+    expect_error(kGoodStart + "R 1 2 3 4 x\n", 3, "range-end record: unexpected field 'x'");
   }
 
   TEST_CASE("records of other threads after the end record are accepted") {

@@ -83,6 +83,22 @@ struct RecordingSink : TraceSink {
     ends.emplace_back(t, status);
     types += 'z';
   }
+  struct Range {
+    bool begin = false;
+    uint64_t seq = 0, time_ns = 0, id = 0;
+    uint32_t tid = 0;
+    std::string domain, name;
+  };
+  std::vector<Range> ranges;
+  void on_range_begin(const RangeRecord& r) override {
+    ranges.push_back(
+        {true, r.seq, r.time_ns, r.id, r.tid, std::string(r.domain), std::string(r.name)});
+    types += 'r';
+  }
+  void on_range_end(const RangeRecord& r) override {
+    ranges.push_back({false, r.seq, r.time_ns, r.id, r.tid, {}, {}});
+    types += 'R';
+  }
   std::vector<ReadError> skipped;  // damaged lines, reading went on
   void on_skipped_line(const ReadError& error) override {
     skipped.push_back(error);

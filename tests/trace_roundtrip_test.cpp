@@ -101,6 +101,32 @@ TEST_SUITE("trace_roundtrip_test") {
     CHECK(std::string(third.path()) == dir.path() + "/capguard.4242.2.trace");
   }
 
+  TEST_CASE("rehearsed ranges (v6) survive with their domain, name and thread") {
+    TempDir dir;
+    TraceWriter writer;
+    REQUIRE(writer.open(dir.path().c_str(), kPid, 1, 0));
+    writer.write_range_begin(7, 0x1000, 99, 1, "", "capguard:decode step");
+    writer.write_range_begin(8, 0x1001, 99, 0xffffffffffffffff, "my%domain", std::string(300, 'n'));
+    writer.write_range_end(9, 0x1002, 100, 1);
+    RecordingSink sink;
+    REQUIRE_FALSE(read_trace(writer.path(), sink));
+    CHECK(sink.types == "vprrR");
+    REQUIRE(sink.ranges.size() == 3);
+    CHECK(sink.ranges[0].begin);
+    CHECK(sink.ranges[0].seq == 7);
+    CHECK(sink.ranges[0].time_ns == 0x1000);
+    CHECK(sink.ranges[0].tid == 99);
+    CHECK(sink.ranges[0].id == 1);
+    CHECK(sink.ranges[0].domain.empty());
+    CHECK(sink.ranges[0].name == "capguard:decode step");
+    CHECK(sink.ranges[1].id == 0xffffffffffffffff);
+    CHECK(sink.ranges[1].domain == "my%domain");
+    CHECK(sink.ranges[1].name == std::string(kMaxRangeNameLength, 'n'));  // cut
+    CHECK_FALSE(sink.ranges[2].begin);
+    CHECK(sink.ranges[2].tid == 100);
+    CHECK(sink.ranges[2].seq == 9);
+  }
+
   TEST_CASE("open fails cleanly for a missing directory and leaves errno alone") {
     TraceWriter writer;
     errno = 1234;

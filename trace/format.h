@@ -3,15 +3,16 @@
 // A trace is UTF-8 text, one record per line, written by one process. Each record is one
 // opcode character, a space, then space-separated fields. Numbers are lower-case hex without
 // "0x". Strings that may contain spaces or newlines are escaped: every byte outside 0x21..0x7e
-// and every '%' is written as %XX. Grammar (version 5; version 1 is the same without Python
+// and every '%' is written as %XX. Grammar (version 6; version 1 is the same without Python
 // frames, version 2 the same without the graph records, version 3 without a graph node's
-// geometry and scalar hash, version 4 without the CUPTI client records; readers accept all
-// five):
+// geometry and scalar hash, version 4 without the CUPTI client records, version 5 without the
+// rehearsed ranges; readers accept all six):
 //
 //   trace    := header record* ['z' end]
 //   header   := 'v' tool-version format-version              first line, exactly once
 //   record   := process | command | module | python-frame | stack | event | thread-exit
 //               | attach | graph-node | graph | graph-update | cupti-client
+//               | range-begin | range-end
 //   process  := 'p' pid ppid start-unix-ns                   once, right after the header
 //   command  := 'c' escaped-command-line                     once
 //   attach   := 'i' state escaped-message                    state: 'ok' | 'failed'
@@ -76,6 +77,16 @@
 //                                                            gone at exit: CUPTI was finalized
 //                                                            behind its back; name: who was
 //                                                            last seen subscribing, or '')
+//   range-begin := 'r' seq time-ns tid range escaped-domain escaped-name
+//                                                            an NVTX range whose message matched
+//                                                            `capguard run --rehearse GLOB` was
+//                                                            opened (v6, issue 19): push/pop or
+//                                                            start/end, in any domain ('' the
+//                                                            default one); range: a process-
+//                                                            unique id, never 0; seq counts with
+//                                                            the events' seq
+//   range-end := 'R' seq time-ns tid range                   that range closed (pop or end; the
+//                                                            thread may differ for start/end)
 //   end      := 'z' time-ns exit-status                      clean process exit
 //
 // `api` is the CUDA function name as CUPTI reports it (cudaMemcpyAsync_ptsz, cuMemcpyHtoD_v2);
@@ -101,7 +112,7 @@
 
 namespace capguard::trace {
 
-inline constexpr int kFormatVersion = 5;
+inline constexpr int kFormatVersion = 6;
 inline constexpr char kToolVersion[] = "0.1.0";
 
 // Bounds both sides agree on. The writer never produces more; the reader rejects more, so a
@@ -145,6 +156,9 @@ inline constexpr const char* kCuptiClientEventWords[] = {
 #define CAPGUARD_CUPTI_CLIENT_EVENT(Name, word) word,
 #include "trace/cupti_client_events.def"
 };
+
+// NVTX range messages kept in a range-begin record (longer ones are cut).
+inline constexpr unsigned kMaxRangeNameLength = 256;
 
 // Well-known stream handles.
 inline constexpr uint64_t kStreamLegacy = 0x1;     // cudaStreamLegacy / CU_STREAM_LEGACY

@@ -33,6 +33,15 @@ struct CuptiClientRecord {
   CuptiClientEvent what = CuptiClientEvent::Forwarding;
   std::string_view name;  // unescaped; valid during the callback only
 };
+// A rehearsed NVTX range opened ('r') or closed ('R'; domain and name empty) (v6).
+struct RangeRecord {
+  uint64_t seq = 0;
+  uint64_t time_ns = 0;
+  uint32_t tid = 0;
+  uint64_t id = 0;
+  std::string_view domain;  // unescaped; valid during the callback only
+  std::string_view name;    // likewise
+};
 struct StackRecord {
   uint32_t id = 0;
   std::span<const uint64_t> addresses;      // innermost first; valid during the callback only
@@ -66,6 +75,9 @@ class TraceSink {
   virtual void on_graph_update(const GraphUpdateRecord&) {}
   // The program's own CUPTI client (v5).
   virtual void on_cupti_client(const CuptiClientRecord&) {}
+  // Rehearsed NVTX ranges (v6).
+  virtual void on_range_begin(const RangeRecord&) {}
+  virtual void on_range_end(const RangeRecord&) {}
   // A damaged line (past the header) that was skipped; reading goes on after it.
   virtual void on_skipped_line(const struct ReadError&) {}
 };

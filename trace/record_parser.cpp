@@ -135,6 +135,10 @@ const char* RecordParser::record_name(char type) {
       return "graph-update";
     case 'k':
       return "cupti-client";
+    case 'r':
+      return "range-begin";
+    case 'R':
+      return "range-end";
     default:
       return nullptr;
   }
@@ -191,6 +195,9 @@ bool RecordParser::parse(std::string_view line) {
       return parse_thread_exit(in);
     case 'k':
       return parse_cupti_client(in);
+    case 'r':
+    case 'R':
+      return parse_range(in, type == 'r');
     default:
       return parse_end(in);
   }
@@ -268,6 +275,27 @@ bool RecordParser::parse_cupti_client(Cursor& in) {
   if (!read_escaped(in, "name", text_) || !no_more_fields(in)) return false;
   k.name = text_;
   sink_.on_cupti_client(k);
+  return true;
+}
+
+bool RecordParser::parse_range(Cursor& in, bool begin) {
+  RangeRecord r;
+  if (!read_number(in, "seq", r.seq) || !read_number(in, "time", r.time_ns) ||
+      !read_number(in, "tid", r.tid) || !read_number(in, "range", r.id)) {
+    return false;
+  }
+  if (r.id == 0) return fail("range id 0");
+  if (begin) {
+    if (!read_escaped(in, "domain", text2_) || !read_escaped(in, "name", text_)) return false;
+    r.domain = text2_;
+    r.name = text_;
+  }
+  if (!no_more_fields(in)) return false;
+  if (begin) {
+    sink_.on_range_begin(r);
+  } else {
+    sink_.on_range_end(r);
+  }
   return true;
 }
 

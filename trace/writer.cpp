@@ -297,6 +297,43 @@ void TraceWriter::write_python_frame(uint32_t id, uint32_t line, std::string_vie
   write_all(out.data(), out.size());
 }
 
+void TraceWriter::write_range_begin(uint64_t seq, uint64_t time_ns, uint32_t tid, uint64_t id,
+                                    std::string_view domain, std::string_view name) {
+  char buffer[kTextBufferSize];
+  LineBuilder out(buffer, sizeof(buffer));
+  out.put("r ");
+  out.put_hex(seq);
+  out.put(' ');
+  out.put_hex(time_ns);
+  out.put(' ');
+  out.put_hex(tid);
+  out.put(' ');
+  out.put_hex(id);
+  out.put(' ');
+  if (domain.size() > kMaxRangeNameLength) domain = domain.substr(0, kMaxRangeNameLength);
+  if (name.size() > kMaxRangeNameLength) name = name.substr(0, kMaxRangeNameLength);
+  out.put_escaped(domain, kTextBufferSize / 2);  // both fit: 3 * 256 bytes each at most
+  out.put(' ');
+  out.put_escaped(name, 1);
+  out.put('\n');
+  write_all(out.data(), out.size());
+}
+
+void TraceWriter::write_range_end(uint64_t seq, uint64_t time_ns, uint32_t tid, uint64_t id) {
+  char buffer[2 + 4 * 17 + 1];  // "R " and four hex numbers
+  LineBuilder out(buffer, sizeof(buffer));
+  out.put("R ");
+  out.put_hex(seq);
+  out.put(' ');
+  out.put_hex(time_ns);
+  out.put(' ');
+  out.put_hex(tid);
+  out.put(' ');
+  out.put_hex(id);
+  out.put('\n');
+  write_all(out.data(), out.size());
+}
+
 void TraceWriter::write_thread_exit(uint32_t tid, uint64_t time_ns) {
   char buffer[kSmallBufferSize];
   LineBuilder out(buffer, sizeof(buffer));

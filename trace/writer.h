@@ -49,6 +49,11 @@ class TraceWriter {
   // A 'y' record. The strings need not be NUL-terminated; each is cut to fit the record.
   void write_python_frame(uint32_t id, uint32_t line, std::string_view file,
                           std::string_view function);
+  // Rehearsed NVTX ranges (v6): domain and name need not be NUL-terminated; the name is cut
+  // at kMaxRangeNameLength bytes.
+  void write_range_begin(uint64_t seq, uint64_t time_ns, uint32_t tid, uint64_t id,
+                         std::string_view domain, std::string_view name);
+  void write_range_end(uint64_t seq, uint64_t time_ns, uint32_t tid, uint64_t id);
   void write_thread_exit(uint32_t tid, uint64_t time_ns);
   void write_end(uint64_t time_ns, int exit_status);
   // A record already formatted, '\n' included (graph_record.h), in one write(2).

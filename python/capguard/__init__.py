@@ -1,13 +1,16 @@
 """capguard for Python users: the wheel puts the `capguard` executable in the environment's bin/
 and libcapguard.so in its lib/ (where `capguard run` looks for it). This package only finds
-them, for `python -m capguard`."""
+them, for `python -m capguard`; and `capguard.rehearse("name")` marks a region for
+`capguard run --rehearse` (capture rehearsal, _rehearse.py)."""
 
 import os
 import site
 import sys
 import sysconfig
 
-__all__ = ["executable"]
+from capguard._rehearse import rehearse
+
+__all__ = ["executable", "rehearse"]
 
 
 def _candidate_roots():

@@ -322,6 +322,47 @@ printf 'v 0.1.0 5\np 4f 1 0\nc ./app\ni ok cupti\nk 10 4f sideways x\n' >"$t/bad
 expect 3 'SUMMARY' -- "$capguard" report "$t/bad-k.trace"
 grep -q "cupti-client record: unknown CUPTI client event 'sideways'" "$work/err" || fail "a bad 'k' record is not named"
 
+# --- Capture rehearsal (trace format 6, 'r'/'R' records): a region "step" run eagerly three
+# times, each with a cudaStreamSynchronize of its stream; the first also allocates. The
+# findings are marked rehearsed in every format, the verdict is printed, the gate fails.
+mkdir -p "$t/rehearse"
+{
+  printf 'v 0.1.0 6\np 50 1 0\nc ./step\ni ok cupti\ne 1 1 50 cudaStreamCreateWithFlags 0 0 st=5000 fl=1\n'
+  for i in 1 2 3; do
+    printf 'r %x 10 50 %x  step\n' $((i * 10)) $i
+    printf 'e %x 11 50 cudaLaunchKernel 0 0 st=5000\n' $((i * 10 + 1))
+    [ $i = 1 ] && printf 'e %x 12 50 cudaMalloc 0 0\n' $((i * 10 + 2))
+    printf 'e %x 13 50 cudaStreamSynchronize 0 0 st=5000\n' $((i * 10 + 3))
+    printf 'R %x 14 50 %x\n' $((i * 10 + 4)) $i
+  done
+  printf 'z 99 0\n'
+} >"$t/rehearse/capguard.80.trace"
+expect 1 '^SUMMARY: capguard: 2 errors' -- "$capguard" report -o json:"$work/rh.json" -o sarif:"$work/rh.sarif" -o html:"$work/rh.html" "$t/rehearse"
+grep -q '^==80==ERROR: capguard: sync-during-capture (rehearsed: would break a capture)$' "$work/err" || fail "rehearse: text heading does not say rehearsed"
+grep -q '^  "step" (process 80, global mode, 3 executions): not capturable$' "$work/err" || fail "rehearse: verdict not printed"
+grep -q '^      synchronize: cudaStreamSynchronize at .*\[sync-during-capture\], 3 of the executions$' "$work/err" || fail "rehearse: the breaking call is not listed"
+python3 - "$work/rh.json" "$work/rh.sarif" <<'PY' || fail "rehearse: JSON/SARIF do not mark the findings rehearsed"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert [f["rule"] for f in j["findings"]] == ["unsafe-call-during-capture", "sync-during-capture"], j["findings"]
+assert all(f["rehearsed"] is True and f["region"] == "step" for f in j["findings"])
+r = j["rehearsals"][0]
+assert (r["name"], r["verdict"], r["executions"], r["mode"]) == ("step", "not_capturable", 3, "global"), r
+assert [b["api"] for b in r["breaks"]] == ["cudaStreamSynchronize"], r
+s = json.load(open(sys.argv[2]))
+assert all(x["properties"]["rehearsed"] is True for x in s["runs"][0]["results"])
+PY
+grep -q 'Capture rehearsal' "$work/rh.html" || fail "rehearse: HTML has no rehearsal section"
+# Without the synchronize the first execution's allocation is the warm-up's; relaxed mode lets
+# it pass (a note).
+grep -v cudaStreamSynchronize "$t/rehearse/capguard.80.trace" >"$t/warmup.trace"
+expect 1 '^SUMMARY: capguard: 1 error' -- "$capguard" report "$t/warmup.trace"
+grep -q '^  "step" (process 80, global mode, 3 executions): capturable after 1 warm-up execution$' "$work/err" || fail "rehearse: warm-up verdict not printed"
+grep -q '^      allocation: cudaMalloc at .*\[unsafe-call-during-capture\], 1 of the executions$' "$work/err" || fail "rehearse: the warm-up's allocation is not listed"
+expect 0 '^SUMMARY: capguard: 0 errors, 0 warnings, 1 note' -- "$capguard" report --rehearse-mode relaxed "$t/warmup.trace"
+expect 2 'rehearse-mode' -- "$capguard" report --rehearse-mode sometimes "$t/warmup.trace"
+expect 2 'NVTX_INJECTION64_PATH already names another tool' -- env NVTX_INJECTION64_PATH=/opt/nsys/libToolsInjection64.so "$capguard" run --rehearse step -- true
+
 # --- --user-code reaches every format: a recorded trace whose culprit is a std::thread lambda;
 # naming libstdc++'s headers as the user's code moves the user frame into <bits/invoke.h>.
 recorded=$(cd "$(dirname "$0")/../.." && pwd)/testcases/recorded/traces/unsafe_call_other_thread

@@ -1,0 +1,131 @@
+// Capture rehearsal (issue 19): what would happen to each call of a region the program ran
+// eagerly (a rehearsed NVTX range, trace format v6) if that region were captured in the chosen
+// mode. The judgement follows what CUDA answers in a real capture (docs: capture-semantics),
+// by API kind: the rules name it with their own ids (rules/rehearsal.cpp). Each execution of a
+// region is judged on its own; the verdict compares executions (capturable, capturable after N
+// warm-up executions, not capturable).
+//
+// The region's streams become the rehearsed capture's: its first stream with work is the
+// origin, a stream that waits on an event recorded on one of its streams is forked in, and a
+// forked stream whose last work the origin never waited for is unjoined when the range ends.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/api_catalog.h"
+#include "model/capture_model.h"
+#include "trace/event.h"
+#include "util/flat_map.h"
+
+namespace capguard {
+
+// Why a call would break (or escape) a capture of the region; rules/rehearsal.cpp maps each to
+// its rule id and words it.
+enum class RehearsalBreak : uint8_t {
+  Sync,                 // synchronizes a stream of the region, the legacy stream or the device
+  CapturedEventSync,    // queries or waits for an event recorded in the region
+  Unsafe,               // allocation, free, pinning: prohibited in global/thread_local mode
+  RelaxedUnsafe,        // the same, allowed only because the mode is relaxed
+  Unsupported,          // not capturable at all
+  LegacyStream,         // legacy-stream use (a blocking capture: CUDA answers 906)
+  EscapedSyncCopy,      // a synchronous copy/memset: runs now, absent from the graph
+  EscapedLegacyWork,    // async work on the legacy stream: absent from the graph
+  EscapedSideStream,    // work on a stream never forked into the region
+  UncapturedEventWait,  // a region stream waits on an event recorded outside the region
+  UnjoinedFork,         // a forked stream's last work was never joined back
+};
+
+struct RehearsalJudgement {
+  RehearsalBreak what = RehearsalBreak::Sync;
+  uint64_t execution = 0;     // RehearsalModel's serial number of the execution
+  bool other_thread = false;  // made by a thread other than the region's
+  Site site;                  // the call (for UnjoinedFork: the stream's last work)
+  StreamKey stream;           // UnjoinedFork: the stream left unjoined
+};
+
+// A region's verdict over its executions.
+enum class RehearsalVerdict : uint8_t { Capturable, AfterWarmup, NotCapturable };
+
+// What a region's closed executions add up to; memory bounded by the distinct breaks, however
+// many times a loop runs the region.
+struct RehearsalRegion {
+  std::string name, domain;
+  uint32_t begun = 0;                 // executions begun
+  uint32_t closed = 0;                // executions ended
+  uint32_t last_broken = 0;           // 1-based number of the last closed execution that broke
+  std::vector<uint64_t> broken_keys;  // every break of the closed executions (keys: note())
+  std::vector<uint64_t> last_keys;    // the breaks of the last closed execution
+};
+
+class RehearsalModel {
+ public:
+  explicit RehearsalModel(trace::CaptureMode mode = trace::CaptureMode::Global) : mode_(mode) {}
+  trace::CaptureMode mode() const { return mode_; }
+
+  bool active() const { return !live_.empty(); }
+  void range_begin(uint64_t seq, uint32_t tid, uint64_t id, std::string_view domain,
+                   std::string_view name);
+  // Ends the execution (an id never opened is ignored); its unjoined forks go to `out`. The
+  // caller notes them, then calls settle().
+  void range_end(uint64_t id, std::vector<RehearsalJudgement>& out);
+  // Adds the ended executions to their regions' summaries.
+  void settle();
+  // Judges one call the capture model has prepared (call.own_capture, call.stream_capture: a
+  // call inside a real capture is the real rules' alone). Appends what it would break.
+  void judge(const Call& call, std::vector<RehearsalJudgement>& out);
+  // Notes that the execution had the break identified by `key` (same call site, same rule: the
+  // same key in every execution); true the first time in that execution.
+  bool note(uint64_t execution, uint64_t key);
+  // The region of an execution still live, and the execution's number in it (1-based).
+  uint32_t region_of(uint64_t execution, uint32_t& number) const;
+  // The serial numbers of the executions still open (ranges the trace never closed).
+  std::vector<uint64_t> open_ranges() const;
+
+  const std::vector<RehearsalRegion>& regions() const { return regions_; }
+  // The verdict from the region's closed executions; `warmups`: the executions to run before a
+  // capture (AfterWarmup).
+  static RehearsalVerdict verdict(const RehearsalRegion& region, uint32_t& warmups);
+
+ private:
+  struct Member {
+    StreamKey stream;
+    uint32_t work = 0;
+    uint32_t joined = 0;  // work the origin waited for
+    Site last_work;
+  };
+  struct RecordedEvent {
+    uint32_t member = 0;
+    uint32_t work = 0;
+  };
+  struct Live {  // an open execution: its streams, events and breaks
+    uint64_t execution = 0;
+    uint64_t range_id = 0;
+    uint32_t region = 0;
+    uint32_t number = 0;  // 1-based, within the region
+    uint32_t tid = 0;
+    bool ended = false;  // range_end seen; settle() removes it
+    std::optional<bool> origin_non_blocking;
+    std::vector<Member> members;  // [0] the origin, once the region put work on a stream
+    FlatMap<uint64_t, RecordedEvent, U64Hash> events;
+    std::vector<uint64_t> keys;
+  };
+
+  Live* live_on(uint32_t tid);
+  int member_of(const Live& live, const StreamKey& stream) const;
+  void judge_own(Live& live, const Call& call, std::vector<RehearsalJudgement>& out);
+
+  Live* live(uint64_t execution);
+
+  trace::CaptureMode mode_;
+  uint64_t next_execution_ = 1;
+  std::vector<RehearsalRegion> regions_;
+  std::vector<Live> live_;  // open executions, innermost of a thread last
+};
+
+const char* to_string(RehearsalVerdict verdict);  // capturable | capturable_after_warmup | ...
+
+}  // namespace capguard

@@ -1,0 +1,197 @@
+// Capture rehearsal (issue 19): model/rehearsal.h through the replay, from synthetic events.
+#include <doctest/doctest.h>
+
+#include "tests/event_builder.h"
+
+using namespace capguard;
+using namespace capguard::testing;
+
+namespace {
+
+// One execution of a region "step" on stream kS: a launch, then `extra` calls.
+template <class... Extra>
+void step(Sim& sim, Extra... extra) {
+  sim.range_push("step");
+  sim(launch(kS));
+  (sim(extra), ...);
+  sim.range_pop();
+}
+
+const RehearsalInfo& only_rehearsal(const Report& r) {
+  REQUIRE(r.rehearsals.size() == 1);
+  return r.rehearsals[0];
+}
+
+}  // namespace
+
+TEST_SUITE("rehearsal_test") {
+  TEST_CASE("a sync in every execution: sync-during-capture, rehearsed, not capturable") {
+    Sim sim;
+    sim(create_stream(kS, kNonBlocking));
+    for (int i = 0; i < 3; ++i) step(sim, stream_sync(kS).stack(5));
+    const Report& r = sim.finish();
+    REQUIRE(rules_of(r) == Rules{"sync-during-capture"});  // one finding for the three
+    const Finding& f = r.findings[0];
+    CHECK(f.rehearsed);
+    CHECK(f.region == "step");
+    CHECK(f.result == 0);
+    CHECK(f.location.stack_id == 5u);
+    CHECK(f.message.find("rehearsed region \"step\"") != std::string::npos);
+    CHECK(f.message.find("global mode") != std::string::npos);
+    const RehearsalInfo& info = only_rehearsal(r);
+    CHECK(info.executions == 3);
+    CHECK(info.verdict == "not_capturable");
+    REQUIRE(info.breaks.size() == 1);
+    CHECK(info.breaks[0].what == "synchronize");
+    CHECK(info.breaks[0].rule == "sync-during-capture");
+    CHECK(info.breaks[0].executions == 3);
+    CHECK(info.breaks[0].location.stack_id == 5u);
+    CHECK(r.captures.empty());
+  }
+
+  TEST_CASE("an allocation in the first execution only: capturable after 1 warm-up") {
+    Sim sim;
+    sim(create_stream(kS, kNonBlocking));
+    step(sim, malloc_().stack(7));
+    step(sim);
+    step(sim);
+    const Report& r = sim.finish();
+    CHECK(rules_of(r) == Rules{"unsafe-call-during-capture"});
+    const RehearsalInfo& info = only_rehearsal(r);
+    CHECK(info.verdict == "capturable_after_warmup");
+    CHECK(info.warmups == 1);
+    REQUIRE(info.warmup.size() == 1);
+    CHECK(info.warmup[0].what == "allocation");
+    CHECK(info.warmup[0].api == "cudaMalloc");
+    CHECK(info.warmup[0].executions == 1);
+    CHECK(info.breaks.empty());
+  }
+
+  TEST_CASE("the last execution that broke decides the warm-ups, over any number of them") {
+    Sim sim;
+    sim(create_stream(kS, kNonBlocking));
+    step(sim, malloc_().stack(7));
+    step(sim);
+    step(sim, device_sync().stack(8));
+    for (int i = 0; i < 10000; ++i) step(sim);
+    const Report& r = sim.finish();
+    const RehearsalInfo& info = only_rehearsal(r);
+    CHECK(info.executions == 10003);
+    CHECK(info.verdict == "capturable_after_warmup");
+    CHECK(info.warmups == 3);
+    REQUIRE(info.warmup.size() == 2);
+    CHECK(info.warmup[0].what == "allocation");
+    CHECK(info.warmup[1].what == "synchronize");
+    CHECK(sim.replay.rehearsal().regions().size() == 1);
+  }
+
+  TEST_CASE("clean executions: capturable, no finding") {
+    Sim sim;
+    sim(create_stream(kS, kNonBlocking));
+    step(sim, memcpy_async(kS));
+    step(sim, memcpy_async(kS));
+    const Report& r = sim.finish();
+    CHECK(r.findings.empty());
+    CHECK(only_rehearsal(r).verdict == "capturable");
+    CHECK(only_rehearsal(r).executions == 2);
+  }
+
+  TEST_CASE("the mode decides: relaxed lets the allocation pass, with the note") {
+    Sim sim;
+    sim.replay.set_rehearse_mode(CaptureMode::Relaxed);
+    sim(create_stream(kS, kNonBlocking));
+    step(sim, malloc_());
+    const Report& r = sim.finish();
+    CHECK(rules_of(r) == Rules{"relaxed-mode-unsafe-call"});
+    CHECK(only_rehearsal(r).mode == "relaxed");
+  }
+
+  TEST_CASE("another thread's allocation breaks a global-mode region, not a thread_local one") {
+    for (const auto mode : {CaptureMode::Global, CaptureMode::ThreadLocal}) {
+      Sim sim;
+      sim.replay.set_rehearse_mode(mode);
+      sim(create_stream(kS, kNonBlocking));
+      sim.range_push("step");
+      sim(launch(kS));
+      sim(malloc_().thread(2));
+      sim.range_pop();
+      const Report& r = sim.finish();
+      if (mode == CaptureMode::Global) {
+        REQUIRE(rules_of(r) == Rules{"unsafe-call-during-capture"});
+        CHECK(r.findings[0].thread == 2u);
+        CHECK_FALSE(r.findings[0].capturing_thread);
+      } else {
+        CHECK(r.findings.empty());
+      }
+    }
+  }
+
+  TEST_CASE("synchronous copies: escaped on a non-blocking stream, 906 on a blocking one") {
+    Sim nb;
+    nb(create_stream(kS, kNonBlocking));
+    step(nb, memcpy_sync());
+    CHECK(rules_of(nb.finish()) == Rules{"escaped-sync-copy"});
+    Sim b;
+    b(create_stream(kS, kBlocking));
+    step(b, memcpy_sync());
+    CHECK(rules_of(b.finish()) == Rules{"legacy-stream-during-capture"});
+  }
+
+  TEST_CASE("fork and join: a forked stream joined back is fine, one left unjoined is not") {
+    Sim joined;
+    joined(create_stream(kS, kNonBlocking))(create_stream(kS2, kNonBlocking));
+    joined.range_push("step");
+    joined(launch(kS))(record(kE, kS))(wait(kS2, kE))(launch(kS2))(record(kE2, kS2))(wait(kS, kE2));
+    joined.range_pop();
+    CHECK(joined.finish().findings.empty());
+
+    Sim unjoined;
+    unjoined(create_stream(kS, kNonBlocking))(create_stream(kS2, kNonBlocking));
+    unjoined.range_push("step");
+    unjoined(launch(kS))(record(kE, kS))(wait(kS2, kE))(launch(kS2).stack(9));
+    unjoined.range_pop();
+    const Report& r = unjoined.finish();
+    REQUIRE(rules_of(r) == Rules{"unjoined-fork"});
+    CHECK(r.findings[0].location.stack_id == 9u);
+    CHECK(r.findings[0].rehearsed);
+  }
+
+  TEST_CASE("work on a stream never forked in escapes; a captured event's query is 907") {
+    Sim sim;
+    sim(create_stream(kS, kNonBlocking))(create_stream(kS2, kNonBlocking));
+    step(sim, launch(kS2), record(kE, kS), event_query(kE));
+    CHECK(rules_of(sim.finish()) == Rules{"escaped-side-stream-work", "captured-event-query"});
+  }
+
+  TEST_CASE("a real capture inside a rehearsed region is judged by the real rules alone") {
+    Sim sim;
+    sim(create_stream(kS, kNonBlocking));
+    sim.range_push("step");
+    sim(begin(kS))(launch(kS));
+    sim(stream_sync(kS).fails(900));
+    sim(end(kS).fails(901));
+    sim.range_pop();
+    const Report& r = sim.finish();
+    REQUIRE(rules_of(r) == Rules{"sync-during-capture"});
+    CHECK_FALSE(r.findings[0].rehearsed);
+    CHECK(only_rehearsal(r).verdict == "capturable");
+  }
+
+  TEST_CASE("calls outside rehearsed regions are not judged") {
+    Sim sim;
+    sim(create_stream(kS, kNonBlocking))(malloc_())(launch(kS))(stream_sync(kS));
+    const Report& r = sim.finish();
+    CHECK(r.findings.empty());
+    CHECK(r.rehearsals.empty());
+  }
+
+  TEST_CASE("a region still open when the trace ends counts as ended") {
+    Sim sim;
+    sim(create_stream(kS, kNonBlocking));
+    sim.range_push("step");
+    sim(launch(kS))(device_sync());
+    const Report& r = sim.finish();
+    CHECK(rules_of(r) == Rules{"sync-during-capture"});
+    CHECK(only_rehearsal(r).verdict == "not_capturable");
+  }
+}
