@@ -315,7 +315,7 @@ void Replay::rehearsal_found(const RehearsalJudgement& judgement, const ApiEvent
 void Replay::add_rehearsals() {
   // A range still open when the trace ended (the process exited inside it) counts as ended.
   for (uint64_t id : rehearsal_.open_ranges()) range_end({0, 0, 0, id, {}, {}});
-  const auto item = [&](uint64_t key) {
+  const auto item_of = [&](uint64_t key) {
     RehearsalItem item;
     if (const RehearsedBreak* known = rehearsed_.find(key)) {
       item.what = std::string(rules::rehearsal_category(known->what, known->api));
@@ -338,9 +338,9 @@ void Replay::add_rehearsals() {
     info.verdict = to_string(verdict);
     info.executions = region.closed;
     if (verdict == RehearsalVerdict::AfterWarmup)
-      for (uint64_t key : region.broken_keys) info.warmup.push_back(item(key));
+      for (uint64_t key : region.broken_keys) info.warmup.push_back(item_of(key));
     if (verdict == RehearsalVerdict::NotCapturable)
-      for (uint64_t key : region.last_keys) info.breaks.push_back(item(key));
+      for (uint64_t key : region.last_keys) info.breaks.push_back(item_of(key));
     report_.rehearsals.push_back(std::move(info));
   }
 }

@@ -29,9 +29,17 @@ inline Location user_stack(const char* function, const char* file, int line, uin
 
 inline Report ci_gate_report() {
   Report report;
-  report.processes.push_back({1000, "/repo/build/train --steps 3", true, "attached", "", {}, ""});
-  report.processes.push_back(
-      {2000, "python3 child.py", false, "CUPTI is already in use by another profiler", "", {}, ""});
+  ProcessInfo train;
+  train.pid = 1000;
+  train.command = "/repo/build/train --steps 3";
+  train.attached = true;
+  train.attach_message = "attached";
+  report.processes.push_back(train);
+  ProcessInfo child;
+  child.pid = 2000;
+  child.command = "python3 child.py";
+  child.attach_message = "CUPTI is already in use by another profiler";
+  report.processes.push_back(child);
 
   CaptureInfo broken;
   broken.id = 1;
