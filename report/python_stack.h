@@ -9,25 +9,22 @@
 #include <vector>
 
 #include "model/report.h"
+#include "util/cpp_names.h"  // short_function_name, used with these
 
 namespace capguard {
 
 bool has_python_frames(const Location& location);
-
-// A function name for reading: template arguments as <…>, lambdas as {lambda}, and, with
-// `drop_parameters`, no parameter list.
-std::string short_function_name(std::string_view function, bool drop_parameters = false);
 
 // The library a native frame belongs to, in the user's words: the package under site-packages
 // ("torch", "cupy", "jaxlib"), else the module's name without lib and version ("cublas").
 std::string library_of(const Frame& frame);
 
 struct PythonStackView {
-  size_t user = 0;               // index of the user frame (shown first, with its source)
-  std::string via;               // "graph.__enter__ (graphs.py:257) → torch: a → b (3 frames)"
-  std::vector<size_t> callers;   // indexes of the frames shown after it, innermost first
-  size_t folded = 0;             // native framework frames folded into `via` or between callers
-  size_t interpreter = 0;        // CPython frames left out
+  size_t user = 0;              // index of the user frame (shown first, with its source)
+  std::string via;              // "graph.__enter__ (graphs.py:257) → torch: a → b (3 frames)"
+  std::vector<size_t> callers;  // indexes of the frames shown after it, innermost first
+  size_t folded = 0;            // native framework frames folded into `via` or between callers
+  size_t interpreter = 0;       // CPython frames left out
 };
 // For a location with a user frame among frames [first, last) (frames_to_show's range).
 PythonStackView python_stack_view(const Location& location, size_t first, size_t last);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "rules/rule.h"
+#include "util/cpp_names.h"
 
 namespace capguard::rules {
 
@@ -15,6 +16,13 @@ std::string kernel_name(std::string_view mangled) {
   char* out = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
   std::string result = status == 0 && out != nullptr ? std::string(out) : name;
   std::free(out);
+  // A library kernel's full name (cuBLAS's, PyTorch's elementwise kernels) runs to hundreds of
+  // characters of template arguments, several times per message: read as its short name.
+  constexpr size_t kLongName = 60;
+  if (result.size() > kLongName) {
+    result = short_function_name(result, /*drop_parameters=*/true);
+    if (result.starts_with("void ")) result.erase(0, 5);
+  }
   return result;
 }
 

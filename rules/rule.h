@@ -86,8 +86,10 @@ void add_capture_begin(Draft& draft, const Capture& capture,
                        const std::string& role = "capture-begin");
 
 // Graph lifetime wording (describe_graph.cpp).
-std::string kernel_name(std::string_view mangled);  // demangled; "a kernel" when unknown
-std::string describe_exec(const ExecState& exec);   // "graph exec #2 (0x55..), captured by ..."
+// Demangled ("a kernel" when unknown); a name over 60 characters without its template arguments
+// and parameters (scal_kernel<…>), so that messages naming library kernels stay readable.
+std::string kernel_name(std::string_view mangled);
+std::string describe_exec(const ExecState& exec);  // "graph exec #2 (0x55..), captured by ..."
 std::string describe_node_ref(const ExecState& exec, const NodeRef& ref);
 void add_exec_sites(Draft& draft, const ExecState& exec);  // instantiate + capture-begin
 
