@@ -7,6 +7,7 @@
 
 #include "model/frame_owner.h"
 #include "report/capture_picture.h"
+#include "report/finding_groups.h"
 #include "report/lifecycle_table.h"
 #include "report/python_stack.h"
 #include "report/rehearsal_section.h"
@@ -63,7 +64,10 @@ class HtmlWriter {
     write_processes();
     out_ += "<h2 id=\"findings\">Findings</h2>\n";
     if (report_.findings.empty()) out_ += "<p>No findings.</p>\n";
-    for (size_t i = 0; i < report_.findings.size(); ++i) write_finding(i, report_.findings[i]);
+    // Identical findings once, as in the text report (finding_groups.h).
+    const FindingGroups groups = group_findings(report_);
+    for (size_t i = 0; i < report_.findings.size(); ++i)
+      if (!groups.repeat[i]) write_finding(i, report_.findings[i], groups.others[i]);
     if (!report_.graph_sites.empty()) write_lifecycle();
     if (!report_.rehearsals.empty()) write_rehearsals();
     out_ += "<h2 id=\"captures\">Captures</h2>\n";
@@ -100,7 +104,7 @@ class HtmlWriter {
     out_ += "</ul>\n";
   }
 
-  void write_finding(size_t index, const Finding& finding) {
+  void write_finding(size_t index, const Finding& finding, const std::vector<size_t>& repeats) {
     const char* severity = to_string(finding.severity);
     put("<article class=\"finding {}\" id=\"finding-{}\" data-rule=\"{}\"", severity, index + 1,
         esc(finding.rule));
@@ -114,6 +118,8 @@ class HtmlWriter {
           esc(finding.result_name.empty() ? std::to_string(finding.result) : finding.result_name),
           finding.result);
     put("on thread {}</p>\n", finding.thread);
+    if (!finding.test.empty())
+      put("<p class=\"test\">in test <code>{}</code></p>\n", esc(finding.test));
     if (!finding.message.empty()) put("<p class=\"message\">{}</p>\n", esc(finding.message));
     // The picture first: it is what the reader takes in at a glance.
     const CaptureInfo* capture = report_.find_capture(finding.capture);
@@ -136,7 +142,25 @@ class HtmlWriter {
     if (const RuleInfo* rule = find_rule_in(options_.rules, finding.rule);
         rule != nullptr && !rule->fix.empty())
       put("<p class=\"fix\"><b>fix:</b> {}</p>\n", esc(std::string(rule->fix)));
+    write_repeats(repeats);
     out_ += "</article>\n";
+  }
+
+  // The rest of a finding's group: how many, their captures, and an anchor for each, so that
+  // links to any of them (the lifecycle table's, a capture's root cause) land on the group.
+  void write_repeats(const std::vector<size_t>& repeats) {
+    if (repeats.empty()) return;
+    put("<p class=\"repeats\">and {} more {}", repeats.size(),
+        repeats.size() == 1 ? "time" : "times");
+    bool first = true;
+    for (size_t i : repeats) {
+      put("<span id=\"finding-{}\"></span>", i + 1);
+      if (const auto& capture = report_.findings[i].capture) {
+        put("{}<a href=\"#capture-{}\">#{}</a>", first ? " (captures " : ", ", *capture, *capture);
+        first = false;
+      }
+    }
+    out_ += first ? "</p>\n" : ")</p>\n";
   }
 
   // Capture rehearsal (issue 19): each region's verdict, and what its executions did.

@@ -59,6 +59,27 @@ TEST_CASE("JSON and SARIF carry the group id of every finding") {
   CHECK(at(results, 3).get("properties")->get_int("group") == 3);
 }
 
+TEST_CASE("HTML prints a group once, with its count, and keeps an anchor for every finding") {
+  Report report = repeated_report();
+  report.findings[0].test = report.findings[2].test = "t.py::test_again";  // one test: one group
+  const std::string html = render_html(report, testing::with_rules());
+  size_t articles = 0;
+  for (size_t at = html.find("<article"); at != std::string::npos;
+       at = html.find("<article", at + 1))
+    ++articles;
+  CHECK(articles == 3);  // findings 1 and 3 are one group
+  CHECK(html.find("<p class=\"repeats\">and 1 more time") != std::string::npos);
+  for (int id = 1; id <= 4; ++id)  // links to any finding still land
+    CHECK(html.find("id=\"finding-" + std::to_string(id) + "\"") != std::string::npos);
+}
+
+TEST_CASE("HTML names the test a finding happened in") {
+  Report report = testing::sample_report();
+  report.findings[0].test = "tests/test_step.py::test_capture";
+  const std::string html = render_html(report, testing::with_rules());
+  CHECK(html.find("in test <code>tests/test_step.py::test_capture</code>") != std::string::npos);
+}
+
 TEST_CASE("JSON stacks begin where the program's side begins; CUDA's and capguard's apart") {
   const Report report = testing::sample_report();
   REQUIRE(inner_frame_count(report.findings[0].location) == 3);
