@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include "util/glob.h"  // glob_match: header-only, allocates nothing
+
 namespace capguard::interposer {
 namespace {
 
@@ -190,23 +192,7 @@ void set_rehearse(const char* glob, const RangeHooks& hooks) {
 }
 
 bool rehearse_glob_match(std::string_view pattern, std::string_view text) {
-  // Greedy with one backtrack point (the last '*'), as util/glob.cpp: never exponential.
-  size_t p = 0, t = 0, star = std::string_view::npos, star_text = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
-      ++p, ++t;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      star_text = t;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      t = ++star_text;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
+  return glob_match(pattern, text);  // util/glob.h: header-only, allocates nothing
 }
 
 namespace nvtx_callbacks {
