@@ -143,6 +143,15 @@ const CuptiCalls& cupti() {
   return g_cupti;
 }
 
+// A call that goes straight to CUPTI, as if capguard were not there.
+template <class Fn, class... Args>
+CUptiResult straight(Fn CuptiCalls::*which, Args... args) {
+  const Fn call = cupti().*which;
+  if (call == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  InCupti inside;
+  return call(args...);
+}
+
 void note(CuptiClientEvent what, const char* name) {
   if (g_hooks.note != nullptr) g_hooks.note(what, name);
 }
@@ -270,27 +279,17 @@ void share_check_alive() {
 CUptiResult share_subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
                             void* userdata, CUpti_SubscriberParams* params, bool v2,
                             const void* caller) {
-  if (t_in_cupti) {
-    const CuptiCalls& calls = cupti();
-    if (v2)
-      return calls.subscribe_v2 ? calls.subscribe_v2(subscriber, callback, userdata, params)
-                                : CUPTI_ERROR_NOT_INITIALIZED;
-    return calls.subscribe ? calls.subscribe(subscriber, callback, userdata)
-                           : CUPTI_ERROR_NOT_INITIALIZED;
-  }
+  const auto to_cupti = [&] {  // the program's call as CUPTI would have had it
+    return v2 ? straight(&CuptiCalls::subscribe_v2, subscriber, callback, userdata, params)
+              : straight(&CuptiCalls::subscribe, subscriber, callback, userdata);
+  };
+  if (t_in_cupti) return to_cupti();
   if (g_hooks.attach_now != nullptr) g_hooks.attach_now();
   const ShareMode mode = share_mode();
   char name[sizeof(g_client.name)];
   if (mode != ShareMode::Off) name_client(name, sizeof(name), params, caller);
   if (mode != ShareMode::Forward) {
-    const CuptiCalls& calls = cupti();
-    CUptiResult result = CUPTI_ERROR_NOT_INITIALIZED;
-    InCupti inside;
-    if (v2 && calls.subscribe_v2 != nullptr) {
-      result = calls.subscribe_v2(subscriber, callback, userdata, params);
-    } else if (calls.subscribe != nullptr) {
-      result = calls.subscribe(subscriber, callback, userdata);
-    }
+    const CUptiResult result = to_cupti();
     if (mode == ShareMode::Beside && result == CUPTI_SUCCESS) {
       g_beside_seen.store(true, std::memory_order_relaxed);
       note(CuptiClientEvent::Beside, name);
@@ -328,12 +327,7 @@ CUptiResult share_subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFu
 }
 
 CUptiResult share_unsubscribe(CUpti_SubscriberHandle subscriber) {
-  if (!is_client(subscriber)) {
-    const CuptiCalls& calls = cupti();
-    InCupti inside;
-    return calls.unsubscribe != nullptr ? calls.unsubscribe(subscriber)
-                                        : CUPTI_ERROR_NOT_INITIALIZED;
-  }
+  if (!is_client(subscriber)) return straight(&CuptiCalls::unsubscribe, subscriber);
   char name[sizeof(g_client.name)];
   {
     Lock lock;
@@ -347,13 +341,8 @@ CUptiResult share_unsubscribe(CUpti_SubscriberHandle subscriber) {
 
 CUptiResult share_enable_callback(uint32_t enable, CUpti_SubscriberHandle subscriber,
                                   CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
-  if (!is_client(subscriber)) {
-    const CuptiCalls& calls = cupti();
-    InCupti inside;
-    return calls.enable_callback != nullptr
-               ? calls.enable_callback(enable, subscriber, domain, cbid)
-               : CUPTI_ERROR_NOT_INITIALIZED;
-  }
+  if (!is_client(subscriber))
+    return straight(&CuptiCalls::enable_callback, enable, subscriber, domain, cbid);
   Lock lock;
   if (!g_client.active.load(std::memory_order_relaxed)) return CUPTI_ERROR_INVALID_PARAMETER;
   const CUptiResult result = apply_client(enable, domain, cbid);
@@ -363,12 +352,8 @@ CUptiResult share_enable_callback(uint32_t enable, CUpti_SubscriberHandle subscr
 
 CUptiResult share_enable_domain(uint32_t enable, CUpti_SubscriberHandle subscriber,
                                 CUpti_CallbackDomain domain) {
-  if (!is_client(subscriber)) {
-    const CuptiCalls& calls = cupti();
-    InCupti inside;
-    return calls.enable_domain != nullptr ? calls.enable_domain(enable, subscriber, domain)
-                                          : CUPTI_ERROR_NOT_INITIALIZED;
-  }
+  if (!is_client(subscriber))
+    return straight(&CuptiCalls::enable_domain, enable, subscriber, domain);
   Lock lock;
   if (!g_client.active.load(std::memory_order_relaxed)) return CUPTI_ERROR_INVALID_PARAMETER;
   if (enable == 0) {
@@ -382,12 +367,7 @@ CUptiResult share_enable_domain(uint32_t enable, CUpti_SubscriberHandle subscrib
 }
 
 CUptiResult share_enable_all_domains(uint32_t enable, CUpti_SubscriberHandle subscriber) {
-  if (!is_client(subscriber)) {
-    const CuptiCalls& calls = cupti();
-    InCupti inside;
-    return calls.enable_all_domains != nullptr ? calls.enable_all_domains(enable, subscriber)
-                                               : CUPTI_ERROR_NOT_INITIALIZED;
-  }
+  if (!is_client(subscriber)) return straight(&CuptiCalls::enable_all_domains, enable, subscriber);
   for (uint32_t domain = 1; domain < CUPTI_CB_DOMAIN_SIZE; ++domain) {
     const CUptiResult result =
         share_enable_domain(enable, subscriber, static_cast<CUpti_CallbackDomain>(domain));
@@ -398,13 +378,8 @@ CUptiResult share_enable_all_domains(uint32_t enable, CUpti_SubscriberHandle sub
 
 CUptiResult share_get_callback_state(uint32_t* enable, CUpti_SubscriberHandle subscriber,
                                      CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
-  if (!is_client(subscriber)) {
-    const CuptiCalls& calls = cupti();
-    InCupti inside;
-    return calls.get_callback_state != nullptr
-               ? calls.get_callback_state(enable, subscriber, domain, cbid)
-               : CUPTI_ERROR_NOT_INITIALIZED;
-  }
+  if (!is_client(subscriber))
+    return straight(&CuptiCalls::get_callback_state, enable, subscriber, domain, cbid);
   if (enable == nullptr || !g_client.active.load(std::memory_order_acquire))
     return CUPTI_ERROR_INVALID_PARAMETER;
   *enable = g_client.wants.test(domain, cbid) ? 1 : 0;
@@ -412,11 +387,7 @@ CUptiResult share_get_callback_state(uint32_t* enable, CUpti_SubscriberHandle su
 }
 
 CUptiResult share_finalize() {
-  if (share_mode() == ShareMode::Off || t_in_cupti) {
-    const CuptiCalls& calls = cupti();
-    InCupti inside;
-    return calls.finalize != nullptr ? calls.finalize() : CUPTI_ERROR_NOT_INITIALIZED;
-  }
+  if (share_mode() == ShareMode::Off || t_in_cupti) return straight(&CuptiCalls::finalize);
   // Finalizing would end capguard's subscription too: the client's subscription ends instead,
   // as it would have.
   char name[sizeof(g_client.name)] = {};

@@ -74,6 +74,25 @@ uint32_t current_tid() {
   return t_state.tid;
 }
 
+// The calling thread's state, its stack ids dropped when the trace file changed (a fork child's
+// own trace) since it last recorded.
+ThreadState& thread_state(uint64_t generation) {
+  ThreadState& t = t_state;
+  if (t.generation != generation) {
+    t.stacks.clear();
+    t.recorded = false;
+    t.generation = generation;
+  }
+  return t;
+}
+
+// The thread wrote its first record to this trace: its exit will be recorded.
+void mark_recorded(ThreadState& t, void (*on_thread_first_record)()) {
+  if (t.recorded) return;
+  t.recorded = true;
+  if (on_thread_first_record != nullptr) on_thread_first_record();
+}
+
 bool is_capture_control(ApiKind kind) {
   return kind == ApiKind::BeginCapture || kind == ApiKind::EndCapture;
 }
@@ -270,30 +289,18 @@ void Recorder::range_begin(uint64_t id, std::string_view domain, std::string_vie
   if (ended_.load(std::memory_order_acquire) || !ensure_open()) return;
   writer_.write_range_begin(next_seq_.fetch_add(1, std::memory_order_relaxed),
                             now_ns(CLOCK_MONOTONIC), current_tid(), id, domain, name);
-  mark_recorded();
+  mark_recorded(thread_state(generation_.load(std::memory_order_acquire)),
+                config_.on_thread_first_record);
 }
 
 void Recorder::range_end(uint64_t id) {
   if (!ended_.load(std::memory_order_acquire) && ensure_open()) {
     writer_.write_range_end(next_seq_.fetch_add(1, std::memory_order_relaxed),
                             now_ns(CLOCK_MONOTONIC), current_tid(), id);
-    mark_recorded();
+    mark_recorded(thread_state(generation_.load(std::memory_order_acquire)),
+                  config_.on_thread_first_record);
   }
   if (rehearsals_.fetch_sub(1, std::memory_order_acq_rel) == 1) reduce_callbacks_if_idle();
-}
-
-void Recorder::mark_recorded() {
-  ThreadState& t = t_state;
-  const uint64_t generation = generation_.load(std::memory_order_acquire);
-  if (t.generation != generation) {
-    t.stacks.clear();
-    t.recorded = false;
-    t.generation = generation;
-  }
-  if (!t.recorded) {
-    t.recorded = true;
-    if (config_.on_thread_first_record != nullptr) config_.on_thread_first_record();
-  }
 }
 
 void Recorder::on_exit(ApiDomain domain, const CallbackInfo& info, const CUpti_CallbackData& data) {
@@ -420,13 +427,8 @@ void Recorder::on_exit(ApiDomain domain, const CallbackInfo& info, const CUpti_C
 
 void Recorder::record(ApiEvent& event) {
   if (ended_.load(std::memory_order_acquire) || !ensure_open()) return;
-  ThreadState& t = t_state;
   const uint64_t generation = generation_.load(std::memory_order_acquire);
-  if (t.generation != generation) {
-    t.stacks.clear();
-    t.recorded = false;
-    t.generation = generation;
-  }
+  ThreadState& t = thread_state(generation);
   event.seq = next_seq_.fetch_add(1, std::memory_order_relaxed);
   event.time_ns = now_ns(CLOCK_MONOTONIC);
   event.tid = current_tid();
@@ -459,7 +461,7 @@ void Recorder::record(ApiEvent& event) {
   } else {
     writer_.write_event(event);
   }
-  mark_recorded();
+  mark_recorded(t, config_.on_thread_first_record);
 }
 
 bool Recorder::ensure_open() {

@@ -79,7 +79,6 @@ class Recorder {
                         const trace::ApiEvent& event, bool active);
   bool ensure_open();
   void write_preamble();
-  void mark_recorded();  // arms the thread-exit record
 
   RecorderConfig config_;
   trace::TraceWriter writer_;
