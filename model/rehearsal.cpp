@@ -19,15 +19,10 @@ bool orders_stream(ApiKind kind) {
 
 }  // namespace
 
-const char* to_string(RehearsalVerdict verdict) {
-  switch (verdict) {
-    case RehearsalVerdict::Capturable:
-      return "capturable";
-    case RehearsalVerdict::AfterWarmup:
-      return "capturable_after_warmup";
-    case RehearsalVerdict::NotCapturable:
-      return "not_capturable";
-  }
+const char* to_string(RehearsalVerdict verdict) {  // names: enum_names.def
+#define CAPGUARD_REHEARSAL_VERDICT(value, name) \
+  if (verdict == RehearsalVerdict::value) return name;
+#include "model/enum_names.def"
   return "capturable";
 }
 

@@ -48,7 +48,10 @@ struct RehearsalJudgement {
 };
 
 // A region's verdict over its executions.
-enum class RehearsalVerdict : uint8_t { Capturable, AfterWarmup, NotCapturable };
+enum class RehearsalVerdict : uint8_t {
+#define CAPGUARD_REHEARSAL_VERDICT(value, name) value,
+#include "model/enum_names.def"
+};
 
 // What a region's closed executions add up to; memory bounded by the distinct breaks, however
 // many times a loop runs the region.

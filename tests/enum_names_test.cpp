@@ -9,6 +9,7 @@
 #include <string>
 
 #include "model/capture_model.h"
+#include "model/rehearsal.h"
 
 using namespace capguard;
 
@@ -40,4 +41,10 @@ TEST_CASE("capture states and modes: a distinct name for each value") {
        {trace::CaptureMode::Global, trace::CaptureMode::ThreadLocal, trace::CaptureMode::Relaxed})
     modes.insert(mode_name(m));
   CHECK(modes == std::set<std::string>{"global", "thread_local", "relaxed"});
+}
+
+TEST_CASE("rehearsal verdicts: a distinct name for each value, as JSON writes them") {
+  CHECK(std::string(to_string(RehearsalVerdict::Capturable)) == "capturable");
+  CHECK(std::string(to_string(RehearsalVerdict::AfterWarmup)) == "capturable_after_warmup");
+  CHECK(std::string(to_string(RehearsalVerdict::NotCapturable)) == "not_capturable");
 }
