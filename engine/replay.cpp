@@ -302,7 +302,7 @@ void Replay::rehearsal_found(const RehearsalJudgement& judgement, const ApiEvent
   }
   const RehearsalRegion& region = rehearsal_.regions()[region_index];
   rules::Draft draft;
-  draft.message = rules::rehearsal_message(judgement, region.name, number + 1, rehearsal_.mode());
+  draft.message = rules::rehearsal_message(judgement, region.name, number, rehearsal_.mode());
   const ApiInfo info = api != nullptr ? *api : classify(judgement.site.api);
   const size_t index = emit(rules::rehearsal_rule(judgement.what), draft, ev, api, judgement.site);
   Finding& finding = report_.findings[index];
@@ -339,8 +339,15 @@ void Replay::add_rehearsals() {
     info.executions = region.closed;
     if (verdict == RehearsalVerdict::AfterWarmup)
       for (uint64_t key : region.broken_keys) info.warmup.push_back(item_of(key));
-    if (verdict == RehearsalVerdict::NotCapturable)
+    if (verdict == RehearsalVerdict::NotCapturable) {
+      // Every reason at once: what still breaks the last execution, and what only the first
+      // ones did (the warm-up the region needs once the rest is fixed).
       for (uint64_t key : region.last_keys) info.breaks.push_back(item_of(key));
+      for (uint64_t key : region.broken_keys)
+        if (std::find(region.last_keys.begin(), region.last_keys.end(), key) ==
+            region.last_keys.end())
+          info.warmup.push_back(item_of(key));
+    }
     report_.rehearsals.push_back(std::move(info));
   }
 }

@@ -126,11 +126,15 @@ void RehearsalModel::judge(const Call& call, std::vector<RehearsalJudgement>& ou
   const auto first_open = std::find_if(live_.begin(), live_.end(), open);
   if (first_open == live_.end()) return;
   const trace::ApiEvent& ev = *call.ev;
+  const ApiKind kind = call.api.kind;
+  // Code that asks whether its stream captures right before an unsafe call takes another path
+  // when it does: PyTorch's caching allocator allocates in relaxed mode then (c10's
+  // cudaMallocMaybeCapturing). What that path does is not in an eager run: not judged.
+  if (follows_capture_query(ev.tid, kind) && kind == ApiKind::Unsafe) return;
   if (Live* live = live_on(ev.tid)) return judge_own(*live, call, out);
   // Another thread: a global-mode capture prohibits its unsafe calls and device syncs.
   if (mode_ != CaptureMode::Global) return;
-  const ApiKind kind = call.api.kind;
-  if (kind == ApiKind::Unsafe || kind == ApiKind::DeviceSync) {
+  if ((kind == ApiKind::Unsafe && prohibits_unsafe(call, false)) || kind == ApiKind::DeviceSync) {
     const RehearsalBreak what =
         kind == ApiKind::Unsafe ? RehearsalBreak::Unsafe : RehearsalBreak::Sync;
     out.push_back({what, first_open->execution, true, Site::of(ev), call.stream});
@@ -164,8 +168,9 @@ void RehearsalModel::judge_own(Live& live, const Call& call, std::vector<Rehears
       if (live.events.find(ev.event) != nullptr) judged(RehearsalBreak::CapturedEventSync);
       return;
     case ApiKind::Unsafe:
-      return judged(mode_ == CaptureMode::Relaxed ? RehearsalBreak::RelaxedUnsafe
-                                                  : RehearsalBreak::Unsafe);
+      if (mode_ == CaptureMode::Relaxed) return judged(RehearsalBreak::RelaxedUnsafe);
+      if (prohibits_unsafe(call, true)) judged(RehearsalBreak::Unsafe);
+      return;
     case ApiKind::Unsupported:
       return judged(RehearsalBreak::Unsupported);
     case ApiKind::SyncCopy:
@@ -210,6 +215,21 @@ void RehearsalModel::judge_own(Live& live, const Call& call, std::vector<Rehears
   }
   ++m.work;
   m.last_work = Site::of(ev);
+}
+
+bool RehearsalModel::follows_capture_query(uint32_t tid, ApiKind kind) {
+  bool& queried = queried_[tid];
+  const bool follows = queried;
+  queried = kind == ApiKind::CaptureQuery;
+  return follows;
+}
+
+bool RehearsalModel::prohibits_unsafe(const Call& call, bool own) const {
+  // The calling thread's interaction mode decides (cudaThreadExchangeStreamCaptureMode): relaxed
+  // allows everything; thread_local prohibits only while the thread itself captures.
+  const CaptureMode thread_mode = call.thread != nullptr ? call.thread->mode : CaptureMode::Global;
+  if (thread_mode == CaptureMode::Relaxed) return false;
+  return own || thread_mode == CaptureMode::Global;
 }
 
 RehearsalVerdict RehearsalModel::verdict(const RehearsalRegion& region, uint32_t& warmups) {

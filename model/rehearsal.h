@@ -122,11 +122,18 @@ class RehearsalModel {
   void judge_own(Live& live, const Call& call, std::vector<RehearsalJudgement>& out);
 
   Live* live(uint64_t execution);
+  // Whether the thread's previous call in a rehearsal asked if a stream captures (then updated
+  // with this call).
+  bool follows_capture_query(uint32_t tid, ApiKind kind);
+  // Whether a capture of the region would prohibit this unsafe call (own: made by the region's
+  // thread), given the mode the calling thread set with cudaThreadExchangeStreamCaptureMode.
+  bool prohibits_unsafe(const Call& call, bool own) const;
 
   trace::CaptureMode mode_;
   uint64_t next_execution_ = 1;
   std::vector<RehearsalRegion> regions_;
-  std::vector<Live> live_;  // open executions, innermost of a thread last
+  std::vector<Live> live_;                    // open executions, innermost of a thread last
+  FlatMap<uint64_t, bool, U64Hash> queried_;  // per thread: its last call was a capture query
 };
 
 const char* to_string(RehearsalVerdict verdict);  // capturable | capturable_after_warmup | ...
