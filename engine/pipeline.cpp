@@ -1,5 +1,6 @@
 #include "engine/pipeline.h"
 
+#include "engine/rehearsal_items.h"
 #include "model/frame_owner.h"
 #include "model/framework_calls.h"
 #include "symbolize/module_cache.h"
@@ -13,6 +14,7 @@ std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
                                       const std::function<void(std::string_view)>& warn) {
   std::vector<std::string> problems;
   for (const auto& trace : traces) analyze_trace(trace, analysis);
+  name_regions_never_executed(analysis);
   for (const auto& error : analysis.errors)
     problems.push_back("cannot read trace: " + error.to_string());
   for (const auto& skipped : analysis.skipped_lines)
@@ -27,6 +29,7 @@ std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
                                         UserCode(options.user_code, options.source_root),
                                         &module_cache);
   name_framework_calls(analysis.report);  // needs the frames
+  merge_rehearsal_items(analysis.report);
   if (stats.deep_inline_addresses != 0)
     warn("warning: " + std::to_string(stats.deep_inline_addresses) +
          " addresses lie in inline scopes nested deeper than " +

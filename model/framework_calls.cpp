@@ -43,8 +43,8 @@ std::span<const FrameworkCall> framework_calls() { return kCalls; }
 const FrameworkCall* framework_call_of(const Location& location) {
   const auto& frames = location.frames;
   if (frames.empty()) return nullptr;
-  const size_t user = location.user_frame >= 0 ? static_cast<size_t>(location.user_frame)
-                                                : frames.size();
+  const size_t user =
+      location.user_frame >= 0 ? static_cast<size_t>(location.user_frame) : frames.size();
   for (size_t i = user; i-- > 0;) {  // from the user frame toward CUDA
     for (const FrameworkCall& call : kCalls)
       if (call.kind != FrameworkCallKind::FirstUse && matches(call, frames[i])) return &call;
@@ -62,6 +62,11 @@ void name_framework_calls(Report& report) {
     finding.framework_call = std::string(call->words);
     finding.framework_fix = std::string(call->fix);
   }
+  for (RehearsalInfo& rehearsal : report.rehearsals)
+    for (auto* items : {&rehearsal.warmup, &rehearsal.breaks})
+      for (RehearsalItem& item : *items)
+        if (const FrameworkCall* call = framework_call_of(item.location))
+          item.first_use = std::string(call->words);
 }
 
 }  // namespace capguard

@@ -23,7 +23,8 @@ std::span<const FrameworkCall> framework_calls();
 // The entry point closest to the user frame between it and CUDA, else a first use anywhere in
 // the stack; null when the stack shows none (or is not symbolized).
 const FrameworkCall* framework_call_of(const Location& location);
-// Names them in every finding: Finding::framework_call and framework_fix.
+// Names them in every finding (Finding::framework_call and framework_fix) and every rehearsal
+// item (RehearsalItem::first_use).
 void name_framework_calls(Report& report);
 
 }  // namespace capguard

@@ -147,6 +147,8 @@ struct RehearsalItem {
   std::string api;
   uint32_t thread = 0;
   uint32_t executions = 0;  // how many of the region's executions made it
+  uint32_t calls = 1;       // calls at the same user line merged into this item
+  std::string first_use;    // the framework's words when the stack shows them (framework_calls.def)
   Location location;
 };
 struct RehearsalInfo {

@@ -10,9 +10,14 @@ namespace capguard {
 
 // "capturable", "capturable after 1 warm-up execution", "not capturable"
 std::string verdict_words(const RehearsalInfo& rehearsal);
+// The verdict lists' headings: what only the first executions did (the warm-up a capture needs),
+// and what the last execution still did (what must change in the code).
+inline constexpr const char* kWarmupHeading =
+    "only the first executions did (run the region that many times before capturing):";
+inline constexpr const char* kBreaksHeading = "what breaks it still in the last execution:";
 // One line per item: "allocation: cudaMalloc at app.cu:42 (main) [unsafe-call-during-capture],
-// executions: 1". Text as the trace has it (escape it for the format).
-std::string item_line(const RehearsalItem& item);
+// in 1 of 3 executions". Text as the trace has it (escape it for the format).
+std::string item_line(const RehearsalItem& item, uint32_t executions);
 // The text report's section: a heading, then per region its verdict and items.
 std::string rehearsal_text(const Report& report);
 

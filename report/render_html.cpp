@@ -167,13 +167,18 @@ class HtmlWriter {
   void write_rehearsals() {
     out_ += "<h2 id=\"rehearsals\">Capture rehearsal</h2>\n<ul class=\"rehearsals\">\n";
     for (const RehearsalInfo& r : report_.rehearsals) {
+      if (r.verdict == "never_executed") {
+        put("<li><code>{}</code> (--rehearse): <b>{}</b></li>\n", esc(r.name),
+            esc(verdict_words(r)));
+        continue;
+      }
       put("<li><code>{}</code> (process {}, {} mode, {} execution(s)): <b>{}</b>", esc(r.name),
           r.pid, esc(r.mode), r.executions, esc(verdict_words(r)));
       for (const auto* items : {&r.warmup, &r.breaks}) {
         if (items->empty()) continue;
-        put("<br>{}<ul>\n", items == &r.warmup ? "only the warm-up executions did:"
-                                               : "what breaks it still in the last execution:");
-        for (const RehearsalItem& item : *items) put("<li>{}</li>\n", esc(item_line(item)));
+        put("<br>{}<ul>\n", items == &r.warmup ? kWarmupHeading : kBreaksHeading);
+        for (const RehearsalItem& item : *items)
+          put("<li>{}</li>\n", esc(item_line(item, r.executions)));
         out_ += "</ul>";
       }
       out_ += "</li>\n";

@@ -15,12 +15,17 @@ std::string verdict_words(const RehearsalInfo& r) {
     return fmt::format("capturable after {} warm-up {}", r.warmups,
                        r.warmups == 1 ? "execution" : "executions");
   if (r.verdict == "not_capturable") return "not capturable";
+  if (r.verdict == "never_executed")
+    return "never executed: no NVTX range with a matching message ran, nothing was rehearsed";
   return "capturable";
 }
 
-std::string item_line(const RehearsalItem& item) {
-  return fmt::format("{}: {} at {} [{}], {} of the executions", item.what, item.api,
-                     site_cell(item.location), item.rule, item.executions);
+std::string item_line(const RehearsalItem& item, uint32_t executions) {
+  return fmt::format("{}: {}{} at {}{} [{}], in {} of {} executions", item.what, item.api,
+                     item.calls > 1 ? fmt::format(" ({} calls)", item.calls) : "",
+                     site_cell(item.location),
+                     item.first_use.empty() ? "" : " (" + item.first_use + ")", item.rule,
+                     item.executions, executions);
 }
 
 std::string rehearsal_text(const Report& report) {
@@ -28,15 +33,19 @@ std::string rehearsal_text(const Report& report) {
   std::string out = "capture rehearsal:\n";
   auto it = std::back_inserter(out);
   for (const RehearsalInfo& r : report.rehearsals) {
+    if (r.verdict == "never_executed") {
+      fmt::format_to(it, "  \"{}\" (--rehearse): {}\n", terminal_safe(r.name), verdict_words(r));
+      continue;
+    }
     fmt::format_to(it, "  \"{}\"{} (process {}, {} mode, {} {}): {}\n", terminal_safe(r.name),
                    r.domain.empty() ? "" : " in domain " + terminal_safe(r.domain), r.pid, r.mode,
                    r.executions, r.executions == 1 ? "execution" : "executions", verdict_words(r));
-    if (!r.warmup.empty()) out += "    only the warm-up executions did:\n";
+    if (!r.warmup.empty()) out += fmt::format("    {}\n", kWarmupHeading);
     for (const RehearsalItem& item : r.warmup)
-      fmt::format_to(it, "      {}\n", terminal_safe(item_line(item)));
-    if (!r.breaks.empty()) out += "    what breaks it still in the last execution:\n";
+      fmt::format_to(it, "      {}\n", terminal_safe(item_line(item, r.executions)));
+    if (!r.breaks.empty()) out += fmt::format("    {}\n", kBreaksHeading);
     for (const RehearsalItem& item : r.breaks)
-      fmt::format_to(it, "      {}\n", terminal_safe(item_line(item)));
+      fmt::format_to(it, "      {}\n", terminal_safe(item_line(item, r.executions)));
   }
   return out;
 }

@@ -1,0 +1,61 @@
+#include "engine/rehearsal_items.h"
+
+#include <algorithm>
+#include <string_view>
+
+namespace capguard {
+namespace {
+
+const Frame* user_frame(const Location& location) {
+  if (location.user_frame < 0 || static_cast<size_t>(location.user_frame) >= location.frames.size())
+    return nullptr;
+  return &location.frames[static_cast<size_t>(location.user_frame)];
+}
+
+bool same_line(const RehearsalItem& a, const RehearsalItem& b) {
+  const Frame* fa = user_frame(a.location);
+  const Frame* fb = user_frame(b.location);
+  return fa != nullptr && fb != nullptr && a.rule == b.rule && a.thread == b.thread &&
+         fa->file == fb->file && fa->line == fb->line && fa->function == fb->function;
+}
+
+// "cudaMalloc, cudaFree": each name once, in the order met.
+void add_word(std::string& list, std::string_view word) {
+  for (size_t start = 0; start < list.size();) {
+    size_t end = list.find(", ", start);
+    if (end == std::string::npos) end = list.size();
+    if (std::string_view(list).substr(start, end - start) == word) return;
+    start = end + 2;
+  }
+  if (!list.empty()) list += ", ";
+  list += word;
+}
+
+void merge(std::vector<RehearsalItem>& items) {
+  std::vector<RehearsalItem> merged;
+  for (RehearsalItem& item : items) {
+    const auto into = std::find_if(merged.begin(), merged.end(),
+                                   [&](const RehearsalItem& m) { return same_line(m, item); });
+    if (into == merged.end()) {
+      merged.push_back(std::move(item));
+      continue;
+    }
+    add_word(into->api, item.api);
+    add_word(into->what, item.what);
+    into->calls += item.calls;
+    into->executions = std::max(into->executions, item.executions);
+    if (into->first_use.empty()) into->first_use = std::move(item.first_use);
+  }
+  items = std::move(merged);
+}
+
+}  // namespace
+
+void merge_rehearsal_items(Report& report) {
+  for (RehearsalInfo& rehearsal : report.rehearsals) {
+    merge(rehearsal.warmup);
+    merge(rehearsal.breaks);
+  }
+}
+
+}  // namespace capguard
