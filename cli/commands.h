@@ -38,7 +38,7 @@ struct RunOptions {
   std::string trace_dir;  // empty: a temporary directory, removed after a clean run
   int error_exitcode = kExitFindings;
   bool require_attach = true;  // capguard not attached (or never reached CUDA): exit 3
-  std::string rehearse;        // capture rehearsal: NVTX ranges whose message matches (a glob)
+  std::vector<std::string> rehearse;  // capture rehearsal: NVTX ranges whose message matches a glob
   std::vector<std::string> command;
 };
 

@@ -94,10 +94,12 @@ int run_main(int argc, char** argv) {
   run_app->add_flag("--require-attach,!--no-require-attach", run.require_attach,
                     "exit 3 when capguard could not attach or the program never reached CUDA "
                     "(default on; with --no-require-attach that is only a warning)");
-  run_app->add_option("--rehearse", run.rehearse,
-                      "rehearse a capture of every NVTX range whose message matches GLOB: the "
-                      "program runs eagerly, and each call in the range is judged as if it were "
-                      "captured");
+  run_app
+      ->add_option("--rehearse", run.rehearse,
+                   "rehearse a capture of every NVTX range whose message matches GLOB: the "
+                   "program runs eagerly, and each call in the range is judged as if it were "
+                   "captured (repeat it for several regions)")
+      ->type_name("GLOB");
   run_app->add_option("command", run.command, "-- PROGRAM [ARGS...]")->required();
 
   ReportOptions report;

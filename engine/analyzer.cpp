@@ -12,6 +12,8 @@
 #include "engine/replay.h"
 #include "engine/test_marks.h"
 #include "model/cupti_clients.h"
+#include "model/rehearsal.h"
+#include "util/glob.h"
 
 namespace capguard {
 namespace {
@@ -73,6 +75,12 @@ class ReplaySink : public trace::TraceSink {
     last_api_.assign(ev.api);
     if (!tests_.spans.empty()) note_test(ev);
     replay_.feed(ev);
+  }
+  void on_rehearse(std::string_view glob) override {
+    auto& globs = analysis_.rehearse_globs;
+    if (globs.size() < kMaxRehearseGlobs &&
+        std::find(globs.begin(), globs.end(), glob) == globs.end())
+      globs.emplace_back(glob);
   }
   void on_cupti_client(const trace::CuptiClientRecord& k) override {
     using trace::CuptiClientEvent;
@@ -237,6 +245,24 @@ void analyze_trace(const std::string& path, Analysis& analysis) {
         " entries); which of its forked streams were joined back is not judged");
   }
   if (error) analysis.errors.push_back(std::move(*error));
+}
+
+void name_regions_never_executed(Analysis& analysis) {
+  auto& rehearsals = analysis.report.rehearsals;
+  const size_t ran = rehearsals.size();
+  for (const std::string& glob : analysis.rehearse_globs) {
+    const auto matches = [&](const RehearsalInfo& r) { return glob_match(glob, r.name); };
+    if (std::any_of(rehearsals.begin(), rehearsals.begin() + static_cast<ptrdiff_t>(ran), matches))
+      continue;
+    RehearsalInfo& never = rehearsals.emplace_back();
+    never.name = glob;
+    never.mode = mode_name(analysis.rehearse_mode);
+    never.verdict = to_string(RehearsalVerdict::NeverExecuted);
+    analysis.incomplete.push_back(
+        "--rehearse " + glob +
+        ": no NVTX range with a matching message ran in any process, so nothing was rehearsed "
+        "(is the range's name right, and does the program reach it?)");
+  }
 }
 
 }  // namespace capguard

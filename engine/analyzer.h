@@ -25,12 +25,21 @@ struct Analysis {
   std::vector<std::string> incomplete;
   // Input: the capture mode rehearsed regions are judged against (--rehearse-mode).
   trace::CaptureMode rehearse_mode = trace::CaptureMode::Global;
+  // The --rehearse globs the traces name ('q' records), each once, at most kMaxRehearseGlobs.
+  std::vector<std::string> rehearse_globs;
 };
+
+inline constexpr size_t kMaxRehearseGlobs = 64;
 
 inline constexpr uint64_t kSkippedLinesNamed = 10;
 
 // Replays one trace, appending its process, captures and findings to `analysis`. A damaged
 // trace contributes what was read before the damage plus an entry in analysis.errors.
 void analyze_trace(const std::string& path, Analysis& analysis);
+
+// After every trace: each --rehearse glob that no rehearsed region of any process matched gets
+// a "never_executed" verdict, and the analysis is incomplete (a gate must not pass on a
+// region that never ran).
+void name_regions_never_executed(Analysis& analysis);
 
 }  // namespace capguard

@@ -121,6 +121,13 @@ int initialize_once() {
     return 1;
   }
   recorder->write_attach(true, "cupti");
+  // Which --rehearse globs this process was given: a region that never ran is named offline.
+  std::string_view patterns = rehearse_patterns();
+  while (!patterns.empty()) {
+    const size_t end = std::min(patterns.find('\n'), patterns.size());
+    if (end != 0) recorder->write_rehearse(patterns.substr(0, end));
+    patterns.remove_prefix(std::min(end + 1, patterns.size()));
+  }
   return 1;
 }
 

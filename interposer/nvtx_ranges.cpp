@@ -13,7 +13,7 @@
 namespace capguard::interposer {
 namespace {
 
-char g_glob[256];
+char g_glob[1024];  // the --rehearse globs, one per line
 RangeHooks g_hooks;
 std::atomic<uint64_t> g_next_id{1};
 
@@ -95,7 +95,7 @@ void from_attributes(const void* attributes, Message& out) {
 }
 
 bool rehearsed(std::string_view name) {
-  return g_glob[0] != '\0' && g_hooks.begin != nullptr && rehearse_glob_match(g_glob, name);
+  return g_glob[0] != '\0' && g_hooks.begin != nullptr && rehearse_patterns_match(g_glob, name);
 }
 
 uint64_t open_range(const void* domain, std::string_view name) {
@@ -194,6 +194,17 @@ void set_rehearse(const char* glob, const RangeHooks& hooks) {
 bool rehearse_glob_match(std::string_view pattern, std::string_view text) {
   return glob_match(pattern, text);  // util/glob.h: header-only, allocates nothing
 }
+
+bool rehearse_patterns_match(std::string_view patterns, std::string_view text) {
+  while (!patterns.empty()) {
+    const size_t end = std::min(patterns.find('\n'), patterns.size());
+    if (end != 0 && glob_match(patterns.substr(0, end), text)) return true;
+    patterns.remove_prefix(std::min(end + 1, patterns.size()));
+  }
+  return false;
+}
+
+std::string_view rehearse_patterns() { return g_glob; }
 
 namespace nvtx_callbacks {
 int push_a(const char* message) {

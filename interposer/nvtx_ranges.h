@@ -22,11 +22,16 @@ struct RangeHooks {
   void (*end)(uint64_t id) = nullptr;
 };
 
-// The glob (copied, cut at 255 bytes) and the hooks; before NVTX can call in.
+// The globs, one per line (copied, cut at 1023 bytes in all), and the hooks; before NVTX can
+// call in.
 void set_rehearse(const char* glob, const RangeHooks& hooks);
+// The globs as set (one per line), for the trace's 'q' records.
+std::string_view rehearse_patterns();
 // '*' any run, '?' one byte: util/glob.h's semantics (the interposer may not use util/;
 // tests/interposer_nvtx_ranges_test.cpp checks that both agree).
 bool rehearse_glob_match(std::string_view pattern, std::string_view text);
+// Whether any of the globs (one per line; empty lines match nothing) matches.
+bool rehearse_patterns_match(std::string_view patterns, std::string_view text);
 
 // Fills NVTX's callback table from its export-table getter (NvtxGetExportTableFunc_t). False
 // when the table is missing or too old; NVTX then leaves every call a no-op.

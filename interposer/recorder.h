@@ -43,6 +43,7 @@ class Recorder {
   // Opens the trace and writes the command line and the module map. False if it cannot open.
   bool start();
   void write_attach(bool ok, const char* message);
+  void write_rehearse(std::string_view glob) { writer_.write_rehearse(glob); }
   // The program's own CUPTI client (cupti_share.h) did `what`.
   void write_cupti_client(trace::CuptiClientEvent what, const char* name);
 

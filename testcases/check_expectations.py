@@ -18,7 +18,8 @@ A program that needs options of `capguard run` says so in a line of its source,
 `// capguard-args: --rehearse step` (`#` in Python); with --from-traces, the options of them that
 `capguard report` takes too (--rehearse-mode) are passed on. A rehearsed region's verdict is
 expected with `// expect-rehearsal: <region> <verdict> [<warm-up executions>]` (verdicts as the
-JSON report's `rehearsals` write them: capturable, capturable_after_warmup, not_capturable).
+JSON report's `rehearsals` write them: capturable, capturable_after_warmup, not_capturable,
+never_executed: the program then exits 3).
 
 Prints one row per program (program | cudart | expected | found | verdict), writes O/results.json,
 and exits 1 if any program fails, 2 on bad usage or a malformed expectation.
@@ -68,9 +69,13 @@ class Program:
 
     def expected_exit(self):
         """Every program exits 0 on its own, so capguard's status is 1 exactly when an error is
-        expected."""
+        expected; else 3 when a rehearsed region is expected never to run (the gate fails
+        closed)."""
         has_error = any(SEVERITY[rule] == "error" for rule, _, _ in self.expected)
-        return EXIT_FINDINGS if has_error else 0
+        if has_error:
+            return EXIT_FINDINGS
+        never_ran = any(verdict == "never_executed" for verdict, _ in self.rehearsals.values())
+        return EXIT_NOT_ATTACHED if never_ran else 0
 
 
 def parse_options(path):
@@ -299,7 +304,7 @@ def check(program, args, out_dir):
     status, last_line = invoke(command, log_path, args.timeout, cwd)
     if status is None:
         return None, None, [f"timed out or did not start: {last_line}"]
-    if status == EXIT_NOT_ATTACHED:
+    if status == EXIT_NOT_ATTACHED and program.expected_exit() != EXIT_NOT_ATTACHED:
         return None, status, [f"capguard could not attach (exit 3): {last_line}"]
     try:
         with open(report_path, encoding="utf-8") as file:

@@ -141,4 +141,13 @@ TEST_SUITE("interposer_nvtx_ranges_test") {
       CHECK(rehearse_glob_match(pattern, text) == capguard::glob_match(pattern, text));
     }
   }
+
+  TEST_CASE("several --rehearse globs, one per line: any of them matches") {
+    CHECK(rehearse_patterns_match("decode\nprefill*", "prefill.7"));
+    CHECK(rehearse_patterns_match("decode\nprefill*", "decode"));
+    CHECK_FALSE(rehearse_patterns_match("decode\nprefill*", "train"));
+    CHECK_FALSE(rehearse_patterns_match("\n\n", ""));  // empty lines match nothing
+    CHECK(rehearse_patterns_match("a\n", "a"));
+    CHECK_FALSE(rehearse_patterns_match("", "a"));
+  }
 }

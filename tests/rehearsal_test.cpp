@@ -1,6 +1,8 @@
 // Capture rehearsal (issue 19): model/rehearsal.h through the replay, from synthetic events.
 #include <doctest/doctest.h>
 
+#include "engine/analyzer.h"
+#include "engine/rehearsal_items.h"
 #include "tests/event_builder.h"
 
 using namespace capguard;
@@ -193,5 +195,98 @@ TEST_SUITE("rehearsal_test") {
     const Report& r = sim.finish();
     CHECK(rules_of(r) == Rules{"sync-during-capture"});
     CHECK(only_rehearsal(r).verdict == "not_capturable");
+  }
+
+  TEST_CASE("the message numbers executions from 1") {
+    Sim sim;
+    sim(create_stream(kS, kNonBlocking));
+    step(sim, malloc_());
+    const Report& r = sim.finish();
+    REQUIRE(r.findings.size() == 1);
+    CHECK(r.findings[0].message.find("(execution 1, global mode)") != std::string::npos);
+  }
+
+  TEST_CASE("an allocation right after a capture query takes the capture-aware path: not judged") {
+    // PyTorch's caching allocator asks cudaStreamIsCapturing, then allocates in relaxed mode
+    // when the stream captures (c10 cudaMallocMaybeCapturing), on any thread.
+    Sim sim;
+    sim(create_stream(kS, kNonBlocking));
+    sim.range_push("step");
+    sim(launch(kS))(call("cudaStreamIsCapturing").stream(kS))(malloc_());
+    sim(call("cudaStreamIsCapturing").stream(kS).thread(2))(malloc_().thread(2));
+    sim(malloc_().stack(9));  // not after a query: judged
+    sim.range_pop();
+    const Report& r = sim.finish();
+    REQUIRE(rules_of(r) == Rules{"unsafe-call-during-capture"});
+    CHECK(r.findings[0].location.stack_id == 9u);
+  }
+
+  TEST_CASE("the calling thread's exchanged capture mode decides an allocation") {
+    Sim sim;
+    sim(create_stream(kS, kNonBlocking));
+    sim(exchange_mode(CaptureMode::Relaxed));  // the region's thread
+    sim(exchange_mode(CaptureMode::ThreadLocal).thread(2));
+    sim.range_push("step");
+    sim(launch(kS))(malloc_());         // relaxed: allowed
+    sim(malloc_().thread(2));           // thread_local on another thread: allowed
+    sim(malloc_().thread(3).stack(4));  // global on another thread: prohibited
+    sim.range_pop();
+    const Report& r = sim.finish();
+    REQUIRE(rules_of(r) == Rules{"unsafe-call-during-capture"});
+    CHECK(r.findings[0].thread == 3u);
+  }
+
+  TEST_CASE("not capturable: the list also names what only the first executions did") {
+    Sim sim;
+    sim(create_stream(kS, kNonBlocking));
+    step(sim, malloc_().stack(7), stream_sync(kS).stack(5));
+    step(sim, stream_sync(kS).stack(5));
+    const Report& r = sim.finish();
+    const RehearsalInfo& info = only_rehearsal(r);
+    CHECK(info.verdict == "not_capturable");
+    REQUIRE(info.breaks.size() == 1);
+    CHECK(info.breaks[0].what == "synchronize");
+    REQUIRE(info.warmup.size() == 1);
+    CHECK(info.warmup[0].what == "allocation");
+    CHECK(info.warmup[0].executions == 1);
+  }
+
+  TEST_CASE("a --rehearse glob no region matched: never_executed, and the analysis incomplete") {
+    Analysis analysis;
+    analysis.rehearse_globs = {"st*", "decode"};
+    analysis.report.rehearsals.push_back({});
+    analysis.report.rehearsals.back().name = "step";
+    name_regions_never_executed(analysis);
+    REQUIRE(analysis.report.rehearsals.size() == 2);
+    CHECK(analysis.report.rehearsals[1].name == "decode");
+    CHECK(analysis.report.rehearsals[1].verdict == "never_executed");
+    REQUIRE(analysis.incomplete.size() == 1);
+    CHECK(analysis.incomplete[0].find("--rehearse decode") == 0);
+  }
+
+  TEST_CASE("items below one user line merge into one: APIs and categories joined, calls counted") {
+    const auto item = [](std::string api, std::string what, int line, uint32_t executions) {
+      RehearsalItem i;
+      i.api = std::move(api);
+      i.what = std::move(what);
+      i.rule = "unsafe-call-during-capture";
+      i.executions = executions;
+      i.location.frames = {Frame{1, "cublasCreate_v2", "", 0, "libcublas.so", 1},
+                           Frame{2, "main", "app.cu", line, "app", 2}};
+      i.location.user_frame = 1;
+      return i;
+    };
+    Report report;
+    RehearsalInfo& info = report.rehearsals.emplace_back();
+    info.warmup = {item("cudaMalloc", "allocation", 25, 1), item("cudaFree", "free", 25, 1),
+                   item("cudaMalloc", "allocation", 25, 1),
+                   item("cudaMalloc", "allocation", 30, 2)};
+    merge_rehearsal_items(report);
+    REQUIRE(info.warmup.size() == 2);
+    CHECK(info.warmup[0].api == "cudaMalloc, cudaFree");
+    CHECK(info.warmup[0].what == "allocation, free");
+    CHECK(info.warmup[0].calls == 3);
+    CHECK(info.warmup[1].calls == 1);
+    CHECK(info.warmup[1].executions == 2);
   }
 }

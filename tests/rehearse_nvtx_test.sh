@@ -30,8 +30,10 @@ grep -q '"outer"' "$work/err" && fail "a range outside the glob was rehearsed"
 cat "$work"/t2/*.trace 2>/dev/null | grep -q '^r ' && fail "ranges recorded without --rehearse"
 grep -q 'capture rehearsal' "$work/err" && fail "a rehearsal section without --rehearse"
 
-"$capguard" run --no-require-attach --rehearse 'nothing' -- "$program" >"$work/out" 2>"$work/err"
+"$capguard" run --no-require-attach --rehearse 'step' --rehearse 'nothing' -- "$program" >"$work/out" 2>"$work/err"
 has 'no NVTX range with a matching message ran' "$work/err" "a glob that matched nothing is not said"
+has '^  "nothing" \(--rehearse\): never executed' "$work/err" "the glob that matched nothing has no verdict"
+has '^  "step" \(process [0-9]+, global mode, 3 executions\): capturable$' "$work/err" "a second --rehearse lost the first"
 
 cat >"$work/app.py" <<'PY'
 import capguard

@@ -167,7 +167,8 @@ TEST_SUITE("trace_reader_errors_test") {
   }
 
   TEST_CASE("other records are parsed as strictly") {
-    expect_error(kGoodStart + "q 1 2\n", 3, "unknown record type 'q'");
+    expect_error(kGoodStart + "w 1 2\n", 3, "unknown record type 'w'");
+    expect_error(kGoodStart + "q step extra\n", 3, "rehearse record: unexpected field");
     expect_error(kGoodStart + "\n", 3, "empty line");
     expect_error(kGoodStart + "c abc%zz\n", 3, "bad %-escape: '%zz'");
     expect_error(kGoodStart + "c abc%4\n", 3, "bad %-escape: '%4'");

@@ -12,7 +12,7 @@
 //   header   := 'v' tool-version format-version              first line, exactly once
 //   record   := process | command | module | python-frame | stack | event | thread-exit
 //               | attach | graph-node | graph | graph-update | cupti-client
-//               | range-begin | range-end
+//               | range-begin | range-end | rehearse
 //   process  := 'p' pid ppid start-unix-ns                   once, right after the header
 //   command  := 'c' escaped-command-line                     once
 //   attach   := 'i' state escaped-message                    state: 'ok' | 'failed'
@@ -87,6 +87,9 @@
 //                                                            the events' seq
 //   range-end := 'R' seq time-ns tid range                   that range closed (pop or end; the
 //                                                            thread may differ for start/end)
+//   rehearse := 'q' escaped-glob                             one `--rehearse GLOB` of the run
+//                                                            (v6): the analysis names a pattern
+//                                                            no range matched, in any process
 //   end      := 'z' time-ns exit-status                      clean process exit
 //
 // `api` is the CUDA function name as CUPTI reports it (cudaMemcpyAsync_ptsz, cuMemcpyHtoD_v2);

@@ -78,6 +78,7 @@ class TraceSink {
   // Rehearsed NVTX ranges (v6).
   virtual void on_range_begin(const RangeRecord&) {}
   virtual void on_range_end(const RangeRecord&) {}
+  virtual void on_rehearse(std::string_view /*glob*/) {}
   // A damaged line (past the header) that was skipped; reading goes on after it.
   virtual void on_skipped_line(const struct ReadError&) {}
 };

@@ -139,6 +139,8 @@ const char* RecordParser::record_name(char type) {
       return "range-begin";
     case 'R':
       return "range-end";
+    case 'q':
+      return "rehearse";
     default:
       return nullptr;
   }
@@ -198,6 +200,8 @@ bool RecordParser::parse(std::string_view line) {
     case 'r':
     case 'R':
       return parse_range(in, type == 'r');
+    case 'q':
+      return parse_rehearse(in);
     default:
       return parse_end(in);
   }
@@ -275,6 +279,12 @@ bool RecordParser::parse_cupti_client(Cursor& in) {
   if (!read_escaped(in, "name", text_) || !no_more_fields(in)) return false;
   k.name = text_;
   sink_.on_cupti_client(k);
+  return true;
+}
+
+bool RecordParser::parse_rehearse(Cursor& in) {
+  if (!read_escaped(in, "glob", text_) || !no_more_fields(in)) return false;
+  sink_.on_rehearse(text_);
   return true;
 }
 

@@ -41,6 +41,7 @@ class RecordParser {
   bool parse_attach(Cursor& in);
   bool parse_cupti_client(Cursor& in);
   bool parse_range(Cursor& in, bool begin);
+  bool parse_rehearse(Cursor& in);
   bool parse_module(Cursor& in);
   bool parse_python_frame(Cursor& in);
   bool parse_stack(Cursor& in);

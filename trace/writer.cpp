@@ -319,6 +319,15 @@ void TraceWriter::write_range_begin(uint64_t seq, uint64_t time_ns, uint32_t tid
   write_all(out.data(), out.size());
 }
 
+void TraceWriter::write_rehearse(std::string_view glob) {
+  char buffer[kTextBufferSize];
+  LineBuilder out(buffer, sizeof(buffer));
+  out.put("q ");
+  out.put_escaped(glob.substr(0, kMaxRangeNameLength), 1);
+  out.put('\n');
+  write_all(out.data(), out.size());
+}
+
 void TraceWriter::write_range_end(uint64_t seq, uint64_t time_ns, uint32_t tid, uint64_t id) {
   char buffer[2 + 4 * 17 + 1];  // "R " and four hex numbers
   LineBuilder out(buffer, sizeof(buffer));

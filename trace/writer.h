@@ -54,6 +54,7 @@ class TraceWriter {
   void write_range_begin(uint64_t seq, uint64_t time_ns, uint32_t tid, uint64_t id,
                          std::string_view domain, std::string_view name);
   void write_range_end(uint64_t seq, uint64_t time_ns, uint32_t tid, uint64_t id);
+  void write_rehearse(std::string_view glob);  // cut at kMaxRangeNameLength bytes
   void write_thread_exit(uint32_t tid, uint64_t time_ns);
   void write_end(uint64_t time_ns, int exit_status);
   // A record already formatted, '\n' included (graph_record.h), in one write(2).

@@ -340,7 +340,7 @@ mkdir -p "$t/rehearse"
 expect 1 '^SUMMARY: capguard: 2 errors' -- "$capguard" report -o json:"$work/rh.json" -o sarif:"$work/rh.sarif" -o html:"$work/rh.html" "$t/rehearse"
 grep -q '^==80==ERROR: capguard: sync-during-capture (rehearsed: would break a capture)$' "$work/err" || fail "rehearse: text heading does not say rehearsed"
 grep -q '^  "step" (process 80, global mode, 3 executions): not capturable$' "$work/err" || fail "rehearse: verdict not printed"
-grep -q '^      synchronize: cudaStreamSynchronize at .*\[sync-during-capture\], 3 of the executions$' "$work/err" || fail "rehearse: the breaking call is not listed"
+grep -q '^      synchronize: cudaStreamSynchronize at .*\[sync-during-capture\], in 3 of 3 executions$' "$work/err" || fail "rehearse: the breaking call is not listed"
 python3 - "$work/rh.json" "$work/rh.sarif" <<'PY' || fail "rehearse: JSON/SARIF do not mark the findings rehearsed"
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -358,10 +358,23 @@ grep -q 'Capture rehearsal' "$work/rh.html" || fail "rehearse: HTML has no rehea
 grep -v cudaStreamSynchronize "$t/rehearse/capguard.80.trace" >"$t/warmup.trace"
 expect 1 '^SUMMARY: capguard: 1 error' -- "$capguard" report "$t/warmup.trace"
 grep -q '^  "step" (process 80, global mode, 3 executions): capturable after 1 warm-up execution$' "$work/err" || fail "rehearse: warm-up verdict not printed"
-grep -q '^      allocation: cudaMalloc at .*\[unsafe-call-during-capture\], 1 of the executions$' "$work/err" || fail "rehearse: the warm-up's allocation is not listed"
+grep -q '^      allocation: cudaMalloc at .*\[unsafe-call-during-capture\], in 1 of 3 executions$' "$work/err" || fail "rehearse: the warm-up's allocation is not listed"
 expect 0 '^SUMMARY: capguard: 0 errors, 0 warnings, 1 note' -- "$capguard" report --rehearse-mode relaxed "$t/warmup.trace"
 expect 2 'rehearse-mode' -- "$capguard" report --rehearse-mode sometimes "$t/warmup.trace"
 expect 2 'NVTX_INJECTION64_PATH already names another tool' -- env NVTX_INJECTION64_PATH=/opt/nsys/libToolsInjection64.so "$capguard" run --rehearse step -- true
+expect 2 'a glob must be 1 to 255 bytes' -- "$capguard" run --rehearse '' -- true
+# The traces name the run's --rehearse globs ('q'): one that no region matched is "never
+# executed", and the gate fails closed (3) unless findings already fail it (1, then a warning).
+{ sed -n 1,4p "$t/warmup.trace"; printf 'q st*\nq decode\n'; sed -n '5,$p' "$t/warmup.trace"; } >"$t/never.trace"
+grep -v cudaMalloc "$t/never.trace" >"$t/never_clean.trace"
+expect 3 'SUMMARY: capguard: 0 errors' -- "$capguard" report -o json:"$work/never.json" "$t/never_clean.trace"
+grep -q '^capguard: --rehearse decode: no NVTX range with a matching message ran in any process' "$work/err" || fail "rehearse: a glob that matched nothing is not named"
+grep -q '^  "decode" (--rehearse): never executed' "$work/err" || fail "rehearse: never_executed verdict not printed"
+grep -q '"st\*"' "$work/err" && fail "rehearse: a glob that matched a region is named never executed"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rehearsals"]; assert [(x["name"], x["verdict"]) for x in r] == [("step", "capturable"), ("decode", "never_executed")], r' "$work/never.json" || fail "rehearse: JSON verdicts"
+expect 0 'SUMMARY: capguard: 0 errors' -- "$capguard" report --fail-on never "$t/never_clean.trace"
+expect 1 'SUMMARY: capguard: 1 error' -- "$capguard" report "$t/never.trace"
+grep -q 'warning: --rehearse decode' "$work/err" || fail "rehearse: never executed is not a warning when findings fail the gate"
 
 # --- --user-code reaches every format: a recorded trace whose culprit is a std::thread lambda;
 # naming libstdc++'s headers as the user's code moves the user frame into <bits/invoke.h>.
