@@ -2,8 +2,10 @@
 # The main job, after ./scripts/setup.sh: five chosen capguard reports that fit a screen, then
 # one line about all the rest and the HTML report that holds every case.
 #   With a GPU (nvidia-smi -L works): runs the chosen testcase programs under `capguard run`.
-#   Without one: re-analyzes their recorded traces (testcases/recorded/traces/) with `capguard report`.
+#   Without one, or with DEMO_FROM_TRACES=1: re-analyzes their recorded traces
+#   (testcases/recorded/traces/) with `capguard report`.
 # BUILD_DIR (default build) holds capguard and libcapguard.so (and testcases/ with a GPU).
+# At most 60 lines of at most 160 columns without a GPU (tests/demo_test.sh checks it).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
@@ -15,35 +17,44 @@ if [[ ! -x $capguard ]]; then
   exit 2
 fi
 
-# program | what it shows
+# program | what it shows | how much of its stack: all (up to where the capture is described)
+# or user (up to the user's line and its source, no frames beyond it)
 cases=(
-  "unjoined_fork|a C++ capture that forks a stream and never joins it (its picture is in the HTML)"
-  "torch_item_in_capture|PyTorch: Tensor.item() inside torch.cuda.graph"
-  "escaped_sync_copy|a silent escape: cudaMemcpy during a capture ran once, now, not in the graph"
-  "graph_replay_after_free|a graph replaying memory freed after it was instantiated"
-  "torch_graph_rebuilt_every_step|PyTorch: the same graph captured again every step"
+  "unjoined_fork|a C++ capture that forks a stream and never joins it (its picture is in the HTML)|all"
+  "torch_item_in_capture|PyTorch: Tensor.item() inside torch.cuda.graph|all"
+  "escaped_sync_copy|a silent escape: cudaMemcpy during a capture ran once, now, not in the graph|all"
+  "graph_replay_after_free|a graph replaying memory freed after it was instantiated|all"
+  "torch_graph_rebuilt_every_step|PyTorch: the same graph captured again every step|user"
 )
 
 # The first finding of a report, up to where its capture is described: the heading, the
-# message, the user's line with its source.
+# message, the user's line with its source (with `user`: nothing after that source). The
+# count of frames not shown is left out: the last lines say how to see any case in full. The
+# report's lines are 160 columns at most already (report/text_wrap.h); `cut -c` would count
+# bytes, not columns, and cut words off lines holding "…".
 first_finding() {
-  awk '/^==[0-9]+==(ERROR|WARNING|NOTE)/ {on = 1}
-       on && /^  (capture #|fix:|stream forked|event recorded|last work|capture began)/ {exit}
-       on {print}' | cut -c1-160
+  awk -v user_only="$([[ $1 == user ]] && echo 1 || echo 0)" '
+       /^==[0-9]+==(ERROR|WARNING|NOTE)/ {on = 1}
+       !on {next}
+       /^  (capture #|fix:|stream forked|event recorded|last work|capture began)/ {exit}
+       /^    \(.*(not shown|shows them)\)$/ {next}
+       culprit && user_only && !/^ +[0-9]+ \|/ {exit}
+       /^      > +[0-9]+ \|/ {culprit = 1}
+       {print}'
 }
 
 gpu=0
-nvidia-smi -L >/dev/null 2>&1 && gpu=1
+[[ ${DEMO_FROM_TRACES:-0} == 1 ]] || ! nvidia-smi -L >/dev/null 2>&1 || gpu=1
 for entry in "${cases[@]}"; do
-  program=${entry%%|*}
-  echo "── $program: ${entry#*|}"
+  IFS='|' read -r program what stack <<<"$entry"
+  echo "── $program: $what"
   if ((gpu)) && [[ $program == torch_* ]]; then
     (cd testcases/python && "../../$capguard" run --fail-on never -- python3 "$program.py" 2>&1 >/dev/null) |
-      first_finding
+      first_finding "$stack"
   elif ((gpu)) && [[ -x $build/testcases/$program ]]; then
-    "$capguard" run --fail-on never -- "$build/testcases/$program" 2>&1 >/dev/null | first_finding
+    "$capguard" run --fail-on never -- "$build/testcases/$program" 2>&1 >/dev/null | first_finding "$stack"
   elif [[ -d $recorded/$program ]]; then
-    "$capguard" report --fail-on never "$recorded/$program" 2>&1 | first_finding
+    "$capguard" report --fail-on never "$recorded/$program" 2>&1 | first_finding "$stack"
   else
     echo "   (no recorded trace of $program here)"
   fi

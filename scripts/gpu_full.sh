@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One batched session on the GPU machine: the testcase table (C++/CUDA, both cudart linkages,
-# driver API), the CUPTI-taken check, the Python programs (PyTorch, CuPy, JAX) and the
+# driver API), the CUPTI-taken check, the Python programs (PyTorch, CuPy, JAX), the pytest
+# plugin's JUnit report (scripts/gpu_pytest_check.sh, logs in $OUT/pytest-plugin) and the
 # benchmarks. Logs, reports and traces are packed into $OUT/results.tgz.
 #   BUNDLE=.gpu-bundle OUT=/tmp/out scripts/gpu_full.sh [--skip-bench]
 set -uo pipefail
@@ -28,6 +29,14 @@ OUT=$P BUNDLE=$BUNDLE scripts/gpu_python.sh >"$OUT/python.log" 2>&1
 echo "python exit $?"
 grep -E '^[a-z_]+ +\|' "$OUT/python.log" | head -20
 sed -n '/== findings/,$p' "$OUT/python.log"
+
+echo "== pytest plugin: one failing and one clean test, the JUnit report (scripts/gpu_pytest_check.sh)"
+CAPGUARD=$B/capguard OUT=$OUT/pytest-plugin scripts/gpu_pytest_check.sh
+case $? in
+  0) echo "pytest plugin: ok" ;;
+  77) echo "pytest plugin: skipped (the reason is above)" ;;
+  *) echo "pytest plugin: FAILED (logs in $OUT/pytest-plugin)" ;;
+esac
 
 if [ "${1:-}" != "--skip-bench" ]; then
   echo "== benchmarks"
