@@ -98,7 +98,9 @@ std::vector<std::string> wait_for_traced_processes(const std::string& dir,
     for (const auto& trace : traces_in(dir)) {
       if (old_traces.contains(trace)) continue;
       const pid_t pid = pid_of_trace(trace);
-      if (pid == 0 || scan_trace_ending(trace).has_end || !process_running(pid)) continue;
+      // Whether it runs first: the scan reads the whole trace, which only a process still
+      // running needs (the program itself has been reaped by now).
+      if (pid == 0 || !process_running(pid) || scan_trace_ending(trace).has_end) continue;
       running.push_back(trace);
     }
     if (running.empty() || std::chrono::steady_clock::now() >= deadline) return running;
