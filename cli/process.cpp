@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -53,6 +54,12 @@ std::optional<std::string> check_executable(const std::string& path) {
   if (access(path.c_str(), X_OK) != 0)
     return "cannot execute " + path + ": " + std::strerror(errno);
   return std::nullopt;
+}
+
+uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
 }  // namespace
@@ -117,6 +124,7 @@ ChildResult run_child(const std::string& path, const std::vector<std::string>& a
     result.exec_error = std::strerror(errno);
     return result;
   }
+  result.fork_ns = monotonic_ns();
   const pid_t child = fork();
   if (child == 0) {
     sigaction(SIGINT, ignore_int.old(), nullptr);
@@ -146,6 +154,8 @@ ChildResult run_child(const std::string& path, const std::vector<std::string>& a
     close(report_pipe[0]);
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
+    result.exited_ns = monotonic_ns();
+    result.pid = child;
     g_child.store(0);
   }  // SIGTERM and SIGHUP restored here; SIGINT and SIGQUIT on return
 

@@ -2,6 +2,7 @@
 // group, Ctrl-C reaches it directly, SIGTERM/SIGHUP sent to capguard are passed on.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ class ChildEnvironment {
 struct ChildResult {
   int status = 0;          // exit status, or 128 + signal number when killed by a signal
   std::string exec_error;  // non-empty when the program could not be started
+  int pid = 0;             // the child's, once forked
+  // CLOCK_MONOTONIC ns just before fork() and when waitpid() returned (start-up timings).
+  uint64_t fork_ns = 0, exited_ns = 0;
 };
 
 ChildResult run_child(const std::string& path, const std::vector<std::string>& argv,

@@ -15,13 +15,16 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/process.h"
 #include "cli/trace_ending.h"
+#include "trace/process_clock.h"
 
 namespace capguard::cli {
 namespace {
@@ -95,13 +98,54 @@ std::vector<std::string> wait_for_traced_processes(const std::string& dir,
     for (const auto& trace : traces_in(dir)) {
       if (old_traces.contains(trace)) continue;
       const pid_t pid = pid_of_trace(trace);
-      if (pid == 0 || scan_trace_ending(trace).has_end || !process_running(pid)) continue;
+      // Whether it runs first: the scan reads the whole trace, which only a process still
+      // running needs (the program itself has been reaped by now).
+      if (pid == 0 || !process_running(pid) || scan_trace_ending(trace).has_end) continue;
       running.push_back(trace);
     }
     if (running.empty() || std::chrono::steady_clock::now() >= deadline) return running;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }
+
+// CAPGUARD_STARTUP_TIMES (issue 24): where `capguard run`'s own time goes before the program
+// starts and after it exits, as CLOCK_MONOTONIC points (the scale of the interposer's
+// capguard.<pid>.startup files), written to <trace dir>/capguard-run.<pid>.startup, or to
+// stderr when the trace directory is removed (docs/performance.md).
+class RunTimes {
+ public:
+  RunTimes() {
+    const char* value = std::getenv("CAPGUARD_STARTUP_TIMES");
+    on_ = value != nullptr && *value != '\0' && std::strcmp(value, "0") != 0;
+    if (!on_) return;
+    mark("run_command", trace::clock_ns(CLOCK_MONOTONIC));
+    mark("process_start", trace::process_start_ns());
+  }
+  bool on() const { return on_; }
+  void mark(const char* name, uint64_t ns = 0) {
+    if (on_) points_.emplace_back(name, ns != 0 ? ns : trace::clock_ns(CLOCK_MONOTONIC));
+  }
+  void write(const std::string& dir, bool to_stderr, int child_pid) const {
+    if (!on_) return;
+    std::string text = "# capguard run startup times, pid " + std::to_string(getpid()) +
+                       ", CLOCK_MONOTONIC ns\nchild " + std::to_string(child_pid) + "\n";
+    for (const auto& [name, ns] : points_)
+      text += "point " + name + " " + std::to_string(ns) + "\n";
+    if (to_stderr) {
+      std::fputs(text.c_str(), stderr);
+      return;
+    }
+    const std::string path = dir + "/capguard-run." + std::to_string(getpid()) + ".startup";
+    if (FILE* out = std::fopen(path.c_str(), "we")) {
+      std::fputs(text.c_str(), out);
+      std::fclose(out);
+    }
+  }
+
+ private:
+  bool on_ = false;
+  std::vector<std::pair<std::string, uint64_t>> points_;
+};
 
 bool cuda_driver_loadable() {
   void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
@@ -145,6 +189,7 @@ int run_unwatched(const std::string& program, const RunOptions& options,
 }  // namespace
 
 int run_command(const RunOptions& options) {
+  RunTimes times;
   std::vector<OutputTarget> targets;
   if (auto message = resolve_outputs(options.report, targets)) {
     say(*message);
@@ -235,7 +280,10 @@ int run_command(const RunOptions& options) {
     return kExitUsage;
   }
 
+  times.mark("fork", child.fork_ns);
+  times.mark("child_exited", child.exited_ns);
   const std::vector<std::string> still_running = wait_for_traced_processes(trace_dir, old_traces);
+  times.mark("traces_waited");
   std::vector<std::string> traces;
   for (const auto& trace : traces_in(trace_dir))
     if (!old_traces.contains(trace)) traces.push_back(trace);
@@ -249,6 +297,7 @@ int run_command(const RunOptions& options) {
     problems = analyze_traces(traces, options.report, analysis, true);
   else
     name_regions_never_executed(analysis);
+  times.mark("analysis_done");
   Report& report = analysis.report;
   for (const auto& problem : problems) report.problems.push_back({Severity::Error, problem});
   // A capture not analyzed in full (a memory budget, docs/security.md) fails closed as in
@@ -281,6 +330,8 @@ int run_command(const RunOptions& options) {
   else if (temporary)
     kept = "traces kept in " + trace_dir + " (capguard report " + trace_dir + ")";
   const bool written = write_report(report, targets, options.report, kept);
+  times.mark("report_written");
+  times.write(trace_dir, temporary && kept.empty(), child.pid);
 
   if (!problems.empty()) return kExitCannotRead;
   if (!written) return kExitUsage;

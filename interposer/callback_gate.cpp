@@ -4,6 +4,7 @@
 #include <initializer_list>
 
 #include "interposer/api_table.h"
+#include "interposer/startup_times.h"
 
 namespace capguard::interposer {
 namespace {
@@ -40,6 +41,7 @@ bool CallbackGate::enable_reduced_set() {
 }
 
 bool CallbackGate::enable_reduced_set_locked() {
+  const startup::Timed timed(startup::Sum::cupti_enable);
   bool ok = true;
   for (trace::ApiDomain domain : {trace::ApiDomain::Runtime, trace::ApiDomain::Driver}) {
     for (uint32_t cbid = 1; cbid < api_table_size(domain); ++cbid) {
@@ -70,6 +72,7 @@ bool CallbackGate::enable_everything() {
 }
 
 bool CallbackGate::enable_everything_locked() {
+  const startup::Timed timed(startup::Sum::cupti_enable);
   for (trace::ApiDomain domain : {trace::ApiDomain::Runtime, trace::ApiDomain::Driver}) {
     if (switches_.enable_domain == nullptr ||
         switches_.enable_domain(1, switches_.subscriber, cupti_domain(domain)) != CUPTI_SUCCESS) {
@@ -113,8 +116,11 @@ bool CallbackGate::reduce_if_unneeded() {
   // Stamped before and after the switch: a thread whose ENTER read the generation before the
   // second stamp knows that its call's EXIT may never come.
   generation_.fetch_add(1, std::memory_order_acq_rel);
-  for (trace::ApiDomain domain : {trace::ApiDomain::Runtime, trace::ApiDomain::Driver}) {
-    switches_.enable_domain(0, switches_.subscriber, cupti_domain(domain));
+  {
+    const startup::Timed timed(startup::Sum::cupti_enable);
+    for (trace::ApiDomain domain : {trace::ApiDomain::Runtime, trace::ApiDomain::Driver}) {
+      switches_.enable_domain(0, switches_.subscriber, cupti_domain(domain));
+    }
   }
   const bool reduced = enable_reduced_set_locked();
   generation_.fetch_add(1, std::memory_order_acq_rel);

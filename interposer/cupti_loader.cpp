@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "interposer/startup_times.h"
+
 namespace capguard::interposer {
 namespace {
 
@@ -115,6 +117,7 @@ bool find_cupti_calls(CuptiCalls& calls) {
 bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, CallbackGate& gate,
                   bool all_callbacks, char* why, size_t why_capacity) {
   void* lib = open_cupti();
+  startup::mark(startup::Phase::cupti_loaded);
   if (lib == nullptr) {
     snprintf(why, why_capacity,
              "%s not found (searched the library path, $CUDA_HOME and /usr/local/cuda); "
@@ -151,6 +154,7 @@ bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, Ca
   } else {
     subscribed = calls.subscribe(&subscriber, &share_switchboard, userdata);
   }
+  startup::mark(startup::Phase::subscribed);
   if (subscribed == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
     holder[sizeof(holder) - 1] = '\0';
     describe_holder(holder, why, why_capacity);
@@ -171,6 +175,7 @@ bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, Ca
     snprintf(why, why_capacity, "cuptiEnableDomain/cuptiEnableCallback failed");
     return false;
   }
+  startup::mark(startup::Phase::callbacks_enabled);
   return true;
 }
 

@@ -21,6 +21,7 @@
 #include "interposer/nvtx_ranges.h"
 #include "interposer/recorder.h"
 #include "interposer/stack.h"
+#include "interposer/startup_times.h"
 
 namespace capguard::interposer {
 namespace {
@@ -72,6 +73,10 @@ void on_process_exit(int status, void*) {
     share_check_alive();  // before the end record: a lost subscription is said in the trace
     r->on_process_exit(status);
   }
+  if (startup::enabled()) {  // CAPGUARD_STARTUP_TIMES: the table, beside the trace
+    startup::mark(startup::Phase::exit);
+    startup::write_table(g_trace_dir, static_cast<uint32_t>(getpid()));
+  }
 }
 
 void note_cupti_client(trace::CuptiClientEvent what, const char* name) {
@@ -85,6 +90,7 @@ void after_fork_parent() {
   if (Recorder* r = g_recorder.load(std::memory_order_acquire)) r->after_fork_parent();
 }
 void after_fork_child() {
+  startup::reset_after_fork();
   if (Recorder* r = g_recorder.load(std::memory_order_acquire)) r->after_fork_child();
 }
 
@@ -93,6 +99,7 @@ Recorder* make_recorder() {
   config.trace_dir = g_trace_dir;
   load_driver_api(config.driver);
   load_graph_driver(config.graph_driver);  // graph lifetime (issue 9)
+  startup::mark(startup::Phase::driver_symbols);
   config.capture_stack = &capture_stack;
   config.self_start = g_self_start;
   config.self_end = g_self_end;
@@ -148,7 +155,9 @@ int initialize() {
     return 1;
   }
   g_init_thread = pthread_self();
+  startup::mark(startup::Phase::init_begin);
   initialize_once();
+  startup::mark(startup::Phase::init_done);
   g_init_state.store(2, std::memory_order_release);
   return 1;
 }
@@ -174,6 +183,11 @@ __attribute__((constructor)) void on_load() {
   if (dir != nullptr && dir[0] != '\0') hooks.attach_now = &attach_now;
   share_set_hooks(hooks);
   if (dir == nullptr || dir[0] == '\0') return;
+  startup::configure_from_environment();
+  if (startup::enabled()) {
+    startup::mark(startup::Phase::constructor);
+    startup::mark_at(startup::Phase::process_start, startup::process_start_ns());
+  }
   snprintf(g_trace_dir, sizeof(g_trace_dir), "%s", dir);
   find_self();
   g_enabled = true;
@@ -200,12 +214,14 @@ __attribute__((constructor)) void on_load() {
     g_conflict = conflict;
     initialize();
   }
+  startup::mark(startup::Phase::constructor_done);
 }
 
 }  // namespace
 }  // namespace capguard::interposer
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  capguard::interposer::startup::mark(capguard::interposer::startup::Phase::injection_entry);
   return capguard::interposer::initialize();
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "interposer/startup_times.h"
 #include "trace/writer.h"
 
 namespace capguard::interposer {
@@ -86,6 +87,7 @@ int ModuleMap::visit(dl_phdr_info* info, size_t, void* self_ptr) {
 }
 
 void ModuleMap::refresh(trace::TraceWriter& writer) {
+  const startup::Timed timed(startup::Sum::module_scan);
   lock();
   writer_ = &writer;
   // dl_iterate_phdr reports how many objects were ever loaded and unloaded: when that has

@@ -13,6 +13,7 @@
 #include "interposer/graph_policy.h"
 #include "interposer/python_frames.h"
 #include "interposer/stack.h"
+#include "interposer/startup_times.h"
 #include "trace/errno_guard.h"
 
 namespace capguard::interposer {
@@ -118,7 +119,9 @@ bool Recorder::start() {
                     static_cast<uint32_t>(getppid()), now_ns(CLOCK_REALTIME))) {
     return false;
   }
+  startup::mark(startup::Phase::trace_opened);
   write_preamble();
+  startup::mark(startup::Phase::preamble_written);
   return true;
 }
 
@@ -149,11 +152,28 @@ void CUPTIAPI Recorder::switchboard(void* userdata, CUpti_CallbackDomain domain,
                                     CUpti_CallbackId cbid, const void* data) {
   auto* self = static_cast<Recorder*>(userdata);
   if (self == nullptr || data == nullptr) return;
+  // CAPGUARD_STARTUP_TIMES: the timed path is out of line; without it, one predicted branch.
+  if (startup::enabled()) [[unlikely]]
+    return timed_switchboard(self, domain, cbid, data);
+  dispatch(self, domain, cbid, data);
+}
+
+inline void Recorder::dispatch(Recorder* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                               const void* data) {
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     self->on_api(ApiDomain::Runtime, cbid, *static_cast<const CUpti_CallbackData*>(data));
   } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
     self->on_api(ApiDomain::Driver, cbid, *static_cast<const CUpti_CallbackData*>(data));
   }
+}
+
+__attribute__((noinline, cold)) void Recorder::timed_switchboard(Recorder* self,
+                                                                 CUpti_CallbackDomain domain,
+                                                                 CUpti_CallbackId cbid,
+                                                                 const void* data) {
+  startup::mark(startup::Phase::first_callback);
+  const startup::TimedOutermost timed(startup::Sum::callbacks);
+  dispatch(self, domain, cbid, data);
 }
 
 void Recorder::on_api(ApiDomain domain, uint32_t cbid, const CUpti_CallbackData& data) {
@@ -242,6 +262,7 @@ void Recorder::on_enter(const CallbackInfo& info, const CUpti_CallbackData& data
   if (info.kind == ApiKind::ExchangeMode && decode_mode_pointer(info, data.functionParams, mode)) {
     stash |= corr::kModeKnown | (static_cast<uint64_t>(mode & 3) << corr::kModeShift);
   }
+  if (info.kind == ApiKind::BeginCapture) startup::mark(startup::Phase::first_capture);
   if (info.kind == ApiKind::BeginCapture && config_.gate != nullptr) {
     // Everything on before the capture begins, for this thread and all others.
     begins_in_flight_.fetch_add(1);
@@ -436,14 +457,19 @@ void Recorder::record(ApiEvent& event) {
   uint64_t stack[trace::TraceWriter::kMaxStackDepth];
   size_t depth = 0;
   if (config_.capture_stack != nullptr) {
+    const startup::Timed timed(startup::Sum::stack_unwind);
     depth = config_.capture_stack(stack, trace::TraceWriter::kMaxStackDepth, config_.self_start,
                                   config_.self_end);
   }
   // Python programs: the calling thread's Python frames go with the native ones, and the same
   // native stack reached from another Python line is another stack.
   uint32_t python[trace::TraceWriter::kMaxPythonDepth];
-  const size_t python_depth =
-      capture_python_frames(python, trace::TraceWriter::kMaxPythonDepth, writer_, generation);
+  size_t python_depth = 0;
+  {
+    const startup::Timed timed(startup::Sum::python_frames);
+    python_depth =
+        capture_python_frames(python, trace::TraceWriter::kMaxPythonDepth, writer_, generation);
+  }
   uint64_t hash = depth != 0 ? hash_stack(stack, depth) : 0;
   for (size_t i = 0; i < python_depth; ++i) hash = (hash ^ python[i]) * 0x100000001b3ull;
   const bool has_stack = depth != 0 || python_depth != 0;
@@ -461,6 +487,7 @@ void Recorder::record(ApiEvent& event) {
   } else {
     writer_.write_event(event);
   }
+  startup::mark(startup::Phase::first_record);
   mark_recorded(t, config_.on_thread_first_record);
 }
 
@@ -534,6 +561,7 @@ void Recorder::after_graph_call(const CallbackInfo& info, const CUpti_CallbackDa
   if (walk && can_write) {  // the exec (now) holds the graph's addresses
     std::pair<Recorder*, uint64_t> context(this, event.graph_exec);
     TopLevelNodes top_level;
+    const startup::Timed timed(startup::Sum::graph_walk);
     walk_graph(
         config_.graph_driver, writer_, event.graph_exec, event.graph,
         [](void* ctx, uint64_t base, uint64_t) {

@@ -69,6 +69,11 @@ class Recorder {
   const GraphWatch& graph_watch() const { return graph_watch_; }
 
  private:
+  static void dispatch(Recorder* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                       const void* data);
+  // The switchboard under CAPGUARD_STARTUP_TIMES (startup_times.h): stamps and sums the callback.
+  static void timed_switchboard(Recorder* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                const void* data);
   void on_enter(const CallbackInfo& info, const CUpti_CallbackData& data);
   void on_exit(trace::ApiDomain domain, const CallbackInfo& info, const CUpti_CallbackData& data);
   bool query_status(uint64_t stream, trace::CaptureStatus& status, uint64_t& id);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "interposer/recorder.h"
+#include "interposer/startup_times.h"
 #include "tests/trace_recording_sink.h"
 #include "trace/reader.h"
 
@@ -447,6 +448,44 @@ TEST_CASE("process exit writes the end record, and nothing is written after it")
   REQUIRE(sink.ends.size() == 1);
   CHECK(sink.ends[0].second == 3);
   CHECK(sink.types.back() == 'z');
+}
+
+TEST_CASE("CAPGUARD_STARTUP_TIMES times the callbacks and records the same trace") {
+  const auto record_session = [](bool timed) {
+    TempDir dir;
+    startup::clear();
+    startup::set_enabled(timed);
+    auto r = make_recorder(dir);
+    malloc_call(*r, 900);
+    begin_capture(*r, kStream, 7);
+    fork_into_capture(kForked, 7);
+    launch(*r, kForked);
+    end_capture(*r, kStream, 0x8000);
+    r->on_process_exit(0);
+    const RecordingSink sink = read_back(*r);
+    startup::set_enabled(false);
+    std::vector<std::string> seen = api_names(sink);
+    seen.push_back(sink.types);  // every record's type, in order
+    return seen;
+  };
+  const std::vector<std::string> plain = record_session(false);
+  CHECK(startup::sum_count(startup::Sum::callbacks) == 0);
+  CHECK(startup::phase_ns(startup::Phase::first_callback) == 0);
+  const std::vector<std::string> timed = record_session(true);
+  CHECK(timed == plain);
+  CHECK(startup::sum_count(startup::Sum::callbacks) == 8);     // ENTER and EXIT of four calls
+  CHECK(startup::sum_count(startup::Sum::stack_unwind) == 4);  // the four recorded calls
+  CHECK(startup::sum_count(startup::Sum::module_scan) >= 1);   // the preamble's module map
+  CHECK(startup::phase_ns(startup::Phase::trace_opened) != 0);
+  CHECK(startup::phase_ns(startup::Phase::preamble_written) >=
+        startup::phase_ns(startup::Phase::trace_opened));
+  CHECK(startup::phase_ns(startup::Phase::first_callback) >=
+        startup::phase_ns(startup::Phase::preamble_written));
+  CHECK(startup::phase_ns(startup::Phase::first_record) >=
+        startup::phase_ns(startup::Phase::first_callback));
+  CHECK(startup::phase_ns(startup::Phase::first_capture) >=
+        startup::phase_ns(startup::Phase::first_record));
+  startup::clear();
 }
 
 TEST_CASE("a fork child writes its own trace, never into the parent's") {
