@@ -12,11 +12,15 @@ const Frame* user_frame(const Location& location) {
   return &location.frames[static_cast<size_t>(location.user_frame)];
 }
 
+// The same user line, or, on a thread without one (PyTorch's autograd thread), the same
+// library first use.
 bool same_line(const RehearsalItem& a, const RehearsalItem& b) {
+  if (a.rule != b.rule || a.thread != b.thread) return false;
   const Frame* fa = user_frame(a.location);
   const Frame* fb = user_frame(b.location);
-  return fa != nullptr && fb != nullptr && a.rule == b.rule && a.thread == b.thread &&
-         fa->file == fb->file && fa->line == fb->line && fa->function == fb->function;
+  if (fa == nullptr && fb == nullptr) return !a.first_use.empty() && a.first_use == b.first_use;
+  return fa != nullptr && fb != nullptr && fa->file == fb->file && fa->line == fb->line &&
+         fa->function == fb->function;
 }
 
 // "cudaMalloc, cudaFree": each name once, in the order met.

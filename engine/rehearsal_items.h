@@ -8,7 +8,8 @@
 namespace capguard {
 
 // Merges the items of each verdict list that share the user frame (file, line, function) and
-// rule: their APIs and categories joined, calls counted, executions the most of them.
+// rule and thread (without a user frame: the same framework first use): their APIs and categories
+// joined, calls counted, executions the most of them.
 void merge_rehearsal_items(Report& report);
 
 }  // namespace capguard

@@ -309,7 +309,8 @@ void Replay::rehearsal_found(const RehearsalJudgement& judgement, const ApiEvent
   finding.rehearsed = true;
   finding.region = region.name;
   if (judgement.other_thread) finding.capturing_thread = false;
-  rehearsed_[key] = {index, region_index, 1, judgement.what, info, judgement.site};
+  rehearsed_[key] = {index,          region_index,          1, judgement.what, info,
+                     judgement.site, judgement.other_thread};
 }
 
 void Replay::add_rehearsals() {
@@ -322,6 +323,7 @@ void Replay::add_rehearsals() {
       item.rule = std::string(rules::rehearsal_rule(known->what).info().id);
       item.api = std::string(known->site.api);
       item.thread = known->site.tid;
+      item.other_thread = known->other_thread;
       item.executions = known->executions;
       item.location = location(known->site);
     }

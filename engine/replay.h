@@ -132,6 +132,7 @@ class Replay {
     RehearsalBreak what = RehearsalBreak::Sync;
     ApiInfo api;
     Site site;
+    bool other_thread = false;
   };
   RehearsalModel rehearsal_;
   std::vector<RehearsalJudgement> judgements_;  // reused

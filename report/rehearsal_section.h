@@ -8,6 +8,13 @@
 
 namespace capguard {
 
+// A rehearsed finding's heading words, by severity: an error would break a capture, a warning
+// would make the graph differ from the eager run (an escape), a note holds in one mode only.
+inline const char* rehearsed_heading(Severity severity) {
+  if (severity == Severity::Error) return " (rehearsed: would break a capture)";
+  if (severity == Severity::Warning) return " (rehearsed: the captured graph would differ)";
+  return " (rehearsed)";
+}
 // "capturable", "capturable after 1 warm-up execution", "not capturable"
 std::string verdict_words(const RehearsalInfo& rehearsal);
 // The verdict lists' headings: what only the first executions did (the warm-up a capture needs),

@@ -110,7 +110,7 @@ class HtmlWriter {
         esc(finding.rule));
     if (finding.capture) put(" data-capture=\"{}\"", *finding.capture);
     put(">\n<h3><span class=\"sev\">{}</span> {}{} <small>(process {})</small></h3>\n", severity,
-        esc(finding.rule), finding.rehearsed ? " (rehearsed: would break a capture)" : "",
+        esc(finding.rule), finding.rehearsed ? rehearsed_heading(finding.severity) : "",
         finding.pid);
     out_ += "<p class=\"call\">";
     if (!finding.api.empty())

@@ -208,7 +208,7 @@ void append_finding(std::string& out, const Report& report, const Finding& findi
   auto it = std::back_inserter(out);
   fmt::format_to(it, "=={}=={}{}: capguard: {}{}{}\n", finding.pid,
                  style.severity(finding.severity), heading_word(finding.severity), finding.rule,
-                 finding.rehearsed ? " (rehearsed: would break a capture)" : "", style.reset());
+                 finding.rehearsed ? rehearsed_heading(finding.severity) : "", style.reset());
   if (!finding.test.empty()) fmt::format_to(it, "  in test {}\n", terminal_safe(finding.test));
   // The message first: what went wrong, the call and what CUDA answered, said once.
   if (!finding.message.empty()) {

@@ -21,8 +21,9 @@ std::string verdict_words(const RehearsalInfo& r) {
 }
 
 std::string item_line(const RehearsalItem& item, uint32_t executions) {
-  return fmt::format("{}: {}{} at {}{} [{}], in {} of {} executions", item.what, item.api,
+  return fmt::format("{}: {}{} {}at {}{} [{}], in {} of {} executions", item.what, item.api,
                      item.calls > 1 ? fmt::format(" ({} calls)", item.calls) : "",
+                     item.other_thread ? fmt::format("on thread {} ", item.thread) : "",
                      site_cell(item.location),
                      item.first_use.empty() ? "" : " (" + item.first_use + ")", item.rule,
                      item.executions, executions);

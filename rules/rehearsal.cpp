@@ -111,6 +111,10 @@ std::string_view rehearsal_category(RehearsalBreak what, const ApiInfo& api) {
       return "unjoined stream";
     case RehearsalBreak::UncapturedEventWait:
       return "event wait";
+    case RehearsalBreak::EscapedLegacyWork:
+      return "legacy stream";
+    case RehearsalBreak::EscapedSideStream:
+      return "stream not forked in";
     default:
       return "unsupported call";
   }

@@ -3,7 +3,8 @@
 written in their sources.
 
 Each culprit line carries `// expect: <rule-id>[, <rule-id>...]` (`<rule-id>*N`: N findings of it
-on that line, e.g. from N threads; `# expect:` in the Python
+on that line, e.g. from N threads; `// expect-elsewhere: <rule-id>*N` on any line: findings whose
+stack has no frame of the program's own code, e.g. on a framework's own thread; `# expect:` in the Python
 programs of python/, run as `python3 <name>.py` from that folder; their culprit is the Python
 line, the innermost Python frame of the program's own code); a program expects exactly the
 multiset of (rule, file, line) written in its source, and a correct twin expects nothing at all
@@ -42,6 +43,7 @@ import rule_rows  # noqa: E402  (scripts/rule_rows.py, found through the line ab
 
 SEVERITY = {row.id: row.severity for row in rule_rows.rows()}
 EXPECT = re.compile(r"(?://|#)\s*expect:\s*(.*)$")
+EXPECT_ELSEWHERE = re.compile(r"(?://|#)\s*expect-elsewhere:\s*(.*)$")
 CAPGUARD_ARGS = re.compile(r"(?://|#)\s*capguard-args:\s*(.*)$")
 EXPECT_REHEARSAL = re.compile(r"(?://|#)\s*expect-rehearsal:\s*(\S+)\s+(\S+)(?:\s+(\d+))?\s*$")
 REPORT_ARGS = {"--rehearse-mode"}  # capguard-args that `capguard report` takes as well (with a value)
@@ -113,6 +115,8 @@ def parse_expectations(path):
     with open(path, encoding="utf-8") as source:
         for number, text in enumerate(source, start=1):
             match = EXPECT.search(text)
+            elsewhere = EXPECT_ELSEWHERE.search(text)
+            match = match or elsewhere
             if not match:
                 continue
             rules = [rule for rule in re.split(r"[,\s]+", match.group(1)) if rule]
@@ -124,7 +128,8 @@ def parse_expectations(path):
                     raise ValueError(f"{path}:{number}: unknown rule id {rule!r}")
                 if count and not count.isdigit():
                     raise ValueError(f"{path}:{number}: bad count {count!r} after {rule}")
-                expected[(rule, os.path.basename(path), number)] += int(count or 1)
+                where = ("?", 0) if elsewhere else (os.path.basename(path), number)
+                expected[(rule, *where)] += int(count or 1)
     return expected
 
 
