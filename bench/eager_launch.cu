@@ -1,5 +1,11 @@
 // Launch-bound eager loop: empty kernels on one stream, no capture anywhere.
 // capguard must cost almost nothing here (target: ratio <= 1.05).
+// CAPGUARD_BENCH_RANGE=NAME puts the timed loop in an NVTX range of that name: under
+// `capguard run --rehearse NAME` every launch is then rehearsed (bench/rehearse_cost.py).
+#include <nvtx3/nvToolsExt.h>
+
+#include <cstdlib>
+
 #include "bench_common.h"
 
 int main(int argc, char** argv) {
@@ -9,8 +15,11 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 1000; ++i) empty_kernel<<<1, 1, 0, stream>>>();
   BENCH_CHECK(cudaStreamSynchronize(stream));
 
+  const char* range = std::getenv("CAPGUARD_BENCH_RANGE");
   const double start = seconds_now();
+  if (range != nullptr) nvtxRangePushA(range);
   for (int i = 0; i < launches; ++i) empty_kernel<<<1, 1, 0, stream>>>();
+  if (range != nullptr) nvtxRangePop();
   BENCH_CHECK(cudaStreamSynchronize(stream));
   const double elapsed = seconds_now() - start;
 
