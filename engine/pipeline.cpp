@@ -1,6 +1,5 @@
 #include "engine/pipeline.h"
 
-#include "engine/rehearsal_items.h"
 #include "model/frame_owner.h"
 #include "model/framework_calls.h"
 #include "symbolize/module_cache.h"
@@ -29,7 +28,6 @@ std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
                                         UserCode(options.user_code, options.source_root),
                                         &module_cache);
   name_framework_calls(analysis.report);  // needs the frames
-  merge_rehearsal_items(analysis.report);
   if (stats.deep_inline_addresses != 0)
     warn("warning: " + std::to_string(stats.deep_inline_addresses) +
          " addresses lie in inline scopes nested deeper than " +

@@ -1,5 +1,6 @@
 #include "engine/post_process.h"
 
+#include "engine/rehearsal_items.h"
 #include "report/baseline.h"
 #include "report/default_suppressions.h"
 #include "report/suppressions.h"
@@ -60,6 +61,7 @@ void post_process(Report& report, const PostProcessOptions& options,
                   const std::function<void(std::string_view)>& say) {
   if (options.default_suppressions) apply_default_suppressions(report);
   if (!options.suppressions.empty()) apply_suppressions_file(options.suppressions, report, say);
+  settle_rehearsals(report);  // on what the suppressions left; a baseline hides, not refutes
   if (!options.baseline.empty()) apply_baseline_file(options.baseline, report, say);
 }
 

@@ -1,7 +1,12 @@
 #include "engine/rehearsal_items.h"
 
 #include <algorithm>
+#include <set>
 #include <string_view>
+#include <tuple>
+
+#include "model/framework_calls.h"
+#include "model/rehearsal.h"
 
 namespace capguard {
 namespace {
@@ -60,6 +65,27 @@ void merge_rehearsal_items(Report& report) {
     merge(rehearsal.warmup);
     merge(rehearsal.breaks);
   }
+}
+
+void settle_rehearsals(Report& report) {
+  // On the region's own thread, what capture-aware code does eagerly is not what it would do
+  // under a capture of the region (an allocator in relaxed mode, a capture's set-up): no break.
+  std::erase_if(report.findings, [](const Finding& f) {
+    return f.rehearsed && f.capturing_thread && capture_aware_call(f.location) != nullptr;
+  });
+  std::set<std::tuple<uint32_t, std::string_view, uint64_t>> left;  // pid, rule, call
+  for (const Finding& finding : report.findings)
+    if (finding.rehearsed) left.emplace(finding.pid, finding.rule, finding.location.seq);
+  for (RehearsalInfo& rehearsal : report.rehearsals) {
+    if (rehearsal.verdict == "never_executed") continue;
+    std::vector<RehearsalItem> items;
+    for (auto* list : {&rehearsal.warmup, &rehearsal.breaks})
+      for (RehearsalItem& item : *list)
+        if (left.contains({rehearsal.pid, item.rule, item.location.seq}))
+          items.push_back(std::move(item));
+    settle_verdict(rehearsal, std::move(items));
+  }
+  merge_rehearsal_items(report);
 }
 
 }  // namespace capguard

@@ -1,6 +1,7 @@
-// Capture rehearsal (issue 19): a verdict's list reads one line per line of the user's code.
-// A library's first call (cublasCreate: three cudaMallocs and a cudaFree) makes several breaks
-// with different stacks below the same user line; once symbolized they merge into one item.
+// Capture rehearsal (issue 19), after symbolizing and the suppressions: a verdict stands on the
+// breaks whose findings are left (a built-in suppression knows PyTorch's allocators allocate in
+// relaxed mode when capturing), and its lists read one line per line of the user's code (a
+// library's first call, cublasCreate: three cudaMallocs and a cudaFree below one user line).
 #pragma once
 
 #include "model/report.h"
@@ -11,5 +12,9 @@ namespace capguard {
 // rule and thread (without a user frame: the same framework first use): their APIs and categories
 // joined, calls counted, executions the most of them.
 void merge_rehearsal_items(Report& report);
+
+// Drops the items whose finding (same process, rule and call) was suppressed, settles each
+// region's verdict again on what is left (settle_verdict), then merges the items.
+void settle_rehearsals(Report& report);
 
 }  // namespace capguard

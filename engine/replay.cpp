@@ -308,7 +308,7 @@ void Replay::rehearsal_found(const RehearsalJudgement& judgement, const ApiEvent
   Finding& finding = report_.findings[index];
   finding.rehearsed = true;
   finding.region = region.name;
-  if (judgement.other_thread) finding.capturing_thread = false;
+  finding.capturing_thread = !judgement.other_thread;  // the region's thread, or another
   rehearsed_[key] = {index,          region_index,          1, judgement.what, info,
                      judgement.site, judgement.other_thread};
 }
@@ -336,20 +336,13 @@ void Replay::add_rehearsals() {
     info.name = region.name;
     info.domain = region.domain;
     info.mode = mode_name(rehearsal_.mode());
-    const RehearsalVerdict verdict = RehearsalModel::verdict(region, info.warmups);
-    info.verdict = to_string(verdict);
     info.executions = region.closed;
-    if (verdict == RehearsalVerdict::AfterWarmup)
-      for (uint64_t key : region.broken_keys) info.warmup.push_back(item_of(key));
-    if (verdict == RehearsalVerdict::NotCapturable) {
-      // Every reason at once: what still breaks the last execution, and what only the first
-      // ones did (the warm-up the region needs once the rest is fixed).
-      for (uint64_t key : region.last_keys) info.breaks.push_back(item_of(key));
-      for (uint64_t key : region.broken_keys)
-        if (std::find(region.last_keys.begin(), region.last_keys.end(), key) ==
-            region.last_keys.end())
-          info.warmup.push_back(item_of(key));
+    std::vector<RehearsalItem> items;
+    for (const auto& [key, last] : region.broken) {
+      items.push_back(item_of(key));
+      items.back().last_execution = last;
     }
+    settle_verdict(info, std::move(items));
     report_.rehearsals.push_back(std::move(info));
   }
 }

@@ -47,11 +47,20 @@ const FrameworkCall* framework_call_of(const Location& location) {
       location.user_frame >= 0 ? static_cast<size_t>(location.user_frame) : frames.size();
   for (size_t i = user; i-- > 0;) {  // from the user frame toward CUDA
     for (const FrameworkCall& call : kCalls)
-      if (call.kind != FrameworkCallKind::FirstUse && matches(call, frames[i])) return &call;
+      if ((call.kind == FrameworkCallKind::Native || call.kind == FrameworkCallKind::Python) &&
+          matches(call, frames[i]))
+        return &call;
   }
   for (const Frame& frame : frames)
     for (const FrameworkCall& call : kCalls)
       if (call.kind == FrameworkCallKind::FirstUse && matches(call, frame)) return &call;
+  return nullptr;
+}
+
+const FrameworkCall* capture_aware_call(const Location& location) {
+  for (const Frame& frame : location.frames)
+    for (const FrameworkCall& call : kCalls)
+      if (call.kind == FrameworkCallKind::CaptureAware && matches(call, frame)) return &call;
   return nullptr;
 }
 

@@ -8,7 +8,7 @@
 
 namespace capguard {
 
-enum class FrameworkCallKind { Native, Python, FirstUse };
+enum class FrameworkCallKind { Native, Python, FirstUse, CaptureAware };
 
 struct FrameworkCall {
   FrameworkCallKind kind;
@@ -23,6 +23,9 @@ std::span<const FrameworkCall> framework_calls();
 // The entry point closest to the user frame between it and CUDA, else a first use anywhere in
 // the stack; null when the stack shows none (or is not symbolized).
 const FrameworkCall* framework_call_of(const Location& location);
+// Capture-aware code on the stack: what it does eagerly it would do otherwise under a capture
+// (an allocator in relaxed mode while its stream captures, a capture's own set-up).
+const FrameworkCall* capture_aware_call(const Location& location);
 // Names them in every finding (Finding::framework_call and framework_fix) and every rehearsal
 // item (RehearsalItem::first_use).
 void name_framework_calls(Report& report);

@@ -67,12 +67,14 @@ void RehearsalModel::settle() {
     }
     RehearsalRegion& region = regions_[it->region];
     ++region.closed;
-    if (!it->keys.empty()) region.last_broken = region.closed;
-    for (uint64_t key : it->keys)
-      if (std::find(region.broken_keys.begin(), region.broken_keys.end(), key) ==
-          region.broken_keys.end())
-        region.broken_keys.push_back(key);
-    region.last_keys = std::move(it->keys);
+    for (uint64_t key : it->keys) {
+      const auto known = std::find_if(region.broken.begin(), region.broken.end(),
+                                      [&](const auto& b) { return b.first == key; });
+      if (known == region.broken.end())
+        region.broken.emplace_back(key, region.closed);
+      else
+        known->second = region.closed;
+    }
     it = live_.erase(it);
   }
 }
@@ -129,9 +131,12 @@ void RehearsalModel::judge(const Call& call, std::vector<RehearsalJudgement>& ou
   const ApiKind kind = call.api.kind;
   // Code that asks whether its stream captures right before an unsafe call takes another path
   // when it does: PyTorch's caching allocator allocates in relaxed mode then (c10's
-  // cudaMallocMaybeCapturing). What that path does is not in an eager run: not judged.
-  if (follows_capture_query(ev.tid, kind) && kind == ApiKind::Unsafe) return;
-  if (Live* live = live_on(ev.tid)) return judge_own(*live, call, out);
+  // cudaMallocMaybeCapturing), on the region's thread or on one working on the region's stream
+  // (the autograd thread). What that path does is not in an eager run: not judged.
+  Live* own = live_on(ev.tid);
+  if (follows_capture_query(call, own != nullptr ? *own : *first_open) && kind == ApiKind::Unsafe)
+    return;
+  if (own != nullptr) return judge_own(*own, call, out);
   // Another thread: a global-mode capture prohibits its unsafe calls and device syncs.
   if (mode_ != CaptureMode::Global) return;
   if ((kind == ApiKind::Unsafe && prohibits_unsafe(call, false)) || kind == ApiKind::DeviceSync) {
@@ -217,10 +222,11 @@ void RehearsalModel::judge_own(Live& live, const Call& call, std::vector<Rehears
   m.last_work = Site::of(ev);
 }
 
-bool RehearsalModel::follows_capture_query(uint32_t tid, ApiKind kind) {
-  bool& queried = queried_[tid];
-  const bool follows = queried;
-  queried = kind == ApiKind::CaptureQuery;
+bool RehearsalModel::follows_capture_query(const Call& call, const Live& live) {
+  Query& last = queried_[call.ev->tid];
+  const bool follows =
+      last.asked && (last.has_stream ? member_of(live, last.stream) >= 0 : live.members.empty());
+  last = {call.api.kind == ApiKind::CaptureQuery, call.has_stream, call.stream};
   return follows;
 }
 
@@ -232,12 +238,25 @@ bool RehearsalModel::prohibits_unsafe(const Call& call, bool own) const {
   return own || thread_mode == CaptureMode::Global;
 }
 
-RehearsalVerdict RehearsalModel::verdict(const RehearsalRegion& region, uint32_t& warmups) {
-  warmups = 0;
-  if (region.last_broken == 0) return RehearsalVerdict::Capturable;
-  if (region.last_broken == region.closed) return RehearsalVerdict::NotCapturable;
-  warmups = region.last_broken;
-  return RehearsalVerdict::AfterWarmup;
+void settle_verdict(RehearsalInfo& info, std::vector<RehearsalItem> items) {
+  info.warmup.clear();
+  info.breaks.clear();
+  info.warmups = 0;
+  uint32_t last = 0;
+  for (const RehearsalItem& item : items) last = std::max(last, item.last_execution);
+  RehearsalVerdict verdict = RehearsalVerdict::Capturable;
+  if (last != 0 && last >= info.executions) {
+    verdict = RehearsalVerdict::NotCapturable;
+  } else if (last != 0) {
+    verdict = RehearsalVerdict::AfterWarmup;
+    info.warmups = last;
+  }
+  info.verdict = to_string(verdict);
+  for (RehearsalItem& item : items)
+    (verdict == RehearsalVerdict::NotCapturable && item.last_execution >= info.executions
+         ? info.breaks
+         : info.warmup)
+        .push_back(std::move(item));
 }
 
 }  // namespace capguard

@@ -18,6 +18,7 @@
 
 #include "model/api_catalog.h"
 #include "model/capture_model.h"
+#include "model/report.h"
 #include "trace/event.h"
 #include "util/flat_map.h"
 
@@ -57,11 +58,11 @@ enum class RehearsalVerdict : uint8_t {
 // many times a loop runs the region.
 struct RehearsalRegion {
   std::string name, domain;
-  uint32_t begun = 0;                 // executions begun
-  uint32_t closed = 0;                // executions ended
-  uint32_t last_broken = 0;           // 1-based number of the last closed execution that broke
-  std::vector<uint64_t> broken_keys;  // every break of the closed executions (keys: note())
-  std::vector<uint64_t> last_keys;    // the breaks of the last closed execution
+  uint32_t begun = 0;   // executions begun
+  uint32_t closed = 0;  // executions ended
+  // Every break of the closed executions (keys: note()), with the 1-based number, in closing
+  // order, of the last execution that made it.
+  std::vector<std::pair<uint64_t, uint32_t>> broken;
 };
 
 class RehearsalModel {
@@ -89,9 +90,6 @@ class RehearsalModel {
   std::vector<uint64_t> open_ranges() const;
 
   const std::vector<RehearsalRegion>& regions() const { return regions_; }
-  // The verdict from the region's closed executions; `warmups`: the executions to run before a
-  // capture (AfterWarmup).
-  static RehearsalVerdict verdict(const RehearsalRegion& region, uint32_t& warmups);
 
  private:
   struct Member {
@@ -122,9 +120,9 @@ class RehearsalModel {
   void judge_own(Live& live, const Call& call, std::vector<RehearsalJudgement>& out);
 
   Live* live(uint64_t execution);
-  // Whether the thread's previous call in a rehearsal asked if a stream captures (then updated
-  // with this call).
-  bool follows_capture_query(uint32_t tid, ApiKind kind);
+  // Whether the thread's previous call in a rehearsal asked if a stream of `live` captures (no
+  // stream yet: any), then remembers this call.
+  bool follows_capture_query(const Call& call, const Live& live);
   // Whether a capture of the region would prohibit this unsafe call (own: made by the region's
   // thread), given the mode the calling thread set with cudaThreadExchangeStreamCaptureMode.
   bool prohibits_unsafe(const Call& call, bool own) const;
@@ -132,10 +130,21 @@ class RehearsalModel {
   trace::CaptureMode mode_;
   uint64_t next_execution_ = 1;
   std::vector<RehearsalRegion> regions_;
-  std::vector<Live> live_;                    // open executions, innermost of a thread last
-  FlatMap<uint64_t, bool, U64Hash> queried_;  // per thread: its last call was a capture query
+  std::vector<Live> live_;  // open executions, innermost of a thread last
+  struct Query {            // a thread's last call, when it asked whether a stream captures
+    bool asked = false;
+    bool has_stream = false;
+    StreamKey stream;
+  };
+  FlatMap<uint64_t, Query, U64Hash> queried_;
 };
 
 const char* to_string(RehearsalVerdict verdict);  // capturable | capturable_after_warmup | ...
+
+// A region's verdict from its items (each with RehearsalItem::last_execution) and its closed
+// executions: none broke, capturable; the last one broke, not capturable (`breaks`: what it did,
+// `warmup`: what only earlier ones did); else capturable after as many warm-ups as the last one
+// that broke (`warmup`: all). Run again on the items left after suppressions.
+void settle_verdict(RehearsalInfo& info, std::vector<RehearsalItem> items);
 
 }  // namespace capguard

@@ -146,9 +146,10 @@ struct RehearsalItem {
   std::string rule;
   std::string api;
   uint32_t thread = 0;
-  bool other_thread = false;  // not the region's thread (a global-mode capture forbids it too)
-  uint32_t executions = 0;    // how many of the region's executions made it
-  uint32_t calls = 1;         // calls at the same user line merged into this item
+  bool other_thread = false;    // not the region's thread (a global-mode capture forbids it too)
+  uint32_t executions = 0;      // how many of the region's executions made it
+  uint32_t last_execution = 0;  // the last of them, numbered in closing order from 1
+  uint32_t calls = 1;           // calls at the same user line merged into this item
   std::string first_use;  // the framework's words when the stack shows them (framework_calls.def)
   Location location;
 };

@@ -1,4 +1,6 @@
 // Capture rehearsal (issue 19): model/rehearsal.h through the replay, from synthetic events.
+#include "model/rehearsal.h"
+
 #include <doctest/doctest.h>
 
 #include "engine/analyzer.h"
@@ -215,10 +217,15 @@ TEST_SUITE("rehearsal_test") {
     sim(launch(kS))(call("cudaStreamIsCapturing").stream(kS))(malloc_());
     sim(call("cudaStreamIsCapturing").stream(kS).thread(2))(malloc_().thread(2));
     sim(malloc_().stack(9));  // not after a query: judged
+    // Another thread asking about a stream that is not the region's: that stream would not
+    // capture, so its allocation would still break a global-mode capture.
+    sim(create_stream(kS2, kNonBlocking).thread(3));
+    sim(call("cudaStreamIsCapturing").stream(kS2).thread(3))(malloc_().thread(3).stack(11));
     sim.range_pop();
     const Report& r = sim.finish();
-    REQUIRE(rules_of(r) == Rules{"unsafe-call-during-capture"});
+    REQUIRE(rules_of(r) == Rules{"unsafe-call-during-capture", "unsafe-call-during-capture"});
     CHECK(r.findings[0].location.stack_id == 9u);
+    CHECK(r.findings[1].location.stack_id == 11u);
   }
 
   TEST_CASE("the calling thread's exchanged capture mode decides an allocation") {
@@ -288,5 +295,80 @@ TEST_SUITE("rehearsal_test") {
     CHECK(info.warmup[0].calls == 3);
     CHECK(info.warmup[1].calls == 1);
     CHECK(info.warmup[1].executions == 2);
+
+    // Without a user frame (another thread): the same first use merges, nothing else does.
+    RehearsalItem a = item("cudaMalloc", "allocation", 25, 1), b = a, c = a;
+    for (RehearsalItem* i : {&a, &b, &c}) i->location.user_frame = -1;
+    a.first_use = b.first_use = "cuBLAS handle creation (cublasCreate)";
+    info.warmup = {a, b, c};
+    merge_rehearsal_items(report);
+    REQUIRE(info.warmup.size() == 2);
+    CHECK(info.warmup[0].calls == 2);
+  }
+
+  TEST_CASE(
+      "after symbolizing: a capture-aware allocator's allocation on the region's thread is no "
+      "break") {
+    const auto finding = [](uint64_t seq, bool region_thread) {
+      Finding f;
+      f.rule = "unsafe-call-during-capture";
+      f.rehearsed = true;
+      f.region = "step";
+      f.pid = 7;
+      f.capturing_thread = region_thread;
+      f.location.seq = seq;
+      f.location.frames = {Frame{1,
+                                 "c10::cuda::CUDACachingAllocator::Native::(anonymous namespace)::"
+                                 "cudaMallocMaybeCapturing(void**, unsigned long)",
+                                 "", 0, "libc10_cuda.so", 1},
+                           Frame{2, "<module>", "train.py", 9, "", 0}};
+      f.location.user_frame = 1;
+      return f;
+    };
+    const auto item = [](uint64_t seq, uint32_t last) {
+      RehearsalItem i;
+      i.rule = "unsafe-call-during-capture";
+      i.what = "allocation";
+      i.api = "cudaMalloc";
+      i.executions = 1;
+      i.last_execution = last;
+      i.location.seq = seq;
+      return i;
+    };
+    Report report;
+    report.findings = {finding(10, true), finding(20, false)};
+    RehearsalInfo& info = report.rehearsals.emplace_back();
+    info.pid = 7;
+    info.executions = 3;
+    settle_verdict(info, {item(10, 1), item(20, 3)});
+    CHECK(info.verdict == "not_capturable");
+    settle_rehearsals(report);
+    // The region's own thread: relaxed while capturing, dropped. Another thread's stays, and
+    // still breaks the last execution.
+    REQUIRE(report.findings.size() == 1);
+    CHECK(report.findings[0].location.seq == 20u);
+    CHECK(info.verdict == "not_capturable");
+    CHECK(info.warmup.empty());
+    REQUIRE(info.breaks.size() == 1);
+
+    report.findings.clear();  // e.g. suppressed: nothing is left to break the region
+    settle_rehearsals(report);
+    CHECK(info.verdict == "capturable");
+    CHECK(info.breaks.empty());
+  }
+
+  TEST_CASE("settle_verdict: the last execution that broke decides") {
+    RehearsalInfo info;
+    info.executions = 4;
+    RehearsalItem early, late;
+    early.last_execution = 1;
+    late.last_execution = 2;
+    settle_verdict(info, {early, late});
+    CHECK(info.verdict == "capturable_after_warmup");
+    CHECK(info.warmups == 2);
+    CHECK(info.warmup.size() == 2);
+    settle_verdict(info, {});
+    CHECK(info.verdict == "capturable");
+    CHECK(info.warmups == 0);
   }
 }
