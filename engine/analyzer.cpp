@@ -244,6 +244,11 @@ void analyze_trace(const std::string& path, Analysis& analysis) {
         std::to_string(kClockBudget) +
         " entries); which of its forked streams were joined back is not judged");
   }
+  if (const uint64_t n = sink.replay().dropped_rehearsals())
+    analysis.incomplete.push_back(
+        path + ": " + std::to_string(n) + " rehearsed NVTX ranges not judged: more than " +
+        std::to_string(kMaxRehearsalRegions) + " distinct regions, or more than " +
+        std::to_string(kMaxOpenRehearsals) + " ranges open at once (docs/security.md)");
   if (error) analysis.errors.push_back(std::move(*error));
 }
 

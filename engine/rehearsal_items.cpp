@@ -4,6 +4,7 @@
 #include <set>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 #include "model/framework_calls.h"
 #include "model/rehearsal.h"
@@ -17,15 +18,17 @@ const Frame* user_frame(const Location& location) {
   return &location.frames[static_cast<size_t>(location.user_frame)];
 }
 
-// The same user line, or, on a thread without one (PyTorch's autograd thread), the same
-// library first use.
-bool same_line(const RehearsalItem& a, const RehearsalItem& b) {
-  if (a.rule != b.rule || a.thread != b.thread) return false;
-  const Frame* fa = user_frame(a.location);
-  const Frame* fb = user_frame(b.location);
-  if (fa == nullptr && fb == nullptr) return !a.first_use.empty() && a.first_use == b.first_use;
-  return fa != nullptr && fb != nullptr && fa->file == fb->file && fa->line == fb->line &&
-         fa->function == fb->function;
+// What items merge on: the rule, the thread, and the user line, or, on a thread without one
+// (PyTorch's autograd thread), the library's first use; empty: the item stays on its own.
+std::string merge_key(const RehearsalItem& item) {
+  std::string where;
+  if (const Frame* frame = user_frame(item.location))
+    where = "L" + frame->file + '\n' + std::to_string(frame->line) + '\n' + frame->function;
+  else if (!item.first_use.empty())
+    where = "F" + item.first_use;
+  else
+    return {};
+  return item.rule + '\n' + std::to_string(item.thread) + '\n' + where;
 }
 
 // "cudaMalloc, cudaFree": each name once, in the order met.
@@ -42,18 +45,20 @@ void add_word(std::string& list, std::string_view word) {
 
 void merge(std::vector<RehearsalItem>& items) {
   std::vector<RehearsalItem> merged;
+  std::unordered_map<std::string, size_t> at;  // merge_key -> index in merged
   for (RehearsalItem& item : items) {
-    const auto into = std::find_if(merged.begin(), merged.end(),
-                                   [&](const RehearsalItem& m) { return same_line(m, item); });
-    if (into == merged.end()) {
+    std::string key = merge_key(item);
+    const auto [known, fresh] = at.try_emplace(std::move(key), merged.size());
+    if (fresh || known->first.empty()) {
       merged.push_back(std::move(item));
       continue;
     }
-    add_word(into->api, item.api);
-    add_word(into->what, item.what);
-    into->calls += item.calls;
-    into->executions = std::max(into->executions, item.executions);
-    if (into->first_use.empty()) into->first_use = std::move(item.first_use);
+    RehearsalItem& into = merged[known->second];
+    add_word(into.api, item.api);
+    add_word(into.what, item.what);
+    into.calls += item.calls;
+    into.executions = std::max(into.executions, item.executions);
+    if (into.first_use.empty()) into.first_use = std::move(item.first_use);
   }
   items = std::move(merged);
 }

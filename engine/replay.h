@@ -58,6 +58,8 @@ class Replay {
   // first few ids, and how many in all.
   const std::vector<uint32_t>& partial_captures() const { return partial_captures_; }
   uint64_t partial_capture_count() const { return partial_capture_count_; }
+  // Rehearsed ranges past the rehearsal's bounds (model/rehearsal.h), not judged.
+  uint64_t dropped_rehearsals() const { return rehearsal_.dropped_ranges(); }
 
  private:
   const ApiInfo& classify(std::string_view api);

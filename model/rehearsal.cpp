@@ -28,19 +28,25 @@ const char* to_string(RehearsalVerdict verdict) {  // names: enum_names.def
 
 void RehearsalModel::range_begin(uint64_t, uint32_t tid, uint64_t id, std::string_view domain,
                                  std::string_view name) {
-  auto region = std::find_if(regions_.begin(), regions_.end(), [&](const RehearsalRegion& r) {
-    return r.name == name && r.domain == domain;
-  });
-  if (region == regions_.end()) {
-    region = regions_.insert(regions_.end(), RehearsalRegion{});
-    region->name = name;
-    region->domain = domain;
+  std::string key = std::string(domain) + '\n' + std::string(name);
+  auto known = region_index_.find(key);
+  if (live_.size() >= kMaxOpenRehearsals ||
+      (known == region_index_.end() && regions_.size() >= kMaxRehearsalRegions)) {
+    ++dropped_ranges_;  // its end finds no execution and is ignored
+    return;
   }
+  if (known == region_index_.end()) {
+    known = region_index_.emplace(std::move(key), static_cast<uint32_t>(regions_.size())).first;
+    RehearsalRegion& fresh = regions_.emplace_back();
+    fresh.name = name;
+    fresh.domain = domain;
+  }
+  RehearsalRegion& region = regions_[known->second];
   Live& live = live_.emplace_back();
   live.execution = next_execution_++;
   live.range_id = id;
-  live.region = static_cast<uint32_t>(region - regions_.begin());
-  live.number = ++region->begun;
+  live.region = known->second;
+  live.number = ++region.begun;
   live.tid = tid;
 }
 
@@ -68,12 +74,12 @@ void RehearsalModel::settle() {
     RehearsalRegion& region = regions_[it->region];
     ++region.closed;
     for (uint64_t key : it->keys) {
-      const auto known = std::find_if(region.broken.begin(), region.broken.end(),
-                                      [&](const auto& b) { return b.first == key; });
-      if (known == region.broken.end())
+      if (const uint32_t* at = region.broken_at.find(key)) {
+        region.broken[*at].second = region.closed;
+      } else {
+        region.broken_at[key] = static_cast<uint32_t>(region.broken.size());
         region.broken.emplace_back(key, region.closed);
-      else
-        known->second = region.closed;
+      }
     }
     it = live_.erase(it);
   }
@@ -87,7 +93,8 @@ RehearsalModel::Live* RehearsalModel::live(uint64_t execution) {
 
 bool RehearsalModel::note(uint64_t execution, uint64_t key) {
   Live* l = live(execution);
-  if (l == nullptr || std::find(l->keys.begin(), l->keys.end(), key) != l->keys.end()) return false;
+  if (l == nullptr || l->has_key.find(key) != nullptr) return false;
+  l->has_key[key] = true;
   l->keys.push_back(key);
   return true;
 }

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "model/api_catalog.h"
@@ -61,9 +62,16 @@ struct RehearsalRegion {
   uint32_t begun = 0;   // executions begun
   uint32_t closed = 0;  // executions ended
   // Every break of the closed executions (keys: note()), with the 1-based number, in closing
-  // order, of the last execution that made it.
+  // order, of the last execution that made it; `broken_at`: a key's index in `broken`.
   std::vector<std::pair<uint64_t, uint32_t>> broken;
+  FlatMap<uint64_t, uint32_t, U64Hash> broken_at;
 };
+
+// Bounds a hostile trace cannot push past (docs/security.md): distinct regions, and executions
+// open at once (nested or on several threads). A range past them is not rehearsed and the
+// analysis says so (RehearsalModel::dropped_ranges).
+inline constexpr size_t kMaxRehearsalRegions = 4096;
+inline constexpr size_t kMaxOpenRehearsals = 256;
 
 class RehearsalModel {
  public:
@@ -90,6 +98,8 @@ class RehearsalModel {
   std::vector<uint64_t> open_ranges() const;
 
   const std::vector<RehearsalRegion>& regions() const { return regions_; }
+  // Ranges not rehearsed because a bound was reached (kMaxRehearsalRegions, kMaxOpenRehearsals).
+  uint64_t dropped_ranges() const { return dropped_ranges_; }
 
  private:
   struct Member {
@@ -112,7 +122,8 @@ class RehearsalModel {
     std::optional<bool> origin_non_blocking;
     std::vector<Member> members;  // [0] the origin, once the region put work on a stream
     FlatMap<uint64_t, RecordedEvent, U64Hash> events;
-    std::vector<uint64_t> keys;
+    std::vector<uint64_t> keys;  // in the order met
+    FlatMap<uint64_t, bool, U64Hash> has_key;
   };
 
   Live* live_on(uint32_t tid);
@@ -130,6 +141,8 @@ class RehearsalModel {
   trace::CaptureMode mode_;
   uint64_t next_execution_ = 1;
   std::vector<RehearsalRegion> regions_;
+  std::unordered_map<std::string, uint32_t> region_index_;  // domain '\n' name -> regions_
+  uint64_t dropped_ranges_ = 0;
   std::vector<Live> live_;  // open executions, innermost of a thread last
   struct Query {            // a thread's last call, when it asked whether a stream captures
     bool asked = false;

@@ -22,6 +22,8 @@ std::string verdict_words(const RehearsalInfo& rehearsal);
 inline constexpr const char* kWarmupHeading =
     "only the first executions did (run the region that many times before capturing):";
 inline constexpr const char* kBreaksHeading = "what breaks it still in the last execution:";
+// Items a list shows in text (HTML: kRehearsalItemsShown * 8); JSON has them all.
+inline constexpr size_t kRehearsalItemsShown = 16;
 // One line per item: "allocation: cudaMalloc at app.cu:42 (main) [unsafe-call-during-capture],
 // in 1 of 3 executions". Text as the trace has it (escape it for the format).
 std::string item_line(const RehearsalItem& item, uint32_t executions);

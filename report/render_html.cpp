@@ -177,8 +177,12 @@ class HtmlWriter {
       for (const auto* items : {&r.warmup, &r.breaks}) {
         if (items->empty()) continue;
         put("<br>{}<ul>\n", items == &r.warmup ? kWarmupHeading : kBreaksHeading);
-        for (const RehearsalItem& item : *items)
-          put("<li>{}</li>\n", esc(item_line(item, r.executions)));
+        const size_t shown = std::min(items->size(), kRehearsalItemsShown * 8);
+        for (size_t i = 0; i < shown; ++i)
+          put("<li>{}</li>\n", esc(item_line((*items)[i], r.executions)));
+        if (items->size() > shown)
+          put("<li>... and {} more (the JSON report lists every one)</li>\n",
+              items->size() - shown);
         out_ += "</ul>";
       }
       out_ += "</li>\n";

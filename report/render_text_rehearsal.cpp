@@ -41,12 +41,15 @@ std::string rehearsal_text(const Report& report) {
     fmt::format_to(it, "  \"{}\"{} (process {}, {} mode, {} {}): {}\n", terminal_safe(r.name),
                    r.domain.empty() ? "" : " in domain " + terminal_safe(r.domain), r.pid, r.mode,
                    r.executions, r.executions == 1 ? "execution" : "executions", verdict_words(r));
-    if (!r.warmup.empty()) out += fmt::format("    {}\n", kWarmupHeading);
-    for (const RehearsalItem& item : r.warmup)
-      fmt::format_to(it, "      {}\n", terminal_safe(item_line(item, r.executions)));
-    if (!r.breaks.empty()) out += fmt::format("    {}\n", kBreaksHeading);
-    for (const RehearsalItem& item : r.breaks)
-      fmt::format_to(it, "      {}\n", terminal_safe(item_line(item, r.executions)));
+    for (const auto* items : {&r.warmup, &r.breaks}) {
+      if (items->empty()) continue;
+      fmt::format_to(it, "    {}\n", items == &r.warmup ? kWarmupHeading : kBreaksHeading);
+      for (size_t i = 0; i < items->size() && i < kRehearsalItemsShown; ++i)
+        fmt::format_to(it, "      {}\n", terminal_safe(item_line((*items)[i], r.executions)));
+      if (items->size() > kRehearsalItemsShown)
+        fmt::format_to(it, "      ... and {} more (the JSON report lists every one)\n",
+                       items->size() - kRehearsalItemsShown);
+    }
   }
   return out;
 }

@@ -139,7 +139,39 @@ def cases():
         Case("many_processes", 1, lambda d: [one(d, trace(pid=0x1000 + i), "capguard.%d.trace" % i)
                                              for i in range(15000)]),
         Case("clean_captures_1m_distinct_sites", 0, lambda d: one(d, clean_captures(1000000))),
+        # Capture rehearsal: bounded regions and open ranges (past them: not judged, exit 3), and
+        # near-linear verdict lists however many call sites break a region.
+        Case("rehearse_1m_distinct_regions", 3, lambda d: one(d, rehearsed_regions(1000000, close=True))),
+        Case("rehearse_1m_ranges_never_closed", 3, lambda d: one(d, rehearsed_regions(1000000, close=False))),
+        Case("rehearse_100k_distinct_sites", 1, lambda d: one(d, rehearsed_sites(100000))),
     ]
+
+
+def rehearsed_regions(n, close):
+    """n rehearsed ranges (format 6 'r'/'R'), each with a launch: closed, each a region of its own
+    name; or never closed, all one region (a linear scan per range or per call was quadratic)."""
+    out = ["v 0.1.0 6\np 1e240 1 0\nc ./app\ni ok cupti\n"
+           "e 1 1 1e241 cudaStreamCreateWithFlags 0 0 st=5000 fl=1\n"]
+    seq = 2
+    for i in range(1, n + 1):
+        name = "region%d" % i if close else "step"
+        out.append("r %x 1 1e241 %x  %s\ne %x 2 1e241 cudaLaunchKernel 0 0 st=5000\n"
+                   % (seq, i, name, seq + 1))
+        if close:
+            out.append("R %x 3 1e241 %x\n" % (seq + 2, i))
+        seq += 3
+    out.append("z 3 0\n")
+    return "".join(out)
+
+
+def rehearsed_sites(n):
+    """One rehearsed execution with n allocations, each from a call site of its own: n findings
+    and n verdict items (merging them by user line was quadratic)."""
+    out = ["v 0.1.0 6\np 1e240 1 0\nc ./app\ni ok cupti\nr 1 1 1e241 1  step\n"]
+    for i in range(1, n + 1):
+        out.append("s %x %x\ne %x 2 1e241 cudaMalloc 0 %x\n" % (i, 0x401000 + 16 * i, i + 1, i))
+    out.append("R %x 3 1e241 1\nz 3 0\n" % (n + 2))
+    return "".join(out)
 
 
 def clean_captures(n):
