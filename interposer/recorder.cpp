@@ -36,6 +36,9 @@ struct ThreadState {
   bool recorded = false;
   uint32_t tid = 0;
   uint32_t enter_correlation = 0;  // of the top-level call in progress: its EXIT must match
+  // A top-level call given up for lost at a later ENTER: its EXIT, should it come after all, is
+  // still recorded (0: none).
+  uint32_t lost_correlation = 0;
   // Graph lifetime: a free's size, asked at its ENTER (before the memory goes away) for the
   // EXIT of the same top-level call (free_correlation). Kept here, not in the correlation bits.
   bool free_size_known = false;
@@ -188,20 +191,30 @@ void Recorder::on_api(ApiDomain domain, uint32_t cbid, const CUpti_CallbackData&
   // Only top-level calls count: a runtime call's own driver calls (and nested runtime calls)
   // would report the same thing twice. An EXIT whose ENTER was never seen (the subscription
   // began inside that call) is dropped without unbalancing the depth. An EXIT that never comes
-  // (the gate switched the call's callback off while this thread was inside it) must not leave
-  // every later call of this thread looking nested: the next ENTER notices and starts afresh.
+  // must not leave every later call of this thread looking nested (the thread would go blind):
+  // the gate switched the call's callback off while this thread was inside it, or, for a call
+  // of the reduced set, delivered nothing while it switched (both domains off, the reduced set
+  // back on; seen on the H100 in gate_race_worker_sync). The next ENTER after a reduction starts
+  // afresh (for a reduced-set call, the next runtime ENTER: its own driver calls come inside it);
+  // should the given-up call's EXIT come after all (the ENTER was nested in it), it is still
+  // recorded.
   if (t.runtime_depth > 0 && enter && config_.gate != nullptr &&
       config_.gate->reduced_since(t.outer_generation) &&
-      !in_reduced_set(api_info(ApiDomain::Runtime, t.outer_cbid))) {
+      (domain == ApiDomain::Runtime ||
+       !in_reduced_set(api_info(ApiDomain::Runtime, t.outer_cbid)))) {
     t.runtime_depth = 0;
+    t.lost_correlation = t.enter_correlation;
   }
   if (domain == ApiDomain::Runtime) {
     if (enter) {
       if (t.runtime_depth++ > 0) return;
       t.outer_cbid = cbid;
       if (config_.gate != nullptr) t.outer_generation = config_.gate->reduction_generation();
-    } else {
-      if (t.runtime_depth == 0 || --t.runtime_depth > 0) return;
+    } else if (t.runtime_depth == 0) {
+      if (t.lost_correlation == 0 || data.correlationId != t.lost_correlation) return;
+      t.lost_correlation = 0;  // the given-up call's EXIT after all: recorded as top-level
+    } else if (--t.runtime_depth > 0) {
+      return;
     }
   } else if (t.runtime_depth > 0) {
     return;

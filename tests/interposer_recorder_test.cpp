@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -18,6 +19,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "interposer/recorder.h"
@@ -531,15 +533,20 @@ TEST_CASE("a fork child writes its own trace, never into the parent's") {
 struct GatedCupti {
   std::mutex mutex;
   std::map<std::pair<int, uint32_t>, bool> on;
+  // Runs once, right after a domain went off (the moment a reduction delivers nothing).
+  std::function<void()> while_off;
 };
 GatedCupti g_gated;
 
 CUptiResult gated_enable_domain(uint32_t enable, CUpti_SubscriberHandle,
                                 CUpti_CallbackDomain domain) {
-  const std::lock_guard lock(g_gated.mutex);
-  const uint32_t size = api_table_size(domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::Runtime
-                                                                             : ApiDomain::Driver);
-  for (uint32_t cbid = 1; cbid < size; ++cbid) g_gated.on[{domain, cbid}] = enable != 0;
+  {
+    const std::lock_guard lock(g_gated.mutex);
+    const uint32_t size = api_table_size(domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::Runtime
+                                                                               : ApiDomain::Driver);
+    for (uint32_t cbid = 1; cbid < size; ++cbid) g_gated.on[{domain, cbid}] = enable != 0;
+  }
+  if (enable == 0 && g_gated.while_off) std::exchange(g_gated.while_off, nullptr)();
   return CUPTI_SUCCESS;
 }
 CUptiResult gated_enable_callback(uint32_t enable, CUpti_SubscriberHandle,
@@ -558,6 +565,8 @@ struct GatedCall {
   CUpti_CallbackData data{};
   GatedCall(Recorder& r, uint32_t id, const char* name, const void* params)
       : recorder(r), cbid(id) {
+    static std::atomic<uint32_t> next_correlation{0};
+    data.correlationId = ++next_correlation;  // CUPTI's: one per call, its ENTER's and EXIT's
     data.functionName = name;
     data.functionParams = params;
     data.correlationData = &correlation;
@@ -656,6 +665,151 @@ TEST_CASE("a thread whose EXIT the gate swallowed still records its next capture
   }
   CHECK(worker_calls ==
         std::vector<std::string>{"cudaStreamBeginCapture", "cudaStreamSynchronize"});
+}
+
+TEST_CASE(
+    "a reduced-set call whose EXIT came while the gate switched still lets the thread record") {
+  TempDir dir;
+  g_fake = FakeCuda{};
+  g_gated.on.clear();
+  CallbackGate gate;
+  CuptiSwitches switches;
+  switches.enable_domain = &gated_enable_domain;
+  switches.enable_callback = &gated_enable_callback;
+  gate.init(switches, /*always_full=*/false, /*linger_ns=*/1'000'000);
+  REQUIRE(gate.enable_reduced_set());
+  RecorderConfig config;
+  config.trace_dir = dir.path().c_str();
+  config.driver.stream_get_capture_info = &fake_capture_info;
+  config.capture_stack = &fake_stack;
+  config.gate = &gate;
+  Recorder r(config);
+  REQUIRE(r.start());
+
+  cudaStreamBeginCapture_v10000_params begin_main{as<cudaStream_t>(kStream),
+                                                  cudaStreamCaptureModeGlobal};
+  GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000, "cudaStreamBeginCapture",
+            &begin_main)
+      .whole();
+  g_fake.status[kStream] = 1;
+  cudaGraph_t graph = nullptr;
+  cudaStreamEndCapture_v10000_params end_main{as<cudaStream_t>(kStream), &graph};
+  g_fake.status[kStream] = 0;
+  GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000, "cudaStreamEndCapture",
+            &end_main)
+      .whole();
+  REQUIRE(gate.full());
+
+  // The worker is inside a call of the reduced set (a stream's creation, always recorded) when
+  // the reduction switches both domains off; its EXIT comes in that moment and is lost.
+  constexpr uint64_t kWorkerStream = 0x6000;
+  cudaStream_t created = as<cudaStream_t>(kWorkerStream);
+  cudaStreamCreateWithFlags_v5000_params create{&created, 1};
+  GatedCall create_call(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithFlags_v5000,
+                        "cudaStreamCreateWithFlags", &create);
+  std::promise<void> worker_inside, exit_lost, go_on;
+  std::thread worker([&] {
+    create_call.enter();
+    worker_inside.set_value();
+    go_on.get_future().wait();
+
+    cudaStreamBeginCapture_v10000_params begin{as<cudaStream_t>(kWorkerStream),
+                                               cudaStreamCaptureModeGlobal};
+    GatedCall begin_call(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
+                         "cudaStreamBeginCapture", &begin);
+    begin_call.enter();
+    g_fake.status[kWorkerStream] = 1;
+    g_fake.id[kWorkerStream] = 9;
+    begin_call.exit();
+    cudaStreamSynchronize_v3020_params sync{as<cudaStream_t>(kWorkerStream)};
+    GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, "cudaStreamSynchronize",
+              &sync)
+        .whole(900);
+  });
+  worker_inside.get_future().wait();
+  g_gated.while_off = [&] {
+    create_call.exit();  // not delivered: every callback is off for this moment
+    exit_lost.set_value();
+  };
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the linger passes
+  cudaLaunchKernel_v7000_params launch_params{};
+  launch_params.stream = as<cudaStream_t>(kStream);
+  GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel", &launch_params)
+      .whole();  // its EXIT reduces
+  REQUIRE(gate.reductions() == 1);
+  exit_lost.get_future().wait();
+  go_on.set_value();
+  worker.join();
+
+  const RecordingSink sink = read_back(r);
+  std::vector<std::string> worker_calls;
+  for (const auto& e : sink.events) {
+    if (e.stream == kWorkerStream) worker_calls.emplace_back(e.api);
+  }
+  CHECK(worker_calls ==
+        std::vector<std::string>{"cudaStreamBeginCapture", "cudaStreamSynchronize"});
+}
+
+TEST_CASE("a call given up for lost whose EXIT comes after all is still recorded") {
+  TempDir dir;
+  g_fake = FakeCuda{};
+  g_gated.on.clear();
+  CallbackGate gate;
+  CuptiSwitches switches;
+  switches.enable_domain = &gated_enable_domain;
+  switches.enable_callback = &gated_enable_callback;
+  gate.init(switches, /*always_full=*/false, /*linger_ns=*/1'000'000);
+  REQUIRE(gate.enable_reduced_set());
+  RecorderConfig config;
+  config.trace_dir = dir.path().c_str();
+  config.driver.stream_get_capture_info = &fake_capture_info;
+  config.capture_stack = &fake_stack;
+  config.gate = &gate;
+  Recorder r(config);
+  REQUIRE(r.start());
+
+  // A worker inside a stream's creation (reduced set) while the main thread's capture ends and
+  // the gate reduces; then a runtime call nested in the creation: the creation is given up at
+  // that ENTER, yet its EXIT comes after all and is recorded.
+  cudaStream_t created = as<cudaStream_t>(0x6100);
+  cudaStreamCreateWithFlags_v5000_params create{&created, 1};
+  GatedCall outer(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithFlags_v5000,
+                  "cudaStreamCreateWithFlags", &create);
+  std::promise<void> inside, reduced;
+  std::thread worker([&] {
+    outer.enter();
+    inside.set_value();
+    reduced.get_future().wait();
+    cudaEvent_t event = as<cudaEvent_t>(0xe7);
+    cudaEventCreate_v3020_params nested_params{&event};
+    GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaEventCreate_v3020, "cudaEventCreate", &nested_params)
+        .whole();
+    outer.exit();
+  });
+  inside.get_future().wait();
+  cudaStreamBeginCapture_v10000_params begin{as<cudaStream_t>(kStream),
+                                             cudaStreamCaptureModeGlobal};
+  GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000, "cudaStreamBeginCapture",
+            &begin)
+      .whole();
+  g_fake.status[kStream] = 1;
+  cudaGraph_t graph = nullptr;
+  cudaStreamEndCapture_v10000_params end{as<cudaStream_t>(kStream), &graph};
+  g_fake.status[kStream] = 0;
+  GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000, "cudaStreamEndCapture", &end)
+      .whole();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  cudaLaunchKernel_v7000_params launch_params{};
+  launch_params.stream = as<cudaStream_t>(kStream);
+  GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel", &launch_params)
+      .whole();
+  REQUIRE(gate.reductions() == 1);
+  reduced.set_value();
+  worker.join();
+
+  const std::vector<std::string> names = api_names(read_back(r));
+  CHECK(std::count(names.begin(), names.end(), "cudaStreamCreateWithFlags") == 1);
+  CHECK(std::count(names.begin(), names.end(), "cudaEventCreate") == 1);
 }
 
 }  // namespace
