@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -591,37 +592,74 @@ struct GatedCall {
   }
 };
 
-TEST_CASE("a thread whose EXIT the gate swallowed still records its next capture") {
-  TempDir dir;
-  g_fake = FakeCuda{};
-  g_gated.on.clear();
-  CallbackGate gate;
-  CuptiSwitches switches;
-  switches.enable_domain = &gated_enable_domain;
-  switches.enable_callback = &gated_enable_callback;
-  gate.init(switches, /*always_full=*/false, /*linger_ns=*/1'000'000);
-  REQUIRE(gate.enable_reduced_set());
-  RecorderConfig config;
-  config.trace_dir = dir.path().c_str();
-  config.driver.stream_get_capture_info = &fake_capture_info;
-  config.capture_stack = &fake_stack;
-  config.gate = &gate;
-  Recorder r(config);
-  REQUIRE(r.start());
+// A capture begun on `stream`, and a synchronize inside it that CUDA rejects (900).
+void capture_with_rejected_sync(Recorder& r, uint64_t stream) {
+  cudaStreamBeginCapture_v10000_params begin{as<cudaStream_t>(stream), cudaStreamCaptureModeGlobal};
+  GatedCall begin_call(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
+                       "cudaStreamBeginCapture", &begin);
+  begin_call.enter();
+  g_fake.status[stream] = 1;
+  g_fake.id[stream] = 9;
+  begin_call.exit();
+  cudaStreamSynchronize_v3020_params sync{as<cudaStream_t>(stream)};
+  GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, "cudaStreamSynchronize", &sync)
+      .whole(900);
+}
 
+// A recorder behind a real CallbackGate over the gated CUPTI (reduced set on, 1 ms linger).
+struct GatedRecorder {
+  TempDir dir;
+  CallbackGate gate;
+  std::optional<Recorder> recorder;
+  GatedRecorder() {
+    g_fake = FakeCuda{};
+    g_gated.on.clear();
+    CuptiSwitches switches;
+    switches.enable_domain = &gated_enable_domain;
+    switches.enable_callback = &gated_enable_callback;
+    gate.init(switches, /*always_full=*/false, /*linger_ns=*/1'000'000);
+    REQUIRE(gate.enable_reduced_set());
+    RecorderConfig config;
+    config.trace_dir = dir.path().c_str();
+    config.driver.stream_get_capture_info = &fake_capture_info;
+    config.capture_stack = &fake_stack;
+    config.gate = &gate;
+    recorder.emplace(config);
+    REQUIRE(recorder->start());
+  }
   // A capture opens and ends on the main thread: everything on, a reduction due after 1 ms.
-  cudaStreamBeginCapture_v10000_params begin_main{as<cudaStream_t>(kStream),
-                                                  cudaStreamCaptureModeGlobal};
-  GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000, "cudaStreamBeginCapture",
-            &begin_main)
-      .whole();
-  g_fake.status[kStream] = 1;
-  cudaGraph_t graph = nullptr;
-  cudaStreamEndCapture_v10000_params end_main{as<cudaStream_t>(kStream), &graph};
-  g_fake.status[kStream] = 0;
-  GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000, "cudaStreamEndCapture",
-            &end_main)
-      .whole();
+  void capture_on_main_thread() {
+    Recorder& r = *recorder;
+    cudaStreamBeginCapture_v10000_params begin{as<cudaStream_t>(kStream),
+                                               cudaStreamCaptureModeGlobal};
+    GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000, "cudaStreamBeginCapture",
+              &begin)
+        .whole();
+    g_fake.status[kStream] = 1;
+    cudaGraph_t graph = nullptr;
+    cudaStreamEndCapture_v10000_params end{as<cudaStream_t>(kStream), &graph};
+    g_fake.status[kStream] = 0;
+    GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000, "cudaStreamEndCapture", &end)
+        .whole();
+  }
+  // After the linger, a launch on the main thread: its EXIT reduces.
+  void reduce_after_linger() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    cudaLaunchKernel_v7000_params launch{};
+    launch.stream = as<cudaStream_t>(kStream);
+    GatedCall(*recorder, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel",
+              &launch)
+        .whole();
+    REQUIRE(gate.reductions() == 1);
+  }
+};
+
+TEST_CASE("a thread whose EXIT the gate swallowed still records its next capture") {
+  GatedRecorder gated;
+  CallbackGate& gate = gated.gate;
+  Recorder& r = *gated.recorder;
+
+  gated.capture_on_main_thread();
   CHECK(gate.full());
 
   constexpr uint64_t kWorkerStream = 0x6000;
@@ -637,18 +675,7 @@ TEST_CASE("a thread whose EXIT the gate swallowed still records its next capture
     launch_call.exit();  // never delivered: its callback is off now
 
     // The worker's own capture, and a synchronize inside it that CUDA rejects.
-    cudaStreamBeginCapture_v10000_params begin{as<cudaStream_t>(kWorkerStream),
-                                               cudaStreamCaptureModeGlobal};
-    GatedCall begin_call(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
-                         "cudaStreamBeginCapture", &begin);
-    begin_call.enter();
-    g_fake.status[kWorkerStream] = 1;
-    g_fake.id[kWorkerStream] = 9;
-    begin_call.exit();
-    cudaStreamSynchronize_v3020_params sync{as<cudaStream_t>(kWorkerStream)};
-    GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, "cudaStreamSynchronize",
-              &sync)
-        .whole(900);
+    capture_with_rejected_sync(r, kWorkerStream);
   });
   worker_inside.get_future().wait();
   std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the linger passes
@@ -669,35 +696,11 @@ TEST_CASE("a thread whose EXIT the gate swallowed still records its next capture
 
 TEST_CASE(
     "a reduced-set call whose EXIT came while the gate switched still lets the thread record") {
-  TempDir dir;
-  g_fake = FakeCuda{};
-  g_gated.on.clear();
-  CallbackGate gate;
-  CuptiSwitches switches;
-  switches.enable_domain = &gated_enable_domain;
-  switches.enable_callback = &gated_enable_callback;
-  gate.init(switches, /*always_full=*/false, /*linger_ns=*/1'000'000);
-  REQUIRE(gate.enable_reduced_set());
-  RecorderConfig config;
-  config.trace_dir = dir.path().c_str();
-  config.driver.stream_get_capture_info = &fake_capture_info;
-  config.capture_stack = &fake_stack;
-  config.gate = &gate;
-  Recorder r(config);
-  REQUIRE(r.start());
+  GatedRecorder gated;
+  CallbackGate& gate = gated.gate;
+  Recorder& r = *gated.recorder;
 
-  cudaStreamBeginCapture_v10000_params begin_main{as<cudaStream_t>(kStream),
-                                                  cudaStreamCaptureModeGlobal};
-  GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000, "cudaStreamBeginCapture",
-            &begin_main)
-      .whole();
-  g_fake.status[kStream] = 1;
-  cudaGraph_t graph = nullptr;
-  cudaStreamEndCapture_v10000_params end_main{as<cudaStream_t>(kStream), &graph};
-  g_fake.status[kStream] = 0;
-  GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000, "cudaStreamEndCapture",
-            &end_main)
-      .whole();
+  gated.capture_on_main_thread();
   REQUIRE(gate.full());
 
   // The worker is inside a call of the reduced set (a stream's creation, always recorded) when
@@ -713,30 +716,14 @@ TEST_CASE(
     worker_inside.set_value();
     go_on.get_future().wait();
 
-    cudaStreamBeginCapture_v10000_params begin{as<cudaStream_t>(kWorkerStream),
-                                               cudaStreamCaptureModeGlobal};
-    GatedCall begin_call(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
-                         "cudaStreamBeginCapture", &begin);
-    begin_call.enter();
-    g_fake.status[kWorkerStream] = 1;
-    g_fake.id[kWorkerStream] = 9;
-    begin_call.exit();
-    cudaStreamSynchronize_v3020_params sync{as<cudaStream_t>(kWorkerStream)};
-    GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, "cudaStreamSynchronize",
-              &sync)
-        .whole(900);
+    capture_with_rejected_sync(r, kWorkerStream);
   });
   worker_inside.get_future().wait();
   g_gated.while_off = [&] {
     create_call.exit();  // not delivered: every callback is off for this moment
     exit_lost.set_value();
   };
-  std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the linger passes
-  cudaLaunchKernel_v7000_params launch_params{};
-  launch_params.stream = as<cudaStream_t>(kStream);
-  GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel", &launch_params)
-      .whole();  // its EXIT reduces
-  REQUIRE(gate.reductions() == 1);
+  gated.reduce_after_linger();
   exit_lost.get_future().wait();
   go_on.set_value();
   worker.join();
@@ -751,22 +738,8 @@ TEST_CASE(
 }
 
 TEST_CASE("a call given up for lost whose EXIT comes after all is still recorded") {
-  TempDir dir;
-  g_fake = FakeCuda{};
-  g_gated.on.clear();
-  CallbackGate gate;
-  CuptiSwitches switches;
-  switches.enable_domain = &gated_enable_domain;
-  switches.enable_callback = &gated_enable_callback;
-  gate.init(switches, /*always_full=*/false, /*linger_ns=*/1'000'000);
-  REQUIRE(gate.enable_reduced_set());
-  RecorderConfig config;
-  config.trace_dir = dir.path().c_str();
-  config.driver.stream_get_capture_info = &fake_capture_info;
-  config.capture_stack = &fake_stack;
-  config.gate = &gate;
-  Recorder r(config);
-  REQUIRE(r.start());
+  GatedRecorder gated;
+  Recorder& r = *gated.recorder;
 
   // A worker inside a stream's creation (reduced set) while the main thread's capture ends and
   // the gate reduces; then a runtime call nested in the creation: the creation is given up at
@@ -787,23 +760,8 @@ TEST_CASE("a call given up for lost whose EXIT comes after all is still recorded
     outer.exit();
   });
   inside.get_future().wait();
-  cudaStreamBeginCapture_v10000_params begin{as<cudaStream_t>(kStream),
-                                             cudaStreamCaptureModeGlobal};
-  GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000, "cudaStreamBeginCapture",
-            &begin)
-      .whole();
-  g_fake.status[kStream] = 1;
-  cudaGraph_t graph = nullptr;
-  cudaStreamEndCapture_v10000_params end{as<cudaStream_t>(kStream), &graph};
-  g_fake.status[kStream] = 0;
-  GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000, "cudaStreamEndCapture", &end)
-      .whole();
-  std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  cudaLaunchKernel_v7000_params launch_params{};
-  launch_params.stream = as<cudaStream_t>(kStream);
-  GatedCall(r, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel", &launch_params)
-      .whole();
-  REQUIRE(gate.reductions() == 1);
+  gated.capture_on_main_thread();
+  gated.reduce_after_linger();
   reduced.set_value();
   worker.join();
 
