@@ -13,6 +13,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "trace/process_clock.h"
+
 extern char** environ;
 
 namespace capguard::cli {
@@ -54,12 +56,6 @@ std::optional<std::string> check_executable(const std::string& path) {
   if (access(path.c_str(), X_OK) != 0)
     return "cannot execute " + path + ": " + std::strerror(errno);
   return std::nullopt;
-}
-
-uint64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
 }  // namespace
@@ -124,7 +120,7 @@ ChildResult run_child(const std::string& path, const std::vector<std::string>& a
     result.exec_error = std::strerror(errno);
     return result;
   }
-  result.fork_ns = monotonic_ns();
+  result.fork_ns = trace::clock_ns(CLOCK_MONOTONIC);
   const pid_t child = fork();
   if (child == 0) {
     sigaction(SIGINT, ignore_int.old(), nullptr);
@@ -154,7 +150,7 @@ ChildResult run_child(const std::string& path, const std::vector<std::string>& a
     close(report_pipe[0]);
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
-    result.exited_ns = monotonic_ns();
+    result.exited_ns = trace::clock_ns(CLOCK_MONOTONIC);
     result.pid = child;
     g_child.store(0);
   }  // SIGTERM and SIGHUP restored here; SIGINT and SIGQUIT on return

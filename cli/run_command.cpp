@@ -289,8 +289,7 @@ int run_command(const RunOptions& options) {
     if (!old_traces.contains(trace)) traces.push_back(trace);
   Analysis analysis;
   // The globs are known here even where no process wrote a trace (none reached CUDA).
-  for (const std::string& glob : options.rehearse)
-    if (analysis.rehearse_globs.size() < kMaxRehearseGlobs) analysis.rehearse_globs.push_back(glob);
+  for (const std::string& glob : options.rehearse) add_rehearse_glob(analysis, glob);
   std::vector<std::string> problems;
   // With symbol caches, so that kept traces re-analyze where the program's binaries are not.
   if (!traces.empty())

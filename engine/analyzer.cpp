@@ -76,12 +76,7 @@ class ReplaySink : public trace::TraceSink {
     if (!tests_.spans.empty()) note_test(ev);
     replay_.feed(ev);
   }
-  void on_rehearse(std::string_view glob) override {
-    auto& globs = analysis_.rehearse_globs;
-    if (globs.size() < kMaxRehearseGlobs &&
-        std::find(globs.begin(), globs.end(), glob) == globs.end())
-      globs.emplace_back(glob);
-  }
+  void on_rehearse(std::string_view glob) override { add_rehearse_glob(analysis_, glob); }
   void on_cupti_client(const trace::CuptiClientRecord& k) override {
     using trace::CuptiClientEvent;
     if (k.what == CuptiClientEvent::Lost) return lost_cupti(k);
@@ -250,6 +245,13 @@ void analyze_trace(const std::string& path, Analysis& analysis) {
         std::to_string(kMaxRehearsalRegions) + " distinct regions, or more than " +
         std::to_string(kMaxOpenRehearsals) + " ranges open at once (docs/security.md)");
   if (error) analysis.errors.push_back(std::move(*error));
+}
+
+void add_rehearse_glob(Analysis& analysis, std::string_view glob) {
+  auto& globs = analysis.rehearse_globs;
+  if (globs.size() < kMaxRehearseGlobs &&
+      std::find(globs.begin(), globs.end(), glob) == globs.end())
+    globs.emplace_back(glob);
 }
 
 void name_regions_never_executed(Analysis& analysis) {

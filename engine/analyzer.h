@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/report.h"
@@ -41,5 +42,8 @@ void analyze_trace(const std::string& path, Analysis& analysis);
 // a "never_executed" verdict, and the analysis is incomplete (a gate must not pass on a
 // region that never ran).
 void name_regions_never_executed(Analysis& analysis);
+// Adds a --rehearse glob (from `run`'s options or a trace's 'q' record), each once, at most
+// kMaxRehearseGlobs.
+void add_rehearse_glob(Analysis& analysis, std::string_view glob);
 
 }  // namespace capguard

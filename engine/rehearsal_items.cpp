@@ -12,18 +12,12 @@
 namespace capguard {
 namespace {
 
-const Frame* user_frame(const Location& location) {
-  if (location.user_frame < 0 || static_cast<size_t>(location.user_frame) >= location.frames.size())
-    return nullptr;
-  return &location.frames[static_cast<size_t>(location.user_frame)];
-}
-
 // What items merge on: the rule, the thread, and the user line, or, on a thread without one
 // (PyTorch's autograd thread), the library's first use; empty: the item stays on its own.
 std::string merge_key(const RehearsalItem& item) {
   std::string where;
-  if (const Frame* frame = user_frame(item.location))
-    where = "L" + frame->file + '\n' + std::to_string(frame->line) + '\n' + frame->function;
+  if (const Frame* frame = item.location.user())
+    where = "L" + user_line_key(*frame);
   else if (!item.first_use.empty())
     where = "F" + item.first_use;
   else

@@ -29,6 +29,12 @@ struct Frame {
   uint64_t offset = 0;   // address - module load bias: what addr2line wants; 0 when no module
 };
 
+// "file:line:function": what makes two frames the same line of code (finding groups, rehearsal
+// items).
+inline std::string user_line_key(const Frame& frame) {
+  return frame.file + ':' + std::to_string(frame.line) + ':' + frame.function;
+}
+
 // A host call stack, innermost frame first.
 struct Location {
   uint32_t pid = 0;
@@ -37,6 +43,13 @@ struct Location {
   std::vector<Frame> frames;        // filled by the symbolizer
   int user_frame = -1;              // index into frames of the program's own code; -1 none
   uint64_t seq = 0;                 // the event this location belongs to
+
+  // frames[user_frame], or null when there is none.
+  const Frame* user() const {
+    return user_frame >= 0 && static_cast<size_t>(user_frame) < frames.size()
+               ? &frames[static_cast<size_t>(user_frame)]
+               : nullptr;
+  }
 };
 
 struct Related {

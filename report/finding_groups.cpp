@@ -11,9 +11,8 @@ namespace {
 std::string group_key(const Report& report, const Finding& f) {
   const Location& l = f.location;
   std::string where;
-  if (l.user_frame >= 0 && static_cast<size_t>(l.user_frame) < l.frames.size()) {
-    const Frame& user = l.frames[static_cast<size_t>(l.user_frame)];
-    where = fmt::format("{}:{}:{}", user.file, user.line, user.function);
+  if (const Frame* user = l.user()) {
+    where = user_line_key(*user);
   } else {
     where = fmt::format("#{}", l.stack_id);
   }
