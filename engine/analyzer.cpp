@@ -43,6 +43,15 @@ class ReplaySink : public trace::TraceSink {
   void on_command(std::string_view command_line) override {
     process_.command = std::string(command_line);
   }
+  void on_cuda(const trace::CudaRecord& w) override {
+    CudaInfo& cuda = process_.cuda;
+    cuda.recorded = true;
+    cuda.runtime = w.runtime, cuda.driver = w.driver, cuda.other_runtime = w.other_runtime;
+    cuda.cupti_major = w.cupti_major, cuda.cupti_api = w.cupti_api;
+    cuda.linkage = std::string(w.linkage);
+    cuda.runtime_path = std::string(w.runtime_path);
+    cuda.cupti_path = std::string(w.cupti_path);
+  }
   void on_attach(bool ok, std::string_view message) override {
     process_.attached = ok;
     process_.attach_message = std::string(message);

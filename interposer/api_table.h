@@ -1,7 +1,7 @@
 // What the interposer knows about each CUDA API, by CUPTI callback id: its kind (from the one
 // catalog the analyzer classifies by too, trace/api_catalog.def) and where the parameters that
 // matter sit in its CUPTI params struct. One table for both domains, generated from the CUPTI
-// headers (api_table.inc, gen_api_table.py), and the record policy that is decided from it.
+// headers (api_table_12.inc, api_table_13.inc: gen_api_table.py), and the record policy that is decided from it.
 #pragma once
 
 #include <cstddef>
@@ -61,9 +61,35 @@ struct CallbackInfo {
   bool names_stream() const { return has(Slot::Stream) || has(Slot::LaunchConfig); }
 };
 
+// One generated table per supported CUDA major (issue 30), each compiled against that
+// release's CUPTI headers: api_table_12.cpp, api_table_13.cpp. A callback id means the same
+// function in both (CUPTI only appends ids; gen_api_table.py --check-majors checks it), but
+// 13.0 dropped calls 12.x still makes (cudaStreamGetCaptureInfo_v2, cudaGraphAddDependencies
+// without edges, ...), whose params only 12.x's headers describe.
+struct ApiTable {
+  int major;
+  const CallbackInfo* runtime;
+  uint32_t runtime_size;
+  const CallbackInfo* driver;
+  uint32_t driver_size;
+};
+const ApiTable& api_table_cuda12();
+const ApiTable& api_table_cuda13();
+inline constexpr int kOldestCudaMajor = 12;
+inline constexpr int kNewestCudaMajor = 13;
+
+// Which major decodes first: the CUDA major of the CUPTI that attached (cupti_loader.cpp sets
+// it before enabling any callback; 13 until then). An id the first table has no params struct
+// for is decoded by the other table where it has one, so a process that holds two runtimes (a
+// CUDA 12 library in a CUDA 13 program) is still decoded by each one's layout.
+void select_api_major(int major);
+int selected_api_major();
+
 // The entry for a callback id; an id newer than the headers gets an empty entry (kind Other,
 // nothing decoded), so a newer CUPTI degrades to recording the bare call during captures.
 const CallbackInfo& api_info(trace::ApiDomain domain, uint32_t cbid);
+// One past the largest callback id the selected major's table knows: the ids the loaded CUPTI
+// can be asked to enable.
 uint32_t api_table_size(trace::ApiDomain domain);
 
 // The record policy. During a capture every top-level call is recorded; outside captures only

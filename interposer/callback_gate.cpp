@@ -49,8 +49,11 @@ bool CallbackGate::enable_reduced_set_locked() {
       if (!callback_needed_outside_capture(info) &&
           (also_wanted_ == nullptr || !also_wanted_(info, also_wanted_context_)))
         continue;
-      ok = ok && switches_.enable_callback(1, switches_.subscriber, cupti_domain(domain), cbid) ==
-                     CUPTI_SUCCESS;
+      // An id this CUPTI does not know (a 12.4 CUPTI under 12.9's table) is one its runtime
+      // cannot make either: CUPTI answers INVALID_PARAMETER, and nothing is missed.
+      const CUptiResult result =
+          switches_.enable_callback(1, switches_.subscriber, cupti_domain(domain), cbid);
+      ok = ok && (result == CUPTI_SUCCESS || result == CUPTI_ERROR_INVALID_PARAMETER);
     }
   }
   if (ok) full_.store(false, std::memory_order_release);

@@ -3,33 +3,127 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "interposer/api_table.h"
 #include "interposer/startup_times.h"
 
 namespace capguard::interposer {
 namespace {
 
-constexpr char kLibrary[] = "libcupti.so.13";
+// Where a CUPTI of one major is looked for, in order (issue 30): the path CAPGUARD_CUPTI names;
+// one the program already loaded (PyTorch's profiler); beside the program's libcudart (PyPI's
+// nvidia/cuda_runtime/lib next to nvidia/cuda_cupti/lib, a toolkit's lib64 next to
+// extras/CUPTI/lib64); the loader's search path; then CUDA_HOME, CUDA_PATH, /usr/local/cuda-N
+// and /usr/local/cuda. Every place tried is kept for the message when none is found.
+struct Search {
+  char library[32];  // libcupti.so.N
+  char tried[1536];
+  size_t used = 0;
 
-// The normal search path first (and a copy already loaded, e.g. by PyTorch, by its soname),
-// then the usual toolkit locations.
-void* open_cupti() {
-  if (void* lib = dlopen(kLibrary, RTLD_NOW | RTLD_GLOBAL)) return lib;
-  char path[4096];
-  const char* roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
+  void note(const char* place) {
+    if (used + 2 >= sizeof(tried)) return;
+    const int n = snprintf(tried + used, sizeof(tried) - used, "%s%s", used ? ", " : "", place);
+    if (n > 0) used = std::min(sizeof(tried) - 1, used + static_cast<size_t>(n));
+  }
+  void* open_in(const char* dir, const char* sub) {
+    char path[1024];
+    snprintf(path, sizeof(path), "%s%s%s/%s", dir, sub[0] ? "/" : "", sub, library);
+    if (access(path, F_OK) != 0) {
+      note(path);
+      return nullptr;
+    }
+    void* lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (lib == nullptr) note(path);
+    return lib;
+  }
+};
+
+void* open_cupti_major(int major, const CudaVersions& versions, Search& search) {
+  snprintf(search.library, sizeof(search.library), "libcupti.so.%d", major);
+  if (const char* chosen = getenv("CAPGUARD_CUPTI"); chosen != nullptr && chosen[0] != '\0') {
+    void* lib = dlopen(chosen, RTLD_NOW | RTLD_GLOBAL);
+    search.note(chosen);
+    return lib;  // the user's choice, or nothing: no silent second guess
+  }
+  if (void* lib = dlopen(search.library, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD)) return lib;
+  if (versions.linkage == RuntimeLinkage::shared && versions.runtime / 1000 == major) {
+    char dir[512];
+    snprintf(dir, sizeof(dir), "%s", versions.runtime_path);
+    if (char* slash = strrchr(dir, '/')) {
+      *slash = '\0';
+      for (const char* sub : {"", "../../cuda_cupti/lib", "../extras/CUPTI/lib64"})
+        if (void* lib = search.open_in(dir, sub)) return lib;
+    }
+  }
+  if (void* lib = dlopen(search.library, RTLD_NOW | RTLD_GLOBAL)) return lib;
+  search.note("the loader's search path (LD_LIBRARY_PATH, ldconfig)");
+  char versioned_root[64];
+  snprintf(versioned_root, sizeof(versioned_root), "/usr/local/cuda-%d", major);
+  const char* roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), versioned_root,
+                         "/usr/local/cuda"};
   const char* subdirs[] = {"lib64", "extras/CUPTI/lib64", "lib", "targets/x86_64-linux/lib"};
   for (const char* root : roots) {
     if (root == nullptr || root[0] == '\0') continue;
-    for (const char* sub : subdirs) {
-      snprintf(path, sizeof(path), "%s/%s/%s", root, sub, kLibrary);
-      if (void* lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL)) return lib;
-    }
+    for (const char* sub : subdirs)
+      if (void* lib = search.open_in(root, sub)) return lib;
   }
   return nullptr;
+}
+
+// The CUPTI majors worth trying: the runtime's own; with no runtime found (driver API only),
+// the newest the driver runs, then the older one.
+int majors_to_try(const CudaVersions& versions, int (&majors)[2]) {
+  if (versions.runtime != 0) {
+    majors[0] = versions.runtime / 1000;
+    return 1;
+  }
+  if (versions.driver == 0 || versions.driver >= kNewestCudaMajor * 1000) {
+    majors[0] = kNewestCudaMajor, majors[1] = kOldestCudaMajor;
+    return 2;
+  }
+  majors[0] = kOldestCudaMajor;
+  return 1;
+}
+
+CudaVersions g_versions;
+bool g_probed = false;
+void* g_cupti = nullptr;
+int g_cupti_major = 0;
+
+const CudaVersions& probed_versions() {
+  if (!g_probed) {
+    probe_cuda_runtime(g_versions);
+    g_probed = true;
+  }
+  return g_versions;
+}
+
+// The CUPTI for this program, loaded once; search says where it was looked for.
+void* open_cupti(Search* search_out = nullptr) {
+  if (g_cupti != nullptr) return g_cupti;
+  const CudaVersions& versions = probed_versions();
+  int majors[2] = {};
+  const int count = majors_to_try(versions, majors);
+  Search search;
+  for (int i = 0; i < count && g_cupti == nullptr; ++i) {
+    if (majors[i] < kOldestCudaMajor || majors[i] > kNewestCudaMajor) break;
+    g_cupti = open_cupti_major(majors[i], versions, search);
+    if (g_cupti != nullptr) g_cupti_major = majors[i];
+  }
+  if (search_out != nullptr) *search_out = search;
+  return g_cupti;
+}
+
+void format_version(int version, char* out, size_t capacity) {
+  if (version % 1000 == 0 && version != 0)
+    snprintf(out, capacity, "%d.x", version / 1000);
+  else
+    snprintf(out, capacity, "%d.%d", version / 1000, version % 1000 / 10);
 }
 
 const char* result_text(const CuptiApi& api, CUptiResult result) {
@@ -115,21 +209,63 @@ bool find_cupti_calls(CuptiCalls& calls) {
 }
 
 bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, CallbackGate& gate,
-                  bool all_callbacks, char* why, size_t why_capacity) {
-  void* lib = open_cupti();
+                  bool all_callbacks, CudaVersions& versions, char* why, size_t why_capacity) {
+  const CudaVersions& found = probed_versions();
+  versions = found;
+  char runtime[16];
+  format_version(found.runtime, runtime, sizeof(runtime));
+  if (found.runtime != 0 && found.runtime / 1000 < kOldestCudaMajor) {
+    snprintf(why, why_capacity,
+             "this program runs the CUDA %s runtime (%s); capguard supports CUDA %d.x and %d.x "
+             "(drivers of the R525 branch or newer for 12.x, R580 or newer for 13.x)",
+             runtime, found.runtime_path, kOldestCudaMajor, kNewestCudaMajor);
+    return false;
+  }
+  if (found.runtime / 1000 > kNewestCudaMajor) {
+    snprintf(why, why_capacity,
+             "this program runs the CUDA %s runtime (%s), newer than capguard knows; capguard "
+             "supports CUDA %d.x and %d.x",
+             runtime, found.runtime_path, kOldestCudaMajor, kNewestCudaMajor);
+    return false;
+  }
+  Search search;
+  void* lib = open_cupti(&search);
   startup::mark(startup::Phase::cupti_loaded);
   if (lib == nullptr) {
-    snprintf(why, why_capacity,
-             "%s not found (searched the library path, $CUDA_HOME and /usr/local/cuda); "
-             "install CUPTI or add its directory to LD_LIBRARY_PATH",
-             kLibrary);
+    if (found.runtime != 0) {
+      snprintf(why, why_capacity,
+               "%s not found: this program runs the CUDA %s runtime (%s), which needs CUPTI %d "
+               "(%s). Searched: %s. Install it (pip install nvidia-cuda-cupti-cu%d, or the "
+               "toolkit's CUPTI) or name it in CAPGUARD_CUPTI",
+               search.library, runtime,
+               found.linkage == RuntimeLinkage::shared ? found.runtime_path : "linked statically",
+               found.runtime / 1000, search.library, search.tried, found.runtime / 1000);
+    } else {
+      snprintf(why, why_capacity,
+               "no CUPTI found for a program with no CUDA runtime of its own (driver API only; "
+               "driver %d): tried libcupti.so.%d and .%d. Searched: %s. Install CUPTI or name "
+               "it in CAPGUARD_CUPTI",
+               found.driver, kNewestCudaMajor, kOldestCudaMajor, search.tried);
+    }
     return false;
+  }
+  select_api_major(g_cupti_major);
+  versions.cupti_major = g_cupti_major;
+  if (auto get_version =
+          reinterpret_cast<CUptiResult (*)(uint32_t*)>(dlsym(lib, "cuptiGetVersion"))) {
+    uint32_t api_version = 0;
+    if (get_version(&api_version) == CUPTI_SUCCESS) versions.cupti_api = api_version;
+  }
+  Dl_info where{};
+  if (void* symbol = dlsym(lib, "cuptiSubscribe");
+      symbol != nullptr && dladdr(symbol, &where) && where.dli_fname != nullptr) {
+    snprintf(versions.cupti_path, sizeof(versions.cupti_path), "%s", where.dli_fname);
   }
   find_all(lib, api.calls);
   find(lib, "cuptiGetResultString", api.get_result_string);
   const CuptiCalls& calls = api.calls;
   if (calls.subscribe == nullptr || calls.enable_domain == nullptr) {
-    snprintf(why, why_capacity, "%s lacks cuptiSubscribe/cuptiEnableDomain", kLibrary);
+    snprintf(why, why_capacity, "%s lacks cuptiSubscribe/cuptiEnableDomain", versions.cupti_path);
     return false;
   }
   CUpti_SubscriberHandle subscriber = nullptr;

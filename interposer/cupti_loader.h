@@ -7,6 +7,7 @@
 #include <cstddef>
 
 #include "interposer/callback_gate.h"
+#include "interposer/cuda_versions.h"
 #include "interposer/cupti_share.h"
 
 namespace capguard::interposer {
@@ -16,12 +17,14 @@ struct CuptiApi {
   decltype(&cuptiGetResultString) get_result_string = nullptr;
 };
 
-// Loads CUPTI, subscribes callback (with userdata) through cupti_share.h's switchboard, asking
+// Loads the CUPTI of the program's CUDA major (cuda_versions.h; CAPGUARD_CUPTI names one
+// explicitly), selects that major's API table, subscribes callback (with userdata) through cupti_share.h's switchboard, asking
 // CUPTI to allow further subscribers where it can, and hands the switches to gate, which
 // enables the reduced set of runtime and driver API callbacks (every callback if all_callbacks).
 // On failure returns false and writes a reason a user can act on into why.
+// versions gets what was found (runtime, driver, CUPTI), also on failure.
 bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, CallbackGate& gate,
-                  bool all_callbacks, char* why, size_t why_capacity);
+                  bool all_callbacks, CudaVersions& versions, char* why, size_t why_capacity);
 
 // CUPTI's entry points for the program's calls that go straight through: the libcupti the
 // program would have called (the next definition after libcapguard.so), else the one

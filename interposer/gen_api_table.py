@@ -1,11 +1,17 @@
 #!/usr/bin/env python3
-"""Generates interposer/api_table.inc from CUPTI's callback-id and parameter-struct headers.
+"""Generates interposer/api_table_<major>.inc from CUPTI's callback-id and parameter-struct headers.
 
 One entry per runtime and driver callback id: the API's kind (from trace/api_catalog.def, the
 list the analyzer classifies by too) and where the parameters that matter for capture sit in its params struct. The C++ side turns
 the member names into offsets with offsetof, so the compiler checks every name.
 
-    python3 interposer/gen_api_table.py /usr/local/cuda/include > interposer/api_table.inc
+    python3 interposer/gen_api_table.py /usr/local/cuda/include > interposer/api_table_13.inc
+    python3 interposer/gen_api_table.py CUDA12_CUPTI_INCLUDE > interposer/api_table_12.inc
+    python3 interposer/gen_api_table.py --check-majors CUDA12_CUPTI_INCLUDE /usr/local/cuda/include
+
+One table per supported CUDA major (issue 30). --check-majors checks what the interposer's lookup
+relies on (api_table.h): a callback id names the same function in both releases, so that an id
+one release has no params struct for may be decoded by the other's.
 """
 import os
 import re
@@ -133,7 +139,29 @@ def entry(domain, cbid, name, params, kinds, memories):
             f"{has_params}{''.join(', ' + f for f in fields)})")
 
 
+def check_majors(older, newer):
+    """Same callback id, same function (modulo _vN suffixes) wherever both have params."""
+    problems = 0
+    for header, prefix, params_header in (
+            ("cupti_runtime_cbid.h", "CUPTI_RUNTIME_TRACE_CBID_", "generated_cuda_runtime_api_meta.h"),
+            ("cupti_driver_cbid.h", "CUPTI_DRIVER_TRACE_CBID_", "generated_cuda_meta.h")):
+        old_ids = dict(cbids(read(f"{older}/{header}"), prefix))
+        new_ids = dict(cbids(read(f"{newer}/{header}"), prefix))
+        old_params = structs(read(f"{older}/{params_header}"))
+        new_params = structs(read(f"{newer}/{params_header}"))
+        for cbid in sorted(set(old_ids) & set(new_ids)):
+            a, b = old_ids[cbid], new_ids[cbid]
+            if a in old_params and b in new_params and base_name(a) != base_name(b):
+                print(f"callback id {cbid}: {a} in {older}, {b} in {newer}", file=sys.stderr)
+                problems += 1
+    return problems
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--check-majors":
+        problems = check_majors(sys.argv[2], sys.argv[3])
+        print(f"gen_api_table: {problems} callback ids name different functions")
+        sys.exit(1 if problems else 0)
     inc = sys.argv[1] if len(sys.argv) > 1 else "/usr/local/cuda/include"
     runtime_params = structs(read(f"{inc}/generated_cuda_runtime_api_meta.h"))
     driver_params = structs(read(f"{inc}/generated_cuda_meta.h"))

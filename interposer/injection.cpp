@@ -68,8 +68,32 @@ void on_thread_exit(void*) {
   if (Recorder* r = g_recorder.load(std::memory_order_acquire)) r->on_thread_exit();
 }
 
+CudaVersions g_versions;  // what attach found (issue 30)
+bool g_versions_written = false;
+
+// A runtime of another major loaded after attach (a CUDA 12 library dlopened by a CUDA 13
+// program) is named at exit: the trace's last 'w' record is the one the report shows.
+void note_runtimes_loaded_since_attach(Recorder& recorder) {
+  if (!g_versions_written || g_versions.other_runtime != 0) return;
+  CudaVersions now;
+  probe_loaded_runtimes(now);
+  for (int runtime : {now.runtime, now.other_runtime}) {
+    if (runtime != 0 && runtime / 1000 != g_versions.runtime / 1000) {
+      if (g_versions.runtime == 0) {
+        g_versions.runtime = runtime;
+        g_versions.linkage = RuntimeLinkage::shared;
+      } else {
+        g_versions.other_runtime = runtime;
+      }
+      recorder.write_cuda(g_versions);
+      return;
+    }
+  }
+}
+
 void on_process_exit(int status, void*) {
   if (Recorder* r = g_recorder.load(std::memory_order_acquire)) {
+    note_runtimes_loaded_since_attach(*r);
     share_check_alive();  // before the end record: a lost subscription is said in the trace
     r->on_process_exit(status);
   }
@@ -117,13 +141,18 @@ int initialize_once() {
     recorder->write_attach(false, g_conflict);
     return 1;
   }
-  char why[512];
+  char why[2048];
   CuptiApi api;
+  CudaVersions& versions = g_versions;
   // CAPGUARD_CALLBACKS=all keeps every callback on outside captures too (the behaviour before
   // the reduced set, for comparing traces).
   const char* callbacks = getenv("CAPGUARD_CALLBACKS");
   const bool all = callbacks != nullptr && strcmp(callbacks, "all") == 0;
-  if (!attach_cupti(&Recorder::switchboard, recorder, api, g_gate, all, why, sizeof(why))) {
+  const bool attached =
+      attach_cupti(&Recorder::switchboard, recorder, api, g_gate, all, versions, why, sizeof(why));
+  recorder->write_cuda(versions);
+  g_versions_written = true;
+  if (!attached) {
     recorder->write_attach(false, why);
     return 1;
   }

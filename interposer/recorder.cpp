@@ -151,6 +151,15 @@ void Recorder::write_preamble() {
 
 void Recorder::write_attach(bool ok, const char* message) { writer_.write_attach(ok, message); }
 
+void Recorder::write_cuda(const CudaVersions& v) {
+  const char* linkage = v.linkage == RuntimeLinkage::shared    ? "shared"
+                        : v.linkage == RuntimeLinkage::static_ ? "static"
+                                                               : "unknown";
+  writer_.write_cuda(static_cast<uint32_t>(v.runtime), static_cast<uint32_t>(v.driver),
+                     static_cast<uint32_t>(v.cupti_major), v.cupti_api, linkage,
+                     static_cast<uint32_t>(v.other_runtime), v.runtime_path, v.cupti_path);
+}
+
 void CUPTIAPI Recorder::switchboard(void* userdata, CUpti_CallbackDomain domain,
                                     CUpti_CallbackId cbid, const void* data) {
   auto* self = static_cast<Recorder*>(userdata);

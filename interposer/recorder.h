@@ -15,6 +15,7 @@
 #include "interposer/api_table.h"
 #include "interposer/callback_gate.h"
 #include "interposer/capture_set.h"
+#include "interposer/cuda_versions.h"
 #include "interposer/driver.h"
 #include "interposer/graph_walker.h"
 #include "interposer/graph_watch.h"
@@ -43,6 +44,7 @@ class Recorder {
   // Opens the trace and writes the command line and the module map. False if it cannot open.
   bool start();
   void write_attach(bool ok, const char* message);
+  void write_cuda(const CudaVersions& versions);  // the 'w' record (issue 30)
   void write_rehearse(std::string_view glob) { writer_.write_rehearse(glob); }
   // The program's own CUPTI client (cupti_share.h) did `what`.
   void write_cupti_client(trace::CuptiClientEvent what, const char* name);

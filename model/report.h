@@ -178,6 +178,19 @@ struct RehearsalInfo {
   std::vector<RehearsalItem> breaks;  // not_capturable: what the last execution still broke
 };
 
+// The CUDA a process ran (trace format 7's 'w' record; issue 30). Versions as CUDA_VERSION
+// (12040 = 12.4), 0 unknown; recorded is false for older traces.
+struct CudaInfo {
+  bool recorded = false;
+  uint32_t runtime = 0, driver = 0, cupti_major = 0, cupti_api = 0, other_runtime = 0;
+  std::string linkage;  // "shared", "static", "unknown"
+  std::string runtime_path, cupti_path;
+};
+// "12.4" ("unknown" for 0).
+std::string cuda_version_text(uint32_t version);
+// "CUDA 12.4 runtime (static cudart), driver 13.0, CUPTI 12 (API 28)", for reports.
+std::string cuda_info_text(const CudaInfo& cuda);
+
 struct ProcessInfo {
   uint32_t pid = 0;
   std::string command;
@@ -189,6 +202,7 @@ struct ProcessInfo {
   std::string cupti_lost;
   // The tests that ran in it, in order (pytest node ids: engine/test_marks.h), findings or not.
   std::vector<std::string> tests;
+  CudaInfo cuda;
 };
 
 // Why the analysis saw less than it was asked to (a trace that could not be read, a program

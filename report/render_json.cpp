@@ -71,6 +71,21 @@ void write_process(JsonWriter& json, const ProcessInfo& process) {
     json.end_array();
   }
   if (!process.cupti_lost.empty()) json.key("stopped_watching"), json.value(process.cupti_lost);
+  if (process.cuda.recorded) {  // traces of format 7 on (issue 30)
+    const CudaInfo& cuda = process.cuda;
+    json.key("cuda");
+    json.begin_object();
+    json.key("runtime"), json.value(cuda_version_text(cuda.runtime));
+    json.key("runtime_linkage"), json.value(cuda.linkage);
+    json.key("runtime_library"), json.value(cuda.runtime_path);
+    if (cuda.other_runtime != 0)
+      json.key("other_runtime"), json.value(cuda_version_text(cuda.other_runtime));
+    json.key("driver"), json.value(cuda_version_text(cuda.driver));
+    json.key("cupti_major"), json.value(uint64_t{cuda.cupti_major});
+    json.key("cupti_api_version"), json.value(uint64_t{cuda.cupti_api});
+    json.key("cupti_library"), json.value(cuda.cupti_path);
+    json.end_object();
+  }
   json.end_object();
 }
 

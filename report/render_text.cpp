@@ -285,6 +285,27 @@ namespace {
 
 // One line per CUPTI client of the program that capguard shared CUPTI with: why its profile
 // still works, and that capguard kept watching.
+// The CUDA the processes ran (issue 30), one line per distinct set of versions, first: which
+// runtime, driver and CUPTI a finding was seen through. Traces before format 7 say nothing.
+std::string cuda_header(const Report& report) {
+  std::vector<std::pair<std::string, size_t>> seen;  // text, processes
+  for (const ProcessInfo& process : report.processes) {
+    if (!process.cuda.recorded) continue;
+    std::string text = cuda_info_text(process.cuda);
+    auto same =
+        std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == text; });
+    if (same != seen.end())
+      ++same->second;
+    else if (seen.size() < 8)  // bounded: a report may hold any number of processes
+      seen.emplace_back(std::move(text), 1);
+  }
+  std::string out;
+  for (const auto& [text, processes] : seen)
+    out += fmt::format("capguard: {}{}\n", terminal_safe(text),
+                       processes > 1 ? fmt::format(" ({} processes)", processes) : "");
+  return out;
+}
+
 std::string cupti_clients_text(const Report& report) {
   std::string out;
   for (const ProcessInfo& process : report.processes) {
@@ -369,6 +390,7 @@ std::string render_text(const Report& report, const RenderOptions& options) {
     });
     if (!known) unknown.push_back(&finding);
   }
+  out += cuda_header(report);
   for (size_t i = 0; i < report.processes.size(); ++i) {
     const ProcessInfo& process = report.processes[i];
     const bool says_something = !by_process[i].empty() || !process.cupti_lost.empty() ||

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make libcli11-dev libfmt-dev doctest-dev libdw-dev libelf-dev zlib1g-dev
-          liblzma-dev libbz2-dev libzstd-dev python3 python3-jsonschema python3-venv python3-yaml
+          liblzma-dev libbz2-dev libzstd-dev python3 python3-jsonschema python3-pip python3-venv python3-yaml
           python3-pytest help2man dpkg-dev ccache)
 # The test command adds what only the tests need (CAPGUARD_EXTRA_PACKAGES, e.g. lintian).
 read -r -a extra <<<"${CAPGUARD_EXTRA_PACKAGES:-}"
@@ -28,12 +28,19 @@ fi
 [[ ${CAPGUARD_SETUP_PACKAGES_ONLY:-} == 1 ]] && exit 0
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 
+# CUDA 12's CUPTI and runtime headers (issue 30: the interposer's CUDA 12 API table), from PyPI.
+cuda12_prefix=${CAPGUARD_CUDA12_PREFIX:-/opt/capguard-cuda12}
+if ! mkdir -p "$cuda12_prefix" 2>/dev/null || [[ ! -w $cuda12_prefix ]]; then
+  cuda12_prefix=${XDG_CACHE_HOME:-$HOME/.cache}/capguard-cuda12
+fi
+./scripts/cuda12_toolchain.sh --headers-only "$cuda12_prefix" >/dev/null
+
 build=${BUILD_DIR:-build}
 # Through ccache, ignoring the build directory (CCACHE_NOHASHDIR), so that another build of the
 # same sources with the same flags, like the wheel that the python_wheel test builds, reuses
 # these objects instead of compiling everything again.
 launcher=$(command -v ccache >/dev/null && echo "env;CCACHE_NOHASHDIR=1;ccache" || true)
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher" \
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCAPGUARD_CUDA12_PREFIX="$cuda12_prefix" -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher" \
   -DCMAKE_C_COMPILER_LAUNCHER="$launcher" >/dev/null
 targets=(capguard capguard_interposer)
 grep -q '^HELP2MAN:FILEPATH=/' "$build/CMakeCache.txt" && targets+=(capguard_man)

@@ -139,9 +139,11 @@ def parse_expectations(path):
 # GPUs (its Python programs under torchrun, two ranks), libtorch/ by scripts/gpu_libtorch.sh.
 SUITE_FOLDERS = [("libs", "libs", {".cu": "shared", ".py": "python"}),
                  ("multi", "multi", {".cu": "shared", ".py": "torchrun"}),
-                 ("libtorch", "libtorch", {".cpp": "libtorch"})]
+                 ("libtorch", "libtorch", {".cpp": "libtorch"}),
+                 # Python on a CUDA 12 runtime (issue 30; scripts/gpu_cuda12.sh)
+                 ("cuda12", "cuda12", {".py": "python"})]
 DEFAULT_SUITES = "main,python,libs"
-ALL_SUITES = "main,python,libs,multi,libtorch"
+ALL_SUITES = "main,python,libs,multi,libtorch,cuda12"
 
 
 def discover(source_dir, only, suites=DEFAULT_SUITES):
@@ -172,7 +174,7 @@ def discover(source_dir, only, suites=DEFAULT_SUITES):
             continue
         for entry in sorted(os.listdir(directory)):
             stem, ext = os.path.splitext(entry)
-            if ext not in kinds or stem == "common" or (only is not None and not re.search(only, stem)):
+            if ext not in kinds or stem in ("common", "cudart12") or (only is not None and not re.search(only, stem)):
                 continue
             path = os.path.join(directory, entry)
             program = Program(stem, kinds[ext], path, parse_expectations(path))

@@ -181,3 +181,31 @@ TEST_CASE("analyze_trace: a missing trace is an error and no process") {
   CHECK(analysis.report.processes.empty());
   CHECK(analysis.modules.empty());
 }
+
+TEST_CASE("analyze_trace: the CUDA the process ran ('w', format 7) reaches the report's header") {
+  ScratchDir dir;
+  REQUIRE_FALSE(dir.path.empty());
+  trace::TraceWriter w;
+  REQUIRE(w.open(dir.path.c_str(), 78, 1, 123456789));
+  w.write_cuda(12040, 13000, 12, 28, "static", 0, "/opt/app/bin/app",
+               "/usr/local/cuda-12.4/lib64/libcupti.so.12");
+  w.write_attach(true, "cupti");
+  w.write_end(3000, 0);
+  Analysis analysis;
+  analyze_trace(w.path(), analysis);
+  REQUIRE(analysis.report.processes.size() == 1);
+  const CudaInfo& cuda = analysis.report.processes[0].cuda;
+  CHECK(cuda.recorded);
+  CHECK(cuda.runtime == 12040u);
+  CHECK(cuda.linkage == "static");
+  CHECK(cuda.cupti_path == "/usr/local/cuda-12.4/lib64/libcupti.so.12");
+  CHECK(cuda_info_text(cuda) ==
+        "CUDA 12.4 runtime (static cudart), driver 13.0, CUPTI 12 (API 28)");
+  CudaInfo mixed = cuda;
+  mixed.runtime = 13000, mixed.linkage = "shared", mixed.other_runtime = 12000;
+  CHECK(
+      cuda_info_text(mixed) ==
+      "CUDA 13.0 runtime (shared cudart) and a CUDA 12.0 runtime, driver 13.0, CUPTI 12 (API 28)");
+  CHECK(cuda_info_text(CudaInfo{}) ==
+        "no CUDA runtime found (driver API), driver unknown, no CUPTI");
+}

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "report/render.h"
 #include "render_test_report.h"
+#include "report/render.h"
 #include "rules/rule_table.h"
 
 namespace capguard {
@@ -48,8 +48,8 @@ TEST_CASE("each fact once: a message that names the result and the thread is not
   CHECK(text.starts_with("==4242==ERROR: capguard: sync-during-capture\n  " + finding.message +
                          "\n  called here:\n    #3 "));
   finding.thread = 42;  // "thread 4243" does not mention thread 42
-  CHECK(render_text(report, testing::with_rules()).find("  called here on thread 42 (the capturing thread):\n") !=
-        std::string::npos);
+  CHECK(render_text(report, testing::with_rules())
+            .find("  called here on thread 42 (the capturing thread):\n") != std::string::npos);
 }
 
 TEST_CASE("library frames between CUDA and the user frame are shown, a long run elided") {
@@ -178,8 +178,25 @@ TEST_CASE("long C++ names are shortened in text; JSON keeps them whole") {
   CHECK(text.find("in void thrust::cuda_cub::malloc<…>(thrust::cuda_cub::policy&)") !=
         std::string::npos);
   CHECK(text.find("very_long_policy_name") == std::string::npos);
-  CHECK(render_json(report).find("very_long_policy_name<int, float, double>") !=
-        std::string::npos);
+  CHECK(render_json(report).find("very_long_policy_name<int, float, double>") != std::string::npos);
 }
 
+}  // namespace capguard
+
+namespace capguard {
+TEST_CASE("render_text: the CUDA the processes ran heads the report, once per distinct set") {
+  Report report = testing::sample_report();
+  CHECK(render_text(report, testing::with_rules()).find("capguard: CUDA") == std::string::npos);
+  report.processes.at(0).cuda.recorded = true;
+  report.processes.at(0).cuda.runtime = 12090;
+  report.processes.at(0).cuda.linkage = "shared";
+  report.processes.at(0).cuda.driver = 13000;
+  report.processes.at(0).cuda.cupti_major = 12;
+  report.processes.at(0).cuda.cupti_api = 28;
+  const std::string text = render_text(report, testing::with_rules());
+  const size_t header =
+      text.find("capguard: CUDA 12.9 runtime (shared cudart), driver 13.0, CUPTI 12 (API 28)\n");
+  REQUIRE(header != std::string::npos);
+  CHECK(header < text.find("SUMMARY:"));
+}
 }  // namespace capguard

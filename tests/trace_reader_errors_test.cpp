@@ -98,9 +98,9 @@ TEST_SUITE("trace_reader_errors_test") {
   }
 
   TEST_CASE("a newer format version asks for an upgrade, naming both versions") {
-    const ReadError e = expect_error("v 9.9.9 7 new-field\np 1 1 0\n", 1, "");
+    const ReadError e = expect_error("v 9.9.9 8 new-field\np 1 1 0\n", 1, "");
     CHECK(e.to_string() ==
-          "t.trace:1: written by capguard 9.9.9 (trace format 7); this capguard reads format <= 6: "
+          "t.trace:1: written by capguard 9.9.9 (trace format 8); this capguard reads format <= 7: "
           "upgrade capguard");
     expect_error("v 0.0.1 0\n", 1, "unsupported trace format 0");
   }
@@ -167,7 +167,10 @@ TEST_SUITE("trace_reader_errors_test") {
   }
 
   TEST_CASE("other records are parsed as strictly") {
-    expect_error(kGoodStart + "w 1 2\n", 3, "unknown record type 'w'");
+    expect_error(kGoodStart + "W 1 2\n", 3, "unknown record type 'W'");
+    expect_error(kGoodStart + "w 1 2\n", 3, "cuda record: CUPTI major is missing");
+    expect_error(kGoodStart + "w 1 2 3 4 dynamic 0  \n", 3, "linkage must be");
+    expect_error(kGoodStart + "w 1 2 3 4 shared 0 a b c\n", 3, "unexpected field 'c'");
     expect_error(kGoodStart + "q step extra\n", 3, "rehearse record: unexpected field");
     expect_error(kGoodStart + "\n", 3, "empty line");
     expect_error(kGoodStart + "c abc%zz\n", 3, "bad %-escape: '%zz'");

@@ -58,6 +58,17 @@ struct RecordingSink : TraceSink {
     commands.emplace_back(c);
     types += 'c';
   }
+  struct Cuda {
+    uint32_t runtime, driver, cupti_major, cupti_api, other_runtime;
+    std::string linkage, runtime_path, cupti_path;
+  };
+  std::vector<Cuda> cudas;
+  void on_cuda(const CudaRecord& w) override {
+    cudas.push_back({w.runtime, w.driver, w.cupti_major, w.cupti_api, w.other_runtime,
+                     std::string(w.linkage), std::string(w.runtime_path),
+                     std::string(w.cupti_path)});
+    types += 'w';
+  }
   void on_attach(bool ok, std::string_view m) override {
     attaches.emplace_back(ok, std::string(m));
     types += 'i';

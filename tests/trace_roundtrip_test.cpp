@@ -223,6 +223,26 @@ TEST_SUITE("trace_roundtrip_test") {
     CHECK(sink.modules[2].path == "/no/build/id");
   }
 
+  TEST_CASE("the CUDA a process ran (format 7's 'w' record), paths with spaces or empty") {
+    RecordingSink sink;
+    round_trip(sink, [&](TraceWriter& w) {
+      w.write_cuda(12040, 13000, 12, 28, "static", 0, "/opt/my app/bin/train", "");
+      w.write_cuda(0, 12080, 0, 0, "unknown", 13000, "", "/usr/local/cuda-12/lib64/libcupti.so.12");
+    });
+    CHECK(sink.types == "vpww");
+    REQUIRE(sink.cudas.size() == 2);
+    CHECK(sink.cudas[0].runtime == 12040);
+    CHECK(sink.cudas[0].driver == 13000);
+    CHECK(sink.cudas[0].cupti_major == 12);
+    CHECK(sink.cudas[0].cupti_api == 28);
+    CHECK(sink.cudas[0].linkage == "static");
+    CHECK(sink.cudas[0].runtime_path == "/opt/my app/bin/train");
+    CHECK(sink.cudas[0].cupti_path.empty());
+    CHECK(sink.cudas[1].other_runtime == 13000);
+    CHECK(sink.cudas[1].linkage == "unknown");
+    CHECK(sink.cudas[1].cupti_path == "/usr/local/cuda-12/lib64/libcupti.so.12");
+  }
+
   TEST_CASE("a build id that is not lower-case hex is left out rather than breaking the line") {
     RecordingSink sink;
     round_trip(sink, [&](TraceWriter& w) { w.write_module(1, 2, 3, "/lib.so", "ABC DEF"); });

@@ -3,16 +3,16 @@
 // A trace is UTF-8 text, one record per line, written by one process. Each record is one
 // opcode character, a space, then space-separated fields. Numbers are lower-case hex without
 // "0x". Strings that may contain spaces or newlines are escaped: every byte outside 0x21..0x7e
-// and every '%' is written as %XX. Grammar (version 6; version 1 is the same without Python
+// and every '%' is written as %XX. Grammar (version 7; version 1 is the same without Python
 // frames, version 2 the same without the graph records, version 3 without a graph node's
 // geometry and scalar hash, version 4 without the CUPTI client records, version 5 without the
-// rehearsed ranges; readers accept all six):
+// rehearsed ranges, version 6 without the CUDA versions; readers accept all seven):
 //
 //   trace    := header record* ['z' end]
 //   header   := 'v' tool-version format-version              first line, exactly once
 //   record   := process | command | module | python-frame | stack | event | thread-exit
 //               | attach | graph-node | graph | graph-update | cupti-client
-//               | range-begin | range-end | rehearse
+//               | range-begin | range-end | rehearse | cuda
 //   process  := 'p' pid ppid start-unix-ns                   once, right after the header
 //   command  := 'c' escaped-command-line                     once
 //   attach   := 'i' state escaped-message                    state: 'ok' | 'failed'
@@ -90,6 +90,16 @@
 //   rehearse := 'q' escaped-glob                             one `--rehearse GLOB` of the run
 //                                                            (v6): the analysis names a pattern
 //                                                            no range matched, in any process
+//   cuda     := 'w' runtime driver cupti-major cupti-api linkage other-runtime
+//               escaped-runtime-path escaped-cupti-path      the CUDA the process ran (v7, issue
+//                                                            30), at attach, before 'i':
+//                                                            runtime and driver as CUDA_VERSION
+//                                                            (3cf0 = 15600 = 15.6; 0 unknown),
+//                                                            the CUPTI's major and API version
+//                                                            (cuptiGetVersion; 0 none loaded),
+//                                                            linkage 'shared' | 'static' |
+//                                                            'unknown', other-runtime a second
+//                                                            runtime of another major (0 none)
 //   end      := 'z' time-ns exit-status                      clean process exit
 //
 // `api` is the CUDA function name as CUPTI reports it (cudaMemcpyAsync_ptsz, cuMemcpyHtoD_v2);
@@ -115,7 +125,7 @@
 
 namespace capguard::trace {
 
-inline constexpr int kFormatVersion = 6;
+inline constexpr int kFormatVersion = 7;
 inline constexpr char kToolVersion[] = "0.1.0";
 
 // Bounds both sides agree on. The writer never produces more; the reader rejects more, so a

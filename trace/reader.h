@@ -22,6 +22,13 @@ struct ProcessRecord {
   uint32_t ppid = 0;
   uint64_t start_unix_ns = 0;
 };
+// The CUDA a process ran (v7): format.h's 'w' record.
+struct CudaRecord {
+  uint32_t runtime = 0, driver = 0, cupti_major = 0, cupti_api = 0, other_runtime = 0;
+  std::string_view linkage;       // "shared", "static", "unknown"
+  std::string_view runtime_path;  // unescaped; valid during the callback only
+  std::string_view cupti_path;    // likewise
+};
 struct ModuleRecord {
   uint64_t base = 0, start = 0, end = 0;
   std::string_view path;      // unescaped; valid during the callback only
@@ -63,6 +70,7 @@ class TraceSink {
   virtual void on_process(const ProcessRecord&) {}
   virtual void on_command(std::string_view /*command_line*/) {}
   virtual void on_attach(bool /*ok*/, std::string_view /*message*/) {}
+  virtual void on_cuda(const CudaRecord&) {}
   virtual void on_module(const ModuleRecord&) {}
   virtual void on_python_frame(const PythonFrameRecord&) {}
   virtual void on_stack(const StackRecord&) {}

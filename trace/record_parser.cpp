@@ -141,6 +141,8 @@ const char* RecordParser::record_name(char type) {
       return "range-end";
     case 'q':
       return "rehearse";
+    case 'w':
+      return "cuda";
     default:
       return nullptr;
   }
@@ -202,6 +204,8 @@ bool RecordParser::parse(std::string_view line) {
       return parse_range(in, type == 'r');
     case 'q':
       return parse_rehearse(in);
+    case 'w':
+      return parse_cuda(in);
     default:
       return parse_end(in);
   }
@@ -263,6 +267,26 @@ bool RecordParser::parse_attach(Cursor& in) {
   }
   if (!read_escaped(in, "message", text_) || !no_more_fields(in)) return false;
   sink_.on_attach(state == "ok", text_);
+  return true;
+}
+
+bool RecordParser::parse_cuda(Cursor& in) {
+  CudaRecord w;
+  if (!read_number(in, "runtime", w.runtime) || !read_number(in, "driver", w.driver) ||
+      !read_number(in, "CUPTI major", w.cupti_major) ||
+      !read_number(in, "CUPTI API version", w.cupti_api)) {
+    return false;
+  }
+  if (!in.next(w.linkage)) return fail("linkage is missing");
+  if (w.linkage != "shared" && w.linkage != "static" && w.linkage != "unknown")
+    return fail("linkage must be 'shared', 'static' or 'unknown', not " + quote(w.linkage));
+  if (!read_number(in, "other runtime", w.other_runtime)) return false;
+  if (!read_escaped(in, "runtime path", text_)) return false;
+  cuda_runtime_path_ = text_;
+  if (!read_escaped(in, "CUPTI path", text_) || !no_more_fields(in)) return false;
+  w.runtime_path = cuda_runtime_path_;
+  w.cupti_path = text_;
+  sink_.on_cuda(w);
   return true;
 }
 

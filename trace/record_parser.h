@@ -39,6 +39,7 @@ class RecordParser {
   bool parse_process(Cursor& in);
   bool parse_command(Cursor& in);
   bool parse_attach(Cursor& in);
+  bool parse_cuda(Cursor& in);
   bool parse_cupti_client(Cursor& in);
   bool parse_range(Cursor& in, bool begin);
   bool parse_rehearse(Cursor& in);
@@ -64,6 +65,7 @@ class RecordParser {
   const char* record_name_ = "";
   std::string error_;
   std::string text_;  // unescaped string of the current record
+  std::string cuda_runtime_path_;  // the 'w' record's first string, while text_ holds its second
   std::string text2_;
   std::vector<uint64_t> addresses_;
   std::vector<uint32_t> python_frames_;

@@ -188,6 +188,27 @@ void TraceWriter::write_attach(bool ok, const char* message) {
   write_all(out.data(), out.size());
 }
 
+void TraceWriter::write_cuda(uint32_t runtime, uint32_t driver, uint32_t cupti_major,
+                             uint32_t cupti_api, const char* linkage, uint32_t other_runtime,
+                             const char* runtime_path, const char* cupti_path) {
+  char buffer[kTextBufferSize];
+  LineBuilder out(buffer, sizeof(buffer));
+  out.put("w ");
+  for (uint32_t number : {runtime, driver, cupti_major, cupti_api}) {
+    out.put_hex(number);
+    out.put(' ');
+  }
+  out.put(linkage);
+  out.put(' ');
+  out.put_hex(other_runtime);
+  out.put(' ');
+  out.put_escaped(runtime_path != nullptr ? runtime_path : "", 1);
+  out.put(' ');
+  out.put_escaped(cupti_path != nullptr ? cupti_path : "", 1);
+  out.put('\n');
+  write_all(out.data(), out.size());
+}
+
 void TraceWriter::write_cupti_client(uint64_t time_ns, uint32_t tid, CuptiClientEvent what,
                                      const char* name) {
   char buffer[kTextBufferSize];

@@ -33,6 +33,10 @@ class TraceWriter {
 
   void write_command(const char* command_line);  // escaped on the way out
   void write_attach(bool ok, const char* message);
+  // The 'w' record (format.h): linkage is "shared", "static" or "unknown"; paths may be empty.
+  void write_cuda(uint32_t runtime, uint32_t driver, uint32_t cupti_major, uint32_t cupti_api,
+                  const char* linkage, uint32_t other_runtime, const char* runtime_path,
+                  const char* cupti_path);
   void write_cupti_client(uint64_t time_ns, uint32_t tid, CuptiClientEvent what, const char* name);
   void write_module(uint64_t base, uint64_t start, uint64_t end, const char* path,
                     const char* build_id_hex);  // build_id_hex may be null or empty

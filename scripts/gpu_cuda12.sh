@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# CUDA 12 on the GPU machine (issue 30), which has CUDA 13 alone: the testcase programs built with
+# CUDA 12.4 on the development machine (scripts/build_cuda12_testcases.sh, carried in
+# .cuda12-bundle) under capguard, static and shared cudart, the shared build also on the 12.9
+# runtime; their findings against the same programs built with CUDA 13 (run first: the table
+# of scripts/gpu_integration.sh in $C13, default /tmp/capguard-testcase-results); Python on a
+# CUDA 12 runtime; a process holding both runtimes; a CUDA 11 runtime refused with exit 3.
+#   BUNDLE=.gpu-bundle OUT=/tmp/out scripts/gpu_cuda12.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUNDLE=${BUNDLE:-.gpu-bundle}
+C12=/tmp/capguard-cuda12-bundle
+rm -rf "$C12" && mkdir -p "$C12" && tar xJf "${C12_BUNDLE:-$ROOT/.cuda12-bundle/bundle.tar.xz}" -C "$C12"
+C13=${C13:-/tmp/capguard-testcase-results}
+OUT=${OUT:-/tmp/capguard-cuda12}
+B=/tmp/capguard-cuda12-build
+mkdir -p "$B" "$OUT"
+cp "$BUNDLE/capguard" "$BUNDLE/libcapguard.so" "$B/"
+ln -sfn "$C12/testcases" "$B/testcases"
+[ -d /opt/torch/.venv ] && export PATH=/opt/torch/.venv/bin:$PATH
+status=0
+# The programs that compiled with 12.4 (the others: $C12/skipped.txt).
+only="^($(ls "$C12/testcases" | paste -sd'|'))\$"
+echo "== CUDA 12.4 build: $(ls "$C12/testcases" | wc -l) programs; not built with 12.4:"
+sed 's/^/   /' "$C12/skipped.txt"
+
+run_table() {  # name, check_expectations options...
+  local name=$1
+  shift
+  python3 testcases/check_expectations.py --source testcases --build "$B" --capguard "$B/capguard" \
+    --out "$OUT/$name" --timeout 120 "$@" >"$OUT/$name.table" 2>"$OUT/$name.stderr"
+  local s=$?
+  echo "== $name: $(grep -c '| PASS' "$OUT/$name.table") PASS, $(grep -c '| FAIL' "$OUT/$name.table") FAIL (exit $s)"
+  grep '| FAIL' "$OUT/$name.table" | head -20
+  [ $s -eq 0 ] || [ -n "${INFORMATIVE:-}" ] || status=1
+}
+
+# A CUDA 12.4 installation as users have it: CUDA_HOME, its lib64 on the loader's path.
+export CUDA_HOME=$C12/cuda-12
+LD_LIBRARY_PATH=$C12/cuda-12/lib64 run_table cuda12.4 --only "$only"
+# The same shared builds on the 12.9 runtime, laid out as PyPI's nvidia-cuda-runtime-cu12.
+only_shared="^($(ls "$C12/testcases" | grep '_shared$' | paste -sd'|'))\$"
+LD_LIBRARY_PATH=$C12/site-packages/nvidia/cuda_runtime/lib run_table cuda12.9 --only "$only_shared"
+
+echo "== same findings as the CUDA 13 build (rule, file, line per program)"
+python3 scripts/compare_cuda_results.py "$C13/results.json" "$OUT/cuda12.4/results.json" \
+  "$OUT/cuda12.9/results.json" || status=1
+
+echo "== which CUPTI each run attached (from the traces' 'w' records)"
+for run in cuda12.4 cuda12.9; do
+  for f in "$OUT/$run"/traces/*/capguard.*.trace; do grep -m1 '^w ' "$f"; done | sort | uniq -c
+done
+
+echo "== Python on the CUDA 12.9 runtime, and a process with PyTorch's CUDA 13 runtime beside it"
+export CAPGUARD_CUDART12=$C12/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12
+run_table python-cuda12 --suites cuda12
+python3 scripts/print_user_frames.py "$OUT/python-cuda12"/*.json
+
+echo "== CUDA 11: a program on the CUDA 11.8 runtime is refused, exit 3"
+if [ -f "$C12/cuda-11/libcudart.so.11.0" ]; then
+  "$B/capguard" run -- python3 -c "import ctypes; rt = ctypes.CDLL('$C12/cuda-11/libcudart.so.11.0'); print('cudaFree:', rt.cudaFree(None))" \
+    >"$OUT/cuda11.log" 2>&1
+  s=$?
+  cat "$OUT/cuda11.log"
+  echo "   exit $s"
+  [ $s -eq 3 ] || status=1
+else
+  echo "   no CUDA 11 runtime in the bundle"
+fi
+
+echo "== CUPTI 13 forced onto the CUDA 12.4 static programs (CAPGUARD_CUPTI): does it see them?"
+INFORMATIVE=1 CAPGUARD_CUPTI=/usr/local/cuda/lib64/libcupti.so.13 LD_LIBRARY_PATH=$C12/cuda-12/lib64 \
+  run_table cupti13-on-12 --only '^(sync_during_capture|unjoined_fork|escaped_side_stream_work|captured_event_query)$'
+tar czf "$OUT/cuda12-results.tgz" -C "$OUT" . 2>/dev/null
+exit $status
