@@ -10,6 +10,14 @@
 namespace capguard::interposer {
 namespace {
 
+// cuGraphGetEdges without edge data (drivers before CUDA 12.3), for the one question asked here.
+using GetEdgesV1 = int (*)(void* graph, void** from, void** to, size_t* count);
+GetEdgesV1 g_get_edges_v1 = nullptr;
+int edges_through_v1(void* graph, void** from, void** to, void* edge_data, size_t* count) {
+  if (edge_data != nullptr) return 1;  // CUDA_ERROR_INVALID_VALUE: not on this driver
+  return g_get_edges_v1(graph, from, to, count);
+}
+
 template <typename Fn>
 void resolve(void* lib, const char* name, Fn& fn) {
   fn = reinterpret_cast<Fn>(dlsym(lib, name));
@@ -255,6 +263,10 @@ bool load_graph_driver(GraphDriver& d) {
   // The versioned names are what cuda.h maps the plain names to in CUDA 13.
   resolve(lib, "cuGraphGetNodes", d.get_nodes);
   resolve(lib, "cuGraphGetEdges_v2", d.get_edges);
+  if (d.get_edges == nullptr) {  // drivers before CUDA 12.3: the form without edge data
+    resolve(lib, "cuGraphGetEdges", g_get_edges_v1);
+    if (g_get_edges_v1 != nullptr) d.get_edges = &edges_through_v1;
+  }
   resolve(lib, "cuGraphNodeGetType", d.node_type);
   resolve(lib, "cuGraphKernelNodeGetParams_v2", d.kernel_params);
   resolve(lib, "cuFuncGetParamInfo", d.func_param_info);
