@@ -39,6 +39,21 @@ cp -a "$wheels/cuda_cupti/lib/libcupti.so.12" "$bundle/cuda-12/lib64/"
 mkdir -p "$bundle/site-packages/nvidia/cuda_runtime/lib" "$bundle/site-packages/nvidia/cuda_cupti/lib"
 cp -a "$wheels/cuda_runtime/lib/libcudart.so.12" "$bundle/site-packages/nvidia/cuda_runtime/lib/"
 cp -a "$wheels/cuda_cupti/lib/libcupti.so.12" "$bundle/site-packages/nvidia/cuda_cupti/lib/"
+# The library programs that need no library absent from the GPU machine's CUDA 12 setup: CUB and
+# Thrust (headers), and the programs that are their own CUPTI client (CUPTI sharing on CUDA 12),
+# built as testcases/libs/CMakeLists.txt builds them (shared cudart).
+for source in testcases/libs/{cub,thrust,cupti_client}_*.cu; do
+  name=$(basename "$source" .cu)
+  "$toolkit/bin/nvcc" -g -lineinfo -O0 -std=c++17 -arch=sm_90 -cudart shared \
+    -Xcompiler=-fno-omit-frame-pointer -Itestcases -o "$bundle/testcases/$name" "$source" \
+    -lcupti -Xlinker -rpath="$toolkit/lib64" || echo "$name: not compiled" >>"$bundle/skipped.txt"
+done
+# The in-program benchmarks (bench/*.cu) built with 12.4 as bench/CMakeLists.txt builds them
+# with 13 (static cudart, -O2): the ratios on CUDA 12 against CUDA 13's (gpu_cuda12.sh --bench).
+mkdir -p "$bundle/bench"
+for name in eager_launch capture_kernels graph_replay; do
+  "$toolkit/bin/nvcc" -O2 -std=c++17 -arch=sm_90 -o "$bundle/bench/bench_$name" "bench/$name.cu"
+done
 # A CUDA 11 runtime, which capguard must refuse with exit 3 (PyPI's nvidia-cuda-runtime-cu11).
 mkdir -p "$bundle/cuda-11"
 tmp=$(mktemp -d)

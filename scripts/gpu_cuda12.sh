@@ -5,7 +5,11 @@
 # runtime; their findings against the same programs built with CUDA 13 (run first: the table
 # of scripts/gpu_integration.sh in $C13, default /tmp/capguard-testcase-results); Python on a
 # CUDA 12 runtime; a process holding both runtimes; a CUDA 11 runtime refused with exit 3.
-#   BUNDLE=.gpu-bundle OUT=/tmp/out scripts/gpu_cuda12.sh
+#   BUNDLE=.gpu-bundle OUT=/tmp/out [PARTS='tables python cuda11 cupti13'] [ONLY=REGEX] \
+#     scripts/gpu_cuda12.sh [--bench-only]
+# PARTS picks what runs (all by default); ONLY narrows the tables to some programs.
+# --bench-only: the in-program benchmarks alone, built with CUDA 12.4 ($C12/bench) and with CUDA
+# 13 ($BUNDLE/bench_*), alternating, 5 rounds each: the ratios must be within 0.02 of each other.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -20,8 +24,26 @@ cp "$BUNDLE/capguard" "$BUNDLE/libcapguard.so" "$B/"
 ln -sfn "$C12/testcases" "$B/testcases"
 [ -d /opt/torch/.venv ] && export PATH=/opt/torch/.venv/bin:$PATH
 status=0
+if [ "${1:-}" = --bench-only ]; then
+  B13=/tmp/capguard-bench13 B12=/tmp/capguard-bench12
+  mkdir -p "$B13/bench" "$B12/bench"
+  cp "$BUNDLE/capguard" "$BUNDLE/libcapguard.so" "$B13/" && cp "$BUNDLE"/bench_* "$B13/bench/"
+  cp "$BUNDLE/capguard" "$BUNDLE/libcapguard.so" "$B12/" && cp "$C12"/bench/bench_* "$B12/bench/"
+  for binary in bench_eager_launch bench_capture_kernels bench_graph_replay; do
+    for round in 1 2; do
+      for cuda in 13 12; do
+        dir=$B13
+        [ $cuda = 12 ] && dir=$B12
+        echo "cuda$cuda round$round $(CUDA_HOME=$C12/cuda-12 python3 bench/run.py --build "$dir" \
+          --only "$binary" --rounds 5)"
+      done
+    done
+  done
+  exit 0
+fi
 # The programs that compiled with 12.4 (the others: $C12/skipped.txt).
 only="^($(ls "$C12/testcases" | paste -sd'|'))\$"
+suites=main,libs  # libs: CUB, Thrust and the CUPTI clients (the others need CUDA 12's libraries)
 echo "== CUDA 12.4 build: $(ls "$C12/testcases" | wc -l) programs; not built with 12.4:"
 sed 's/^/   /' "$C12/skipped.txt"
 
@@ -36,30 +58,43 @@ run_table() {  # name, check_expectations options...
   [ $s -eq 0 ] || [ -n "${INFORMATIVE:-}" ] || status=1
 }
 
+PARTS=${PARTS:-tables python cuda11 cupti13}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
+if [ -n "${ONLY:-}" ]; then
+  only="^($(ls "$C12/testcases" | grep -E "$ONLY" | paste -sd'|'))\$"
+fi
 # A CUDA 12.4 installation as users have it: CUDA_HOME, its lib64 on the loader's path.
 export CUDA_HOME=$C12/cuda-12
-LD_LIBRARY_PATH=$C12/cuda-12/lib64 run_table cuda12.4 --only "$only"
+part tables && LD_LIBRARY_PATH=$C12/cuda-12/lib64 run_table cuda12.4 --only "$only" --suites $suites
 # The same shared builds on the 12.9 runtime, laid out as PyPI's nvidia-cuda-runtime-cu12.
-only_shared="^($(ls "$C12/testcases" | grep '_shared$' | paste -sd'|'))\$"
-LD_LIBRARY_PATH=$C12/site-packages/nvidia/cuda_runtime/lib run_table cuda12.9 --only "$only_shared"
+only_shared="^($(ls "$C12/testcases" | grep -E "${ONLY:-.}" | grep '_shared$' | paste -sd'|'))\$"
+part tables && [ "$only_shared" != '^()$' ] && LD_LIBRARY_PATH=$C12/site-packages/nvidia/cuda_runtime/lib run_table cuda12.9 --only "$only_shared" \
+  --suites main
 
-echo "== same findings as the CUDA 13 build (rule, file, line per program)"
-python3 scripts/compare_cuda_results.py "$C13/results.json" "$OUT/cuda12.4/results.json" \
-  "$OUT/cuda12.9/results.json" || status=1
+if part tables && [ ! -f "$C13/results.json" ]; then
+  echo "== no CUDA 13 results in $C13 to compare with (run scripts/gpu_integration.sh first)"
+elif part tables; then
+  echo "== same findings as the CUDA 13 build (rule, file, line per program)"
+  python3 scripts/compare_cuda_results.py "$C13/results.json" "$OUT"/cuda12.*/results.json || status=1
+fi
 
 echo "== which CUPTI each run attached (from the traces' 'w' records)"
 for run in cuda12.4 cuda12.9; do
   for f in "$OUT/$run"/traces/*/capguard.*.trace; do grep -m1 '^w ' "$f"; done | sort | uniq -c
 done
 
-echo "== Python on the CUDA 12.9 runtime, and a process with PyTorch's CUDA 13 runtime beside it"
-export CAPGUARD_CUDART12=$C12/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12
-run_table python-cuda12 --suites cuda12
-python3 scripts/print_user_frames.py "$OUT/python-cuda12"/*.json
+if part python; then
+  echo "== Python on the CUDA 12.9 runtime, and a process with PyTorch's CUDA 13 runtime beside it"
+  export CAPGUARD_CUDART12=$C12/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12
+  run_table python-cuda12 --suites cuda12
+  python3 scripts/print_user_frames.py "$OUT/python-cuda12"/*.json
+fi
 
-echo "== CUDA 11: a program on the CUDA 11.8 runtime is refused, exit 3"
-if [ -f "$C12/cuda-11/libcudart.so.11.0" ]; then
-  "$B/capguard" run -- python3 -c "import ctypes; rt = ctypes.CDLL('$C12/cuda-11/libcudart.so.11.0'); print('cudaFree:', rt.cudaFree(None))" \
+part cuda11 && echo "== CUDA 11: a program on the CUDA 11.8 runtime is refused, exit 3"
+if ! part cuda11; then
+  :
+elif [ -f "$C12/cuda-11/libcudart.so.11.0" ]; then
+  timeout 120 "$B/capguard" run -- python3 -c "import ctypes; rt = ctypes.CDLL('$C12/cuda-11/libcudart.so.11.0'); print('cudaFree:', rt.cudaFree(None))" \
     >"$OUT/cuda11.log" 2>&1
   s=$?
   cat "$OUT/cuda11.log"
@@ -69,8 +104,8 @@ else
   echo "   no CUDA 11 runtime in the bundle"
 fi
 
-echo "== CUPTI 13 forced onto the CUDA 12.4 static programs (CAPGUARD_CUPTI): does it see them?"
-INFORMATIVE=1 CAPGUARD_CUPTI=/usr/local/cuda/lib64/libcupti.so.13 LD_LIBRARY_PATH=$C12/cuda-12/lib64 \
+part cupti13 && echo "== CUPTI 13 forced onto the CUDA 12.4 static programs (CAPGUARD_CUPTI): does it see them?"
+part cupti13 && INFORMATIVE=1 CAPGUARD_CUPTI=/usr/local/cuda/lib64/libcupti.so.13 LD_LIBRARY_PATH=$C12/cuda-12/lib64 \
   run_table cupti13-on-12 --only '^(sync_during_capture|unjoined_fork|escaped_side_stream_work|captured_event_query)$'
 tar czf "$OUT/cuda12-results.tgz" -C "$OUT" . 2>/dev/null
 exit $status
