@@ -1,5 +1,6 @@
 #include "interposer/cuda_versions.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
@@ -94,17 +95,13 @@ int visit(dl_phdr_info* object, size_t, void* data) {
   char real[512];
   const int precise = realpath(path, real) != nullptr ? runtime_of_library_name(real) : 0;
   int found = precise / 1000 == runtime / 1000 ? precise : runtime;
-  // The soname alone (PyPI's libcudart.so.12) says no minor: the runtime says it itself, a
-  // constant it returns without initializing anything.
+  // The soname alone (PyPI's libcudart.so.12) says no minor. The runtime itself is not asked:
+  // this runs inside its initialization (cuInit), and CUDA 11.8's cudaRuntimeGetVersion waits
+  // there for the initialization to finish, forever (seen on the H200). PyPI's wheel says it in
+  // its dist-info folder's name; else the minor stays unknown.
   if (found % 1000 == 0) {
-    if (void* lib = dlopen(path, RTLD_LAZY | RTLD_NOLOAD)) {
-      using GetVersion = int (*)(int*);
-      int exact = 0;
-      if (auto get = reinterpret_cast<GetVersion>(dlsym(lib, "cudaRuntimeGetVersion"));
-          get != nullptr && get(&exact) == 0 && exact / 1000 == found / 1000)
-        found = exact;
-      dlclose(lib);
-    }
+    const int wheel = runtime_of_wheel(path, found / 1000);
+    found = wheel != 0 ? wheel : found + kMinorUnknown;
   }
   // Two majors in one process (a CUDA 12 library in a CUDA 13 program): the newer one is the
   // runtime whose CUPTI is loaded, the older one is named beside it.
@@ -129,6 +126,33 @@ int toolkit_of_cubin_header(const unsigned char* elf_header, size_t size) {
   const unsigned version = eh.e_version;  // 124: 12.4, 130: 13.0
   if (version < 80 || version > 999) return 0;
   return static_cast<int>(version / 10 * 1000 + version % 10 * 10);
+}
+
+int runtime_of_wheel(const char* library, int major) {
+  char dir[512];
+  snprintf(dir, sizeof(dir), "%s", library);
+  for (int up = 0; up < 4; ++up) {  // lib, cuda_runtime, nvidia: site-packages is above them
+    char* slash = strrchr(dir, '/');
+    if (slash == nullptr) return 0;
+    *slash = '\0';
+  }
+  char prefix[64];
+  snprintf(prefix, sizeof(prefix), "nvidia_cuda_runtime_cu%d-", major);
+  DIR* packages = opendir(dir[0] != '\0' ? dir : "/");
+  if (packages == nullptr) return 0;
+  int version = 0;
+  for (int entries = 0; entries < 100000 && version == 0; ++entries) {
+    const dirent* entry = readdir(packages);
+    if (entry == nullptr) break;
+    if (strncmp(entry->d_name, prefix, strlen(prefix)) != 0) continue;
+    char* end = nullptr;
+    const long wheel_major = strtol(entry->d_name + strlen(prefix), &end, 10);
+    if (wheel_major != major || end == nullptr || *end != '.') continue;
+    const long minor = strtol(end + 1, nullptr, 10);
+    if (minor >= 0 && minor < 100) version = static_cast<int>(major * 1000 + minor * 10);
+  }
+  closedir(packages);
+  return version;
 }
 
 int runtime_of_library_name(const char* path) {

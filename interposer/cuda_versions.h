@@ -11,8 +11,11 @@ namespace capguard::interposer {
 
 enum class RuntimeLinkage { unknown, shared, static_ };
 
+// Added to major * 1000 when the minor is unknown (a soname alone): 12999 reads "12.x".
+inline constexpr int kMinorUnknown = 999;
+
 struct CudaVersions {
-  int runtime = 0;  // CUDA_VERSION style (12040 = 12.4), 0 unknown; the major alone = N*1000
+  int runtime = 0;  // CUDA_VERSION style (12040 = 12.4), 0 unknown, major*1000+kMinorUnknown
   RuntimeLinkage linkage = RuntimeLinkage::unknown;
   char runtime_path[512] = {};  // the libcudart that was found, or the executable
   int other_runtime = 0;        // a second runtime of another major in the same process
@@ -30,6 +33,10 @@ void probe_loaded_runtimes(CudaVersions& versions);
 
 // The CUDA version in a cubin's ELF header (e_version: 124 = 12.4), as CUDA_VERSION, or 0.
 int toolkit_of_cubin_header(const unsigned char* elf_header, size_t size);
+
+// The version of the PyPI wheel that installed a libcudart (site-packages/nvidia/cuda_runtime/lib/
+// libcudart.so.12 beside site-packages/nvidia_cuda_runtime_cu12-12.9.79.dist-info: 12090), or 0.
+int runtime_of_wheel(const char* library, int major);
 
 // The CUDA_VERSION a libcudart file name says (libcudart.so.12.4.127: 12040; libcudart.so.12:
 // 12000), or 0 when it is no libcudart.

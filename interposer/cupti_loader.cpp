@@ -120,7 +120,7 @@ void* open_cupti(Search* search_out = nullptr) {
 }
 
 void format_version(int version, char* out, size_t capacity) {
-  if (version % 1000 == 0 && version != 0)
+  if (version % 1000 == kMinorUnknown)
     snprintf(out, capacity, "%d.x", version / 1000);
   else
     snprintf(out, capacity, "%d.%d", version / 1000, version % 1000 / 10);

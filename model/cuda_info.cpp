@@ -7,6 +7,7 @@ namespace capguard {
 
 std::string cuda_version_text(uint32_t version) {
   if (version == 0) return "unknown";
+  if (version % 1000 == 999) return fmt::format("{}.x", version / 1000);  // the minor unknown
   return fmt::format("{}.{}", version / 1000, version % 1000 / 10);
 }
 

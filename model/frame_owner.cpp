@@ -38,12 +38,15 @@ constexpr std::array<std::string_view, 4> kCudartFunctionPrefixes = {
 
 // Where headers and Python files of code the user did not write live: the CUDA toolkit's and
 // the system's include directories (a custom GCC's too), site-packages, Python's stdlib, and
-// the code torch.compile generates (TorchInductor's cache).
-constexpr std::array<std::string_view, 17> kLibrarySources = {
-    "/usr/include/*",    "/usr/local/include/*",  "/usr/lib/*",
-    "/usr/lib64/*",      "/usr/local/lib/*",      "/usr/local/cuda*",
-    "/opt/nvidia/*",     "/opt/conda/*",          "/nix/store/*",
-    "*/include/cccl/*",  "*/targets/*/include/*", "*/include/c++/*",
+// the code torch.compile generates (TorchInductor's cache). CCCL's headers by their own folders
+// too: CUDA 12 toolkits keep them as include/cub, include/thrust and include/cuda (libcu++)
+// wherever the toolkit was installed (/opt/cuda-12.4, a module tree), 13 as include/cccl.
+constexpr std::array<std::string_view, 20> kLibrarySources = {
+    "/usr/include/*",     "/usr/local/include/*",  "/usr/lib/*",
+    "/usr/lib64/*",       "/usr/local/lib/*",      "/usr/local/cuda*",
+    "/opt/nvidia/*",      "/opt/conda/*",          "/nix/store/*",
+    "*/include/cccl/*",   "*/include/cub/*",       "*/include/thrust/*",
+    "*/include/cuda/*",   "*/targets/*/include/*", "*/include/c++/*",
     "*/site-packages/*", "*/dist-packages/*",     "*/lib*/python3.*",
     "<frozen*",          "*/torchinductor_*"};
 

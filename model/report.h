@@ -186,7 +186,7 @@ struct CudaInfo {
   std::string linkage;  // "shared", "static", "unknown"
   std::string runtime_path, cupti_path;
 };
-// "12.4" ("unknown" for 0).
+// "12.4" ("unknown" for 0, "12.x" for 12999: the interposer knew the major alone).
 std::string cuda_version_text(uint32_t version);
 // "CUDA 12.4 runtime (static cudart), driver 13.0, CUPTI 12 (API 28)", for reports.
 std::string cuda_info_text(const CudaInfo& cuda);

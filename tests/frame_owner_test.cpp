@@ -59,6 +59,15 @@ TEST_CASE("toolkit headers compiled into the program are a library's, not the us
                     5)) == FrameOwner::Library);
   CHECK(owner_of(at(kApp, "cub::DeviceReduce::Sum", "/opt/nvidia/hpc_sdk/cuda/include/cub/x.cuh",
                     9)) == FrameOwner::Library);
+  // A CUDA 12 toolkit installed anywhere keeps CCCL as include/cub, include/thrust, include/cuda
+  // (seen with CUDA 12.4 under /opt: the user's line was lost to util_allocator.cuh).
+  CHECK(owner_of(at(kApp, "cub::CachingDeviceAllocator::DeviceAllocate",
+                    "/opt/cuda-12.4/include/cub/util_allocator.cuh", 537)) == FrameOwner::Library);
+  CHECK(owner_of(at(kApp, "thrust::reduce", "/sw/cuda/12.4/include/thrust/reduce.h", 85)) ==
+        FrameOwner::Library);
+  CHECK(owner_of(at(kApp, "cuda::std::fill_n", "/apps/cuda-12/include/cuda/std/__algorithm/x.h",
+                    5)) == FrameOwner::Library);
+  CHECK(owner_of(at(kApp, "main", "/home/me/project/src/train.cu", 21)) == FrameOwner::Program);
 }
 
 TEST_CASE("shared libraries installed outside the user's tree are libraries") {

@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 #include <elf.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "interposer/api_table.h"
 #include "interposer/cuda_versions.h"
@@ -59,6 +61,27 @@ TEST_CASE("both majors' tables answer; the selected one decodes first") {
   CHECK(selected_api_major() == 12);
   select_api_major(13);
   CHECK(selected_api_major() == 13);
+}
+
+}  // namespace
+}  // namespace capguard::interposer
+
+namespace capguard::interposer {
+namespace {
+
+TEST_CASE("a runtime PyPI installed says its minor in the wheel's dist-info folder") {
+  char root[] = "/tmp/capguard-wheel-XXXXXX";
+  REQUIRE(mkdtemp(root) != nullptr);
+  const std::string site = std::string(root) + "/site-packages";
+  const std::string lib = site + "/nvidia/cuda_runtime/lib";
+  REQUIRE(system(("mkdir -p " + lib + " " + site + "/nvidia_cuda_runtime_cu12-12.9.79.dist-info " +
+                  site + "/nvidia_cuda_cupti_cu12-12.4.1.dist-info && touch " + lib +
+                  "/libcudart.so.12")
+                     .c_str()) == 0);
+  CHECK(runtime_of_wheel((lib + "/libcudart.so.12").c_str(), 12) == 12090);
+  CHECK(runtime_of_wheel((lib + "/libcudart.so.12").c_str(), 13) == 0);
+  CHECK(runtime_of_wheel("/usr/local/cuda/lib64/libcudart.so.12", 12) == 0);
+  CHECK(system((std::string("rm -rf ") + root).c_str()) == 0);
 }
 
 }  // namespace
