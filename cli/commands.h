@@ -30,6 +30,7 @@ struct ReportOptions {
   bool native_frames = false;  // text: every native frame of Python stacks
   std::vector<std::string> user_code;  // --user-code globs: what the user's own code is
   std::string symbol_cache;  // --symbol-cache: DIR or "off"; empty: CAPGUARD_SYMBOL_CACHE, XDG
+  bool debuginfod = false;   // --debuginfod: separate debug files from DEBUGINFOD_URLS too
   std::string rehearse_mode = "global";  // capture rehearsal: the mode regions are judged in
 };
 
@@ -37,7 +38,7 @@ struct RunOptions {
   ReportOptions report;
   std::string trace_dir;  // empty: a temporary directory, removed after a clean run
   int error_exitcode = kExitFindings;
-  bool require_attach = true;  // capguard not attached (or never reached CUDA): exit 3
+  bool require_attach = true;         // capguard not attached (or never reached CUDA): exit 3
   std::vector<std::string> rehearse;  // capture rehearsal: NVTX ranges whose message matches a glob
   std::vector<std::string> command;
 };

@@ -70,6 +70,9 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
                      "next analysis reads no symbol table again; 'off': none (default: "
                      "$CAPGUARD_SYMBOL_CACHE, else $XDG_CACHE_HOME/capguard, else "
                      "~/.cache/capguard; safe to delete)");
+  command.add_flag("--debuginfod", options.debuginfod,
+                   "look for missing separate debug files on the servers of DEBUGINFOD_URLS "
+                   "too (default: local files only, no network)");
 }
 
 namespace {

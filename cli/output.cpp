@@ -18,10 +18,12 @@
 
 #include "cli/report_file.h"
 #include "engine/pipeline.h"
+#include "engine/test_marks.h"
 #include "model/enum_names.h"
 #include "report/render.h"
 #include "report/utf8.h"
 #include "rules/rule_table.h"
+#include "util/regular_file.h"
 
 namespace capguard::cli {
 namespace {
@@ -155,17 +157,17 @@ void expand(const std::string& path, std::vector<std::string>& traces,
     return;
   }
   // Without blocking: a FIFO named as a trace is refused, never waited on.
-  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) {
-    problems.push_back("cannot open trace: " + path + ": " + std::strerror(errno));
-    return;
-  }
+  OpenRegular why;
   struct stat st {};
-  const bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  close(fd);
-  if (!regular) {
+  const int fd = open_regular(path, why, st);
+  if (fd >= 0) close(fd);
+  if (why == OpenRegular::NotRegular) {
     problems.push_back("cannot open trace: " + path + ": " +
                        (S_ISFIFO(st.st_mode) ? "a FIFO" : "not a regular file"));
+    return;
+  }
+  if (fd < 0) {
+    problems.push_back("cannot open trace: " + path + ": " + std::strerror(errno));
     return;
   }
   traces.push_back(path);
@@ -214,11 +216,13 @@ std::optional<std::string> check_outputs_not_inputs(const std::vector<OutputTarg
     std::error_code error;
     if (fs::is_directory(path, error)) {
       for (const auto& entry : fs::directory_iterator(path, error))
-        if (entry.path().extension() == ".trace" || entry.path().extension() == ".symbols")
+        if (entry.path().extension() == ".trace" || entry.path().extension() == ".symbols" ||
+            entry.path().extension() == ".tests")
           add(entry.path().string());
     } else {
       add(path);
       add(path + ".symbols");
+      if (const std::string marks = test_marks_path(path); !marks.empty()) add(marks);
     }
   }
   for (const OutputTarget& target : targets) {
@@ -227,7 +231,7 @@ std::optional<std::string> check_outputs_not_inputs(const std::vector<OutputTarg
     if (stat(target.path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
         inputs.contains({st.st_dev, st.st_ino}))
       return "--output " + target.path +
-             ": that is one of the input traces (or its .symbols); "
+             ": that is one of the input traces (or its .symbols or .tests); "
              "it would be overwritten";
   }
   return std::nullopt;
@@ -248,6 +252,7 @@ std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
   pipeline.post.suppressions = options.suppressions;
   pipeline.post.baseline = options.baseline;
   pipeline.symbol_cache = options.symbol_cache;
+  pipeline.debuginfod = options.debuginfod;
   for (auto& problem : run_pipeline(traces, pipeline, analysis, say))
     problems.push_back(std::move(problem));
   return problems;

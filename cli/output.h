@@ -22,8 +22,8 @@ std::optional<std::string> resolve_outputs(const ReportOptions& options,
                                            std::vector<OutputTarget>& targets);
 
 // A target that names one of the files `paths` stands for (a trace, a trace in a directory, or
-// a trace's .symbols), through whatever link: a message (exit 2), so that nothing read is
-// overwritten.
+// a trace's .symbols or .tests), through whatever link: a message (exit 2), so that nothing
+// read is overwritten.
 std::optional<std::string> check_outputs_not_inputs(const std::vector<OutputTarget>& targets,
                                                    const std::vector<std::string>& paths);
 

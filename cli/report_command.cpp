@@ -30,6 +30,10 @@ bool gate_on_trace_endings(Report& report, const std::string& fail_on) {
                                             (process.attached || process.attach_message.empty()
                                                  ? std::string(" (an 'i failed' record)")
                                                  : ": " + process.attach_message)});
+    // issue 35 (gate): a trace without any 'i' record never says capguard attached: closed.
+    else if (!ending.has_attach)
+      found.push_back({Severity::Error,
+                       "capguard never attached to " + who + " (its trace has no attach record)"});
     if (!ending.has_end)
       found.push_back({failing_anyway ? Severity::Warning : Severity::Error,
                        "the trace of " + who +

@@ -2,6 +2,7 @@
 // environment contract in ARCHITECTURE.md), then analyzes the traces it wrote.
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -85,15 +87,33 @@ bool process_running(pid_t pid) {
   return close == nullptr || close[1] == '\0' || close[2] != 'Z';
 }
 
+// Reaps the program's descendants that have exited (capguard is their subreaper: orphans of
+// the program are reparented to it); true while some still run.
+bool descendants_running() {
+  for (;;) {
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid > 0) continue;  // one more reaped
+    if (pid < 0 && errno == EINTR) continue;
+    return pid == 0;  // 0: children remain; -1 (ECHILD): none
+  }
+}
+
 // After the direct child exited, its background processes may still be running (and writing
-// findings): waits, up to kTracedGracePeriod, for every process that left a new trace without
-// its end record and is still running. Returns the traces of those that had not ended by then.
+// findings): waits, up to kTracedGracePeriod, for every descendant of the program, traced or
+// not yet (issue 35: `(sleep 0.8; cuda_program) & exit 0` wrote its finding after run had
+// passed), and for every process that left a new trace without its end record and is still
+// running. Returns the traces of those that had not ended by then; `untraced` tells whether
+// descendants without such a trace were still running.
 constexpr auto kTracedGracePeriod = std::chrono::seconds(5);
 std::vector<std::string> wait_for_traced_processes(const std::string& dir,
-                                                   const std::set<std::string>& old_traces) {
+                                                   const std::set<std::string>& old_traces,
+                                                   bool& untraced) {
   const auto deadline = std::chrono::steady_clock::now() + kTracedGracePeriod;
   std::vector<std::string> running;
   for (;;) {
+    const bool descendants = descendants_running();
+    untraced = false;
     running.clear();
     for (const auto& trace : traces_in(dir)) {
       if (old_traces.contains(trace)) continue;
@@ -103,7 +123,11 @@ std::vector<std::string> wait_for_traced_processes(const std::string& dir,
       if (pid == 0 || !process_running(pid) || scan_trace_ending(trace).has_end) continue;
       running.push_back(trace);
     }
-    if (running.empty() || std::chrono::steady_clock::now() >= deadline) return running;
+    if (running.empty() && !descendants) return running;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      untraced = running.empty() && descendants;
+      return running;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }
@@ -136,10 +160,21 @@ class RunTimes {
       return;
     }
     const std::string path = dir + "/capguard-run." + std::to_string(getpid()) + ".startup";
-    if (FILE* out = std::fopen(path.c_str(), "we")) {
-      std::fputs(text.c_str(), out);
-      std::fclose(out);
+    // A new file only (issue 35): a symlink planted there is not followed (its target is not
+    // overwritten), a FIFO there is not waited on.
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      say("not writing " + path + ": " + std::strerror(errno));
+      return;
     }
+    std::string_view rest = text;
+    while (!rest.empty()) {
+      const ssize_t n = ::write(fd, rest.data(), rest.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      rest.remove_prefix(static_cast<size_t>(n));
+    }
+    close(fd);
   }
 
  private:
@@ -251,7 +286,12 @@ int run_command(const RunOptions& options) {
   }
   trace_dir = fs::absolute(trace_dir).string();
   std::set<std::string> old_traces = traces_in(trace_dir);
-  if (!old_traces.empty()) {
+  // The pytest plugin's companions of an earlier run count too (issue 35): a capguard.<pid>.tests
+  // left there would name the tests of this run's process of the same pid.
+  bool old_companions = false;
+  for (const auto& entry : fs::directory_iterator(trace_dir, error))
+    old_companions |= entry.path().extension() == ".tests";
+  if (!old_traces.empty() || old_companions) {
     // Traces of earlier runs: this run's go to a fresh directory inside, so that they are told
     // apart, and so that a pid that earlier runs used many times is still traced (the
     // interposer tries capguard.<pid>.trace, then .1 to .999, and gives up after those).
@@ -273,6 +313,9 @@ int run_command(const RunOptions& options) {
     environment.set("NVTX_INJECTION64_PATH", interposer);
     environment.set("CAPGUARD_REHEARSE", rehearse_globs);
   }
+  // The program's orphans come to capguard (not to init), so that run can wait for all of its
+  // processes, not only those that have written a trace yet (issue 35).
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   const ChildResult child = run_child(program, options.command, environment);
   if (!child.exec_error.empty()) {
     say("cannot execute " + program + ": " + child.exec_error);
@@ -282,7 +325,9 @@ int run_command(const RunOptions& options) {
 
   times.mark("fork", child.fork_ns);
   times.mark("child_exited", child.exited_ns);
-  const std::vector<std::string> still_running = wait_for_traced_processes(trace_dir, old_traces);
+  bool untraced_running = false;
+  const std::vector<std::string> still_running =
+      wait_for_traced_processes(trace_dir, old_traces, untraced_running);
   times.mark("traces_waited");
   std::vector<std::string> traces;
   for (const auto& trace : traces_in(trace_dir))
@@ -302,6 +347,10 @@ int run_command(const RunOptions& options) {
   // A capture not analyzed in full (a memory budget, docs/security.md) fails closed as in
   // `report`: exit 3 unless findings already fail the gate.
   std::vector<std::string> unfinished = analysis.incomplete;
+  if (untraced_running)
+    unfinished.push_back("processes the program started were still running " +
+                         std::to_string(kTracedGracePeriod.count()) +
+                         " s after it exited: what they do later is not analyzed");
   for (const std::string& trace : still_running)
     unfinished.push_back("process " + std::to_string(pid_of_trace(trace)) + " (" + trace +
                          ") of the program was still running " +

@@ -7,17 +7,15 @@
 #include <cerrno>
 #include <string_view>
 
+#include "util/regular_file.h"
+
 namespace capguard::cli {
 
 TraceEnding scan_trace_ending(const std::string& path) {
   TraceEnding ending;
-  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  OpenRegular why;
+  const int fd = open_regular(path, why);
   if (fd < 0) return ending;
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return ending;
-  }
   // The first bytes of each line are enough to tell its record.
   constexpr size_t kPrefix = 9;  // "i failed "
   std::string prefix;
@@ -25,6 +23,7 @@ TraceEnding scan_trace_ending(const std::string& path) {
     const std::string_view p(prefix);
     if (p.starts_with("z ")) ending.has_end = true;
     if (p == "i failed" || p.starts_with("i failed ")) ending.attach_failed = true;
+    if (p.starts_with("i ")) ending.has_attach = true;
     prefix.clear();
   };
   char buffer[64 * 1024];

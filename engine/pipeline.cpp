@@ -26,7 +26,7 @@ std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
       options.symbol_cache.empty() ? nullptr : options.symbol_cache.c_str()));
   const SymbolizeStats stats = symbolize(analysis.report, analysis.modules, &cache,
                                         UserCode(options.user_code, options.source_root),
-                                        &module_cache);
+                                        &module_cache, options.debuginfod);
   name_framework_calls(analysis.report);  // needs the frames
   if (stats.deep_inline_addresses != 0)
     warn("warning: " + std::to_string(stats.deep_inline_addresses) +

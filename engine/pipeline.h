@@ -23,6 +23,7 @@ struct PipelineOptions {
   // The persistent symbol cache (symbolize/module_cache.h): a directory, "off", or "" for
   // CAPGUARD_SYMBOL_CACHE or the XDG default.
   std::string symbol_cache;
+  bool debuginfod = false;  // --debuginfod: DEBUGINFOD_URLS is ignored otherwise
 };
 
 // Analyzes `traces` (files) into `analysis`. Returns one line per problem that made a trace

@@ -9,6 +9,8 @@
 #include <limits>
 #include <unordered_map>
 
+#include "util/regular_file.h"
+
 namespace capguard {
 namespace {
 
@@ -98,13 +100,16 @@ TestMarks parse_test_marks(std::string_view text, uint32_t pid) {
   return parser.finish();
 }
 
-TestMarks read_test_marks(const std::string& path, uint32_t pid) {
+TestMarks read_test_marks(const std::string& path, uint32_t pid, uint64_t not_before_unix_ns) {
   // Non-blocking and checked before reading: a FIFO or device named so is refused.
-  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  OpenRegular why;
+  struct stat st;
+  const int fd = open_regular(path, why, st);
   if (fd < 0) return {};
-  struct stat st {};
+  const uint64_t written = static_cast<uint64_t>(st.st_mtim.tv_sec) * 1'000'000'000 +
+                           static_cast<uint64_t>(st.st_mtim.tv_nsec);
   std::string text;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+  if (st.st_mtim.tv_sec >= 0 && written + kStaleMarksSlackNs >= not_before_unix_ns) {
     char buffer[65536];
     while (text.size() < kMaxTestMarksBytes) {
       const ssize_t n = read(fd, buffer, sizeof buffer);

@@ -384,7 +384,11 @@ void CaptureModel::end_capture(Capture& c, const ApiEvent& ev) {
   if (!c.end.known) c.end = Site::of(ev);
   for (const Member& m : c.members) {
     StreamState* ss = streams_.find(m.stream);
-    if (ss && ss->capture == &c) ss->capture = nullptr;
+    if (ss == nullptr || ss->capture != &c) continue;
+    ss->capture = nullptr;
+    // Nothing left to know of the stream: its entry goes (issue 35: 1M clean captures on
+    // distinct streams kept 1M entries, and their captures, 1.2 GB).
+    if (ss->terminated == nullptr && !ss->non_blocking) streams_.erase(m.stream);
   }
   erase_value(open_, &c);
   if (ThreadState* thread = threads_.find(c.tid)) erase_value(thread->captures, &c);
@@ -539,6 +543,17 @@ std::vector<std::unique_ptr<Capture>> CaptureModel::retire_ended(bool all) {
       *kept++ = std::move(c);
   }
   captures_.erase(kept, captures_.end());
+  if (!all) {
+    // Threads with nothing open and the default mode: nothing to remember (a thread per
+    // capture would keep an entry each). Here no call is under way that points at one.
+    std::vector<uint64_t> idle;
+    threads_.for_each([&](uint64_t tid, ThreadState& t) {
+      if (t.captures.empty() && !t.mode_exchanged && t.mode == CaptureMode::Global)
+        idle.push_back(tid);
+    });
+    for (uint64_t tid : idle) threads_.erase(tid);
+    last_thread_ = nullptr;  // erasing moves other entries
+  }
   if (all) {
     open_.clear();
     streams_.for_each(

@@ -78,10 +78,12 @@ void GraphLifetime::allocate(const ApiEvent& ev, GraphOp op) {
   block.host = op == GraphOp::AllocHost;
   block.alloc = Site::of(ev);
   // An address an exec still holds, freed earlier, now belongs to this allocation.
-  for (auto& [handle, state] : execs_) {
-    for (GraphHit& hit : state.hits) {
-      if (!hit.reused_by && block.contains(hit.ref.address)) hit.reused_by = block;
-    }
+  const uint64_t end = block.base + std::max<uint64_t>(block.size, 1);
+  for (auto it = unreused_hits_.lower_bound(block.base);
+       it != unreused_hits_.end() && it->first < end;) {
+    GraphHit* hit = find_hit(it->second.first, it->second.second);
+    it = unreused_hits_.erase(it);
+    if (hit != nullptr && !hit->reused_by) hit->reused_by = block;
   }
   if (blocks_.size() >= kMaxLiveBlocks && !blocks_.contains(block.base)) return;
   blocks_[block.base] = block;
@@ -110,20 +112,77 @@ void GraphLifetime::release(const ApiEvent& ev, GraphOp op) {
     if (ev.has(Field::Size) && ev.size != 0) block.size = ev.size;
   }
   const Site free_site = Site::of(ev);
+  const uint64_t end = block.base + std::max<uint64_t>(block.size, 1);
   for (auto& [handle, state] : execs_) {
-    for (const NodeRef& ref : state.refs) {
-      if (!block.contains(ref.address)) continue;
-      // One hit per exec and block: the first node that holds it. Once it is there (found or
-      // added), every later node that holds the block would find it too: the search of the
-      // hits is made once per exec and free, not once per node (a free of a block that many
-      // nodes hold was quadratic in them, issue 22).
-      const bool known = std::any_of(state.hits.begin(), state.hits.end(), [&](const GraphHit& h) {
-        return h.block.base == block.base && h.free.seq == free_site.seq;
-      });
-      if (!known) state.hits.push_back({ref, block, free_site, std::nullopt});
-      break;
+    if (state.refs.empty() || state.all_dropped) continue;
+    if (state.refs.size() > 2 * state.indexed_refs + 1024) {  // refs come with the walk only
+      state.refs_by_address.clear();
+      state.refs_by_address.reserve(state.refs.size());
+      for (uint32_t i = 0; i < state.refs.size(); ++i)
+        state.refs_by_address.emplace_back(state.refs[i].address, i);
+      std::sort(state.refs_by_address.begin(), state.refs_by_address.end());
+      state.indexed_refs = state.refs.size();
     }
+    // One hit per exec and block: the first node (in walk order) that holds it; the refs
+    // added since the index was built come after every indexed one.
+    uint32_t first = UINT32_MAX;
+    for (auto it = std::lower_bound(state.refs_by_address.begin(), state.refs_by_address.end(),
+                                    std::pair<uint64_t, uint32_t>{block.base, 0});
+         it != state.refs_by_address.end() && it->first < end; ++it)
+      if (it->second < first && !state.ref_dropped(state.refs[it->second])) first = it->second;
+    for (size_t i = state.indexed_refs; first == UINT32_MAX && i < state.refs.size(); ++i)
+      if (block.contains(state.refs[i].address) && !state.ref_dropped(state.refs[i]))
+        first = static_cast<uint32_t>(i);
+    if (first == UINT32_MAX) continue;
+    // A hit of this very free (the same event fed twice) would be the last one added.
+    if (!state.hits.empty() && state.hits.back().block.base == block.base &&
+        state.hits.back().free.seq == free_site.seq)
+      continue;
+    add_hit(state, state.refs[first], block, free_site);
   }
+}
+
+GraphHit* GraphLifetime::find_hit(uint64_t handle, uint64_t id) {
+  ExecState* state = exec(handle);
+  if (state == nullptr) return nullptr;
+  const auto hit = std::lower_bound(state->hits.begin(), state->hits.end(), id,
+                                    [](const GraphHit& h, uint64_t v) { return h.id < v; });
+  return hit != state->hits.end() && hit->id == id ? &*hit : nullptr;
+}
+
+void GraphLifetime::add_hit(ExecState& state, const NodeRef& ref, const MemoryBlock& block,
+                            const Site& free) {
+  const uint64_t id = state.next_hit_id++;
+  state.hits.push_back({id, ref, block, free, std::nullopt});
+  ++state.hit_nodes[ref.node];
+  unreused_hits_.emplace(ref.address, std::pair<uint64_t, uint64_t>{state.handle, id});
+  if (unreused_hits_.size() < purge_unreused_at_) return;
+  std::erase_if(unreused_hits_, [&](const auto& entry) {
+    const GraphHit* hit = find_hit(entry.second.first, entry.second.second);
+    return hit == nullptr || hit->reused_by;
+  });
+  purge_unreused_at_ = std::max<size_t>(4096, 2 * unreused_hits_.size());
+}
+
+// The hits on nodes first..last, gone with their addresses (their index entries are skipped).
+void GraphLifetime::erase_hits(ExecState& state, uint32_t first, uint32_t last) {
+  const auto on = state.hit_nodes.lower_bound(first);
+  if (on == state.hit_nodes.end() || on->first > last) return;  // none: no scan of the hits
+  std::erase_if(state.hits,
+                [&](const GraphHit& hit) { return hit.ref.node >= first && hit.ref.node <= last; });
+  state.hit_nodes.erase(on, state.hit_nodes.upper_bound(last));
+}
+
+// The exec holds no addresses any more (an update: it is walked again).
+void GraphLifetime::clear_refs(ExecState& state) {
+  total_refs_ -= std::min(total_refs_, state.refs.size() - state.dropped_refs);
+  state.refs.clear();
+  state.refs_by_address.clear();
+  state.indexed_refs = 0;
+  state.all_dropped = false;
+  state.dropped_refs = 0;
+  state.hits.clear();
+  state.hit_nodes.clear();
 }
 
 void GraphLifetime::instantiate(const ApiEvent& ev) {
@@ -173,8 +232,8 @@ void GraphLifetime::on_graph_node(const trace::GraphNodeRecord& record) {
   if (state == nullptr || state->walked) return;  // a walk without its instantiate: ignored
   if (record.index >= state->nodes.size()) {
     if (record.index != state->nodes.size()) return;  // a gap: the trace is damaged
-    state->nodes.push_back({record.type, record.depth, std::string(record.name),
-                            record.has_scalars, record.scalar_hash});
+    state->nodes.push_back({record.type, record.depth, std::string(record.name), record.has_scalars,
+                            record.scalar_hash});
     // The key (graph_lifecycle.h) takes each node's geometry in walk order.
     uint64_t g = mix_hash(state->geometry_hash ^ (uint64_t{record.index} << 8 | record.type));
     for (uint32_t i = 0; i < record.geometry_count; ++i) g = mix_hash(g ^ record.geometry[i]);
@@ -183,6 +242,7 @@ void GraphLifetime::on_graph_node(const trace::GraphNodeRecord& record) {
   for (const trace::GraphRef& ref : record.refs) {
     if (total_refs_ >= kMaxRefsPerProcess) break;
     state->refs.push_back({record.index, ref.role, ref.index, ref.address});
+    ++state->nodes[record.index].refs;
     ++total_refs_;
   }
 }
@@ -192,6 +252,14 @@ void GraphLifetime::on_graph(const trace::GraphRecord& record) {
   if (state == nullptr || state->walked) return;
   state->walked = true;
   state->topology_hash = record.topology_hash;
+  if (state->all_dropped || state->dropped_refs != 0) {  // repointed while walked: as before
+    std::erase_if(state->refs, [&](const NodeRef& ref) { return state->ref_dropped(ref); });
+    state->dropped_refs = 0;
+    state->all_dropped = false;
+    for (GraphNodeInfo& node : state->nodes) node.refs = node.dropped ? 0 : node.refs;
+    state->refs_by_address.clear();  // positions moved
+    state->indexed_refs = 0;
+  }
   if (state->rewalk) {  // after an update: the same exec, refreshed in place
     state->rewalk = false;
     return;
@@ -203,7 +271,7 @@ void GraphLifetime::destroy(uint64_t handle) {
   auto it = execs_.find(handle);
   if (it == execs_.end()) return;
   lifecycle_.on_destroy(it->second);
-  total_refs_ -= std::min(total_refs_, it->second.refs.size());
+  total_refs_ -= std::min(total_refs_, it->second.refs.size() - it->second.dropped_refs);
   for (auto& [stream, list] : in_flight_)
     list.erase(std::remove(list.begin(), list.end(), handle), list.end());
   execs_.erase(it);
@@ -281,10 +349,8 @@ void GraphLifetime::update(const ApiEvent& ev) {
   if (ev.result == 0) {
     // The exec now holds the new graph's addresses; the interposer walks it again.
     if (ExecState* state = exec(handle)) {
-      total_refs_ -= std::min(total_refs_, state->refs.size());
+      clear_refs(*state);
       state->nodes.clear();
-      state->refs.clear();
-      state->hits.clear();
       state->replay_after_free.reset();
       state->walked = false;
       state->rewalk = true;
@@ -307,20 +373,31 @@ void GraphLifetime::repoint(const ApiEvent& ev) {
   // The node's old addresses are no longer the exec's; its new ones are unknown (an exec's
   // parameters cannot be read back). A child graph node takes its whole subtree with it. With
   // no index (the interposer did not find the node), every address of the exec goes.
+  lifecycle_.on_updated(*state);
+  // Marked, not erased: the node's refs are skipped from now on, and the count of live refs
+  // goes down by theirs. A subtree whose root is marked was marked whole (its hits erased).
+  if (state->all_dropped) return;
   uint32_t first = 0, last = UINT32_MAX;
   if (ev.has(Field::NodeIndex)) {
     first = last = ev.node_index;
-    if (first < state->nodes.size()) {
-      const uint32_t depth = state->nodes[first].depth;
-      while (last + 1 < state->nodes.size() && state->nodes[last + 1].depth > depth) ++last;
+    if (first >= state->nodes.size() || state->nodes[first].dropped) return;
+    const uint32_t depth = state->nodes[first].depth;
+    while (last + 1 < state->nodes.size() && state->nodes[last + 1].depth > depth) ++last;
+  }
+  if (!ev.has(Field::NodeIndex)) {
+    state->all_dropped = true;
+    total_refs_ -= std::min(total_refs_, state->refs.size() - state->dropped_refs);
+    state->dropped_refs = state->refs.size();
+  } else {
+    for (uint32_t n = first; n <= last; ++n) {
+      GraphNodeInfo& node = state->nodes[n];
+      if (node.dropped) continue;
+      node.dropped = true;
+      total_refs_ -= std::min<size_t>(total_refs_, node.refs);
+      state->dropped_refs += node.refs;
     }
   }
-  lifecycle_.on_updated(*state);
-  const auto repointed = [&](const NodeRef& ref) { return ref.node >= first && ref.node <= last; };
-  const size_t before = state->refs.size();
-  std::erase_if(state->refs, repointed);
-  total_refs_ -= std::min(total_refs_, before - state->refs.size());
-  std::erase_if(state->hits, [&](const GraphHit& hit) { return repointed(hit.ref); });
+  erase_hits(*state, first, last);
 }
 
 // What a rejected update's event says, before (or without) its details record.

@@ -17,8 +17,8 @@
 
 #include "model/api_catalog.h"
 #include "model/capture_model.h"
-#include "model/graph_lifecycle.h"
 #include "model/graph_api.h"
+#include "model/graph_lifecycle.h"
 #include "trace/event.h"
 #include "trace/graph_record.h"
 
@@ -37,9 +37,11 @@ struct MemoryBlock {
 struct GraphNodeInfo {
   uint32_t type = 0;
   uint32_t depth = 0;
-  std::string name;  // kernel name; empty otherwise
+  std::string name;          // kernel name; empty otherwise
   bool has_scalars = false;  // v4 traces: a hash of its non-address kernel arguments
   uint64_t scalar_hash = 0;
+  uint32_t refs = 0;     // ExecState::refs of this node
+  bool dropped = false;  // repointed (…NodeSetParams): its refs no longer count (issue 35)
 };
 
 struct NodeRef {
@@ -49,7 +51,8 @@ struct NodeRef {
   uint64_t address = 0;
 };
 
-struct GraphHit {  // a free that hit an address an exec's node holds
+struct GraphHit {   // a free that hit an address an exec's node holds
+  uint64_t id = 0;  // ascending in ExecState::hits
   NodeRef ref;
   MemoryBlock block;
   Site free;
@@ -67,14 +70,27 @@ struct ExecState {
   std::shared_ptr<const Capture> capture;
   uint64_t capture_begin_time = 0;
   std::vector<GraphNodeInfo> nodes;
+  // Its node references, in walk order. A repointed node's stay here, marked by the node
+  // (GraphNodeInfo::dropped, or all_dropped): a …NodeSetParams is then not a scan of them all
+  // (issue 35: 4M refs and 20k calls took over 60 s); refs_by_address finds a free's (sorted
+  // by address, then position): the first indexed_refs refs, built again when twice as many).
   std::vector<NodeRef> refs;
+  bool all_dropped = false;
+  size_t dropped_refs = 0;
+  std::vector<std::pair<uint64_t, uint32_t>> refs_by_address;  // (address, index into refs)
+  size_t indexed_refs = 0;
   bool walked = false;  // its 'G' record arrived
   uint64_t topology_hash = 0;
   uint32_t launches = 0;  // recorded launches
   Site last_launch;
   uint64_t last_stream = 0;  // of the last recorded launch
   std::vector<GraphHit> hits;
+  uint64_t next_hit_id = 1;
+  std::map<uint32_t, uint32_t> hit_nodes;   // node -> hits on it: a repoint erases only if any
   std::optional<size_t> replay_after_free;  // the finding, once reported
+  bool ref_dropped(const NodeRef& ref) const {
+    return all_dropped || (ref.node < nodes.size() && nodes[ref.node].dropped);
+  }
   // Graph lifecycle (graph_lifecycle.h).
   uint64_t geometry_hash = 0;  // of its nodes' launch geometry and copy sizes (v4)
   uint64_t pool_bytes = 0;     // allocated by the capturing thread during its capture
@@ -174,6 +190,9 @@ class GraphLifetime {
   void update(const trace::ApiEvent& ev);
   void repoint(const trace::ApiEvent& ev);  // a cudaGraphExec*NodeSetParams
   GraphFacts rejected_update(PendingUpdate& pending);
+  void add_hit(ExecState& state, const NodeRef& ref, const MemoryBlock& block, const Site& free);
+  void erase_hits(ExecState& state, uint32_t first, uint32_t last);
+  void clear_refs(ExecState& state);
   ExecState* exec(uint64_t handle);
 
   std::map<uint64_t, MemoryBlock> blocks_;               // live, by base
@@ -182,7 +201,13 @@ class GraphLifetime {
   std::deque<uint64_t> graph_order_;                     // graphs_'s keys, oldest first
   std::map<uint64_t, uint64_t> begin_times_;             // stream -> time its capture began
   std::map<uint64_t, std::vector<uint64_t>> in_flight_;  // stream -> exec handles
-  std::vector<OpenCapture> open_captures_;  // few: one per capturing thread
+  std::vector<OpenCapture> open_captures_;               // few: one per capturing thread
+  // Hits not yet reused by a later allocation, by the address their node holds: an allocation
+  // looks up its range, not every hit of every exec (issue 35: 60k hits, then 200k
+  // allocations, took 38 s). Entries of hits gone since (repointed, destroyed) are skipped.
+  std::multimap<uint64_t, std::pair<uint64_t, uint64_t>> unreused_hits_;  // -> (exec, hit id)
+  size_t purge_unreused_at_ = 4096;  // then entries of hits gone are dropped (amortized)
+  GraphHit* find_hit(uint64_t exec, uint64_t id);
   GraphLifecycle lifecycle_;
   std::map<uint64_t, PendingUpdate> updates_;  // by event seq
   std::vector<GraphFacts> facts_;

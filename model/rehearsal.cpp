@@ -123,9 +123,13 @@ RehearsalModel::Live* RehearsalModel::live_on(uint32_t tid) {
 }
 
 int RehearsalModel::member_of(const Live& live, const StreamKey& stream) const {
-  for (size_t m = 0; m < live.members.size(); ++m)
-    if (live.members[m].stream == stream) return static_cast<int>(m);
-  return -1;
+  const auto it = live.member_index.find(stream);
+  return it == live.member_index.end() ? -1 : static_cast<int>(it->second);
+}
+
+void RehearsalModel::add_member(Live& live, const StreamKey& stream) {
+  live.member_index.emplace(stream, static_cast<uint32_t>(live.members.size()));
+  live.members.push_back({stream, 0, 0, {}});
 }
 
 void RehearsalModel::judge(const Call& call, std::vector<RehearsalJudgement>& out) {
@@ -160,7 +164,7 @@ void RehearsalModel::judge_own(Live& live, const Call& call, std::vector<Rehears
     out.push_back({what, live.execution, false, Site::of(ev), call.stream});
   };
   if (call.has_stream && live.members.empty() && orders_stream(kind)) {
-    live.members.push_back({call.stream, 0, 0, {}});
+    add_member(live, call.stream);
     live.origin_non_blocking = call.stream_non_blocking;
   }
   const int member = call.has_stream ? member_of(live, call.stream) : -1;
@@ -204,7 +208,7 @@ void RehearsalModel::judge_own(Live& live, const Call& call, std::vector<Rehears
       return;
     }
     if (member < 0) {  // a fork: the stream joins the rehearsed capture
-      live.members.push_back({call.stream, 0, 0, {}});
+      add_member(live, call.stream);
     } else if (member == 0 && recorded->member != 0) {
       Member& from = live.members[recorded->member];
       from.joined = std::max(from.joined, recorded->work);

@@ -36,7 +36,9 @@ class SvgWriter {
     const bool outside = has_outside();
     const int width = x_of(p_.columns) - kColumnWidth / 2 + 20;
     const int lanes_bottom = kTop + static_cast<int>(lanes) * kLaneHeight;
-    const int height = lanes_bottom + (outside ? kOutsideHeight + 10 : 10);
+    const std::string omitted = p_.omitted_note();
+    const int height =
+        lanes_bottom + (outside ? kOutsideHeight + 10 : 10) + (omitted.empty() ? 0 : 20);
     put("<svg class=\"capture-graph\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" "
         "height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">\n",
         width, height, width, height, xml_escape(capture_title(c_)));
@@ -53,6 +55,8 @@ class SvgWriter {
     for (const PictureEdge& edge : p_.edges) draw_edge(edge);
     if (outside) draw_outside_box(lanes_bottom, width);
     for (const PicturePoint& point : p_.points) draw_point(point, lanes_bottom);
+    if (!omitted.empty())
+      put("<text x=\"12\" y=\"{}\" class=\"omitted\">{}</text>\n", height - 8, xml_escape(omitted));
     out_ += "</svg>\n";
     return std::move(out_);
   }
@@ -69,11 +73,11 @@ class SvgWriter {
     return false;
   }
 
-  bool unjoined(size_t lane) const { return lane < c_.lanes.size() && !c_.lanes[lane].joined; }
+  bool unjoined(size_t lane) const { return p_.unjoined(lane); }
 
   void draw_lane(size_t lane) {
     const int y = y_of(lane);
-    const uint64_t stream = lane < c_.lanes.size() ? c_.lanes[lane].stream : c_.stream;
+    const uint64_t stream = p_.lane_stream(lane);
     const std::string name = (lane == 0 ? "origin " : "") + stream_label(stream);
     put("<text x=\"12\" y=\"{}\" class=\"lane-name{}\">{}</text>\n", y + 4,
         unjoined(lane) ? " unjoined" : "", xml_escape(name));

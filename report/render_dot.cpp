@@ -65,9 +65,8 @@ void write_graph(std::string& out, size_t index, const Finding& finding,
                  quoted(capture_title(capture)));
   const size_t lanes = picture.lane_first.size();
   for (size_t lane = 0; lane < lanes; ++lane) {
-    const bool unjoined = lane < capture.lanes.size() && !capture.lanes[lane].joined;
-    const uint64_t stream =
-        lane < capture.lanes.size() ? capture.lanes[lane].stream : capture.stream;
+    const bool unjoined = picture.unjoined(lane);
+    const uint64_t stream = picture.lane_stream(lane);
     fmt::format_to(it, "    subgraph cluster_lane{} {{\n      label={}; color={};\n", lane,
                    quoted((lane == 0 ? "origin " : "") + stream_label(stream) +
                           (unjoined ? " (never joined back)" : "")),
@@ -101,6 +100,8 @@ void write_graph(std::string& out, size_t index, const Finding& finding,
                    i, quoted(p.label + (site.empty() ? "" : "\n" + site)),
                    point_on_lane_before(picture, 0, p.column), i);
   }
+  if (const std::string omitted = picture.omitted_note(); !omitted.empty())
+    fmt::format_to(it, "  omitted [shape=plaintext, label={}];\n", quoted(omitted));
   for (const PictureEdge& edge : picture.edges) {
     const int from = point_on_lane_before(picture, edge.from, edge.column);
     int to = -1;
@@ -118,11 +119,23 @@ void write_graph(std::string& out, size_t index, const Finding& finding,
 
 std::string render_dot(const Report& report) {
   std::string out;
+  const CaptureFindings findings(report);
+  size_t drawn = 0, left = 0;
   for (size_t i = 0; i < report.findings.size(); ++i) {
     const Finding& finding = report.findings[i];
-    if (const CaptureInfo* capture = report.find_capture(finding.capture))
-      write_graph(out, i, finding, picture_of(report, *capture));
+    const CaptureInfo* capture = report.find_capture(finding.capture);
+    if (capture == nullptr) continue;
+    if (drawn == kMaxPictures) {
+      ++left;
+      continue;
+    }
+    write_graph(out, i, finding, picture_of(report, *capture, findings, &finding));
+    ++drawn;
   }
+  if (left != 0)
+    out += fmt::format(
+        "// capguard: {} more finding(s) concern a capture; at most {} graphs are drawn\n", left,
+        kMaxPictures);
   if (out.empty()) out = "// capguard: no finding concerns a capture\n";
   return out;
 }

@@ -51,7 +51,10 @@ table.lifecycle td.site { font-family: ui-monospace, monospace; } table.lifecycl
 class HtmlWriter {
  public:
   HtmlWriter(const Report& report, const RenderOptions& options)
-      : report_(report), options_(options), sources_(options.source_root) {}
+      : report_(report),
+        options_(options),
+        sources_(options.source_root),
+        capture_findings_(report) {}
 
   std::string write() {
     out_ += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
@@ -123,7 +126,7 @@ class HtmlWriter {
     if (!finding.message.empty()) put("<p class=\"message\">{}</p>\n", esc(finding.message));
     // The picture first: it is what the reader takes in at a glance.
     const CaptureInfo* capture = report_.find_capture(finding.capture);
-    if (capture) write_picture(*capture);
+    if (capture) write_picture(*capture, finding);
     write_stack(finding.location, kCulpritContext);
     if (capture) {
       put("<h4>{} began here (<a href=\"#capture-{}\">picture</a>)</h4>\n",
@@ -316,16 +319,30 @@ class HtmlWriter {
     out_ += "</pre>\n";
   }
 
-  void write_picture(const CaptureInfo& capture) {
+  // At most kMaxPictures pictures in the findings and kMaxCapturePictures in the captures'
+  // list: past them a line says so (a report of 100k findings would be pictures mostly).
+  bool picture_budget_spent(size_t& drawn, size_t budget) {
+    if (drawn < budget) {
+      ++drawn;
+      return false;
+    }
+    put("<p class=\"no-picture\">(not drawn: a report draws at most {} pictures here)</p>\n",
+        budget);
+    return true;
+  }
+
+  void write_picture(const CaptureInfo& capture, const Finding& finding) {
+    if (picture_budget_spent(finding_pictures_, kMaxPictures)) return;
     put("<figure class=\"capture-picture\" data-capture=\"{}\">\n", capture.id);
-    out_ += capture_svg(picture_of(report_, capture));
+    out_ += capture_svg(picture_of(report_, capture, capture_findings_, &finding));
     out_ += "</figure>\n";
   }
 
   void write_capture(const CaptureInfo& capture) {
     put("<figure class=\"capture\" id=\"capture-{}\" data-capture=\"{}\" data-status=\"{}\">\n",
         capture.id, capture.id, to_string(capture.status));
-    out_ += capture_svg(picture_of(report_, capture));
+    if (!picture_budget_spent(capture_pictures_, kMaxCapturePictures))
+      out_ += capture_svg(picture_of(report_, capture, capture_findings_));
     put("<figcaption>{}, process {}, thread {}, origin {}, {} stream(s)",
         esc(capture_title(capture)), capture.pid, capture.thread, esc(stream_label(capture.stream)),
         capture.lanes.empty() ? 1 : capture.lanes.size());
@@ -347,6 +364,8 @@ class HtmlWriter {
   const Report& report_;
   const RenderOptions& options_;
   SourceReader sources_;
+  const CaptureFindings capture_findings_;
+  size_t finding_pictures_ = 0, capture_pictures_ = 0;
   std::string out_;
 };
 

@@ -11,19 +11,22 @@
 #include <filesystem>
 #include <string_view>
 
+#include "util/regular_file.h"
+
 namespace capguard {
 namespace {
 
 namespace fs = std::filesystem;
 
 constexpr size_t kMaxLineLength = 400;     // a minified or generated line is cut, not shown whole
-constexpr uint64_t kStride = 1024;          // lines between two remembered offsets
-constexpr size_t kMaxNameLength = 4096;     // PATH_MAX: longer names are no file
-constexpr size_t kMaxTailComponents = 32;   // path tails tried under the root: the last 32
+constexpr uint64_t kStride = 1024;         // lines between two remembered offsets
+constexpr uint64_t kFarBytes = 64 * 1024;  // a line start this far past the last one remembered
+constexpr size_t kMaxNameLength = 4096;    // PATH_MAX: longer names are no file
+constexpr size_t kMaxTailComponents = 32;  // path tails tried under the root: the last 32
 
 constexpr std::string_view kSourceExtensions[] = {
-    "c",  "cc",  "cp",  "cpp", "cxx", "c++", "cu",  "cuh", "h",   "hh",  "hpp", "hxx",
-    "h++", "inl", "inc", "ipp", "tpp", "tcc", "ixx", "cppm", "py", "pyx", "pxd", "pxi", "pyi"};
+    "c",   "cc",  "cp",  "cpp", "cxx", "c++", "cu",   "cuh", "h",   "hh",  "hpp", "hxx", "h++",
+    "inl", "inc", "ipp", "tpp", "tcc", "ixx", "cppm", "py",  "pyx", "pxd", "pxi", "pyi"};
 
 std::string real_path(const std::string& path) {
   char* resolved = realpath(path.c_str(), nullptr);
@@ -35,11 +38,11 @@ std::string real_path(const std::string& path) {
 
 // Opens `path` for reading without following a final symlink and without blocking (a FIFO),
 // and checks that it is a regular file of at most kMaxSourceFileBytes. -1 otherwise.
-int open_regular(const std::string& path, struct stat& st) {
-  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+int open_source(const std::string& path, struct stat& st) {
+  OpenRegular why;
+  const int fd = open_regular(path, why, st, /*no_follow=*/true);
   if (fd < 0) return -1;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<uint64_t>(st.st_size) > kMaxSourceFileBytes) {
+  if (static_cast<uint64_t>(st.st_size) > kMaxSourceFileBytes) {
     close(fd);
     return -1;
   }
@@ -111,7 +114,7 @@ SourceReader::Known* SourceReader::known(const std::string& file) {
   if (inserted) {
     if (std::optional<std::string> real = resolve(file)) {
       struct stat st;
-      const int fd = open_regular(*real, st);
+      const int fd = open_source(*real, st);
       if (fd >= 0) {
         close(fd);
         it->second = Known{*real, st.st_dev, st.st_ino, {0}, 0};
@@ -131,7 +134,7 @@ std::vector<SourceLine> SourceReader::around(const std::string& file, int line, 
   // Past the end of a file read to its end before: no rescan (a trace may ask for any line).
   if (k->lines != 0 && static_cast<uint64_t>(line) > k->lines) return out;
   struct stat st;
-  const int fd = open_regular(k->path, st);
+  const int fd = open_source(k->path, st);
   if (fd < 0) return out;
   if (st.st_dev != k->device || st.st_ino != k->inode) {  // replaced since it was resolved
     close(fd);
@@ -141,6 +144,11 @@ std::vector<SourceLine> SourceReader::around(const std::string& file, int line, 
   const size_t checkpoint = std::min<size_t>((first - 1) / kStride, k->checkpoints.size() - 1);
   uint64_t offset = k->checkpoints[checkpoint];
   uint64_t number = checkpoint * kStride + 1;  // the line that starts at `offset`
+  if (auto far = k->far_starts.upper_bound(first); far != k->far_starts.begin()) {
+    --far;
+    if (far->first > number) number = far->first, offset = far->second;
+  }
+  uint64_t remembered = offset;  // the last line start remembered, in bytes
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   std::array<char, 64 * 1024> buffer;
   std::string text;
@@ -159,8 +167,14 @@ std::vector<SourceLine> SourceReader::around(const std::string& file, int line, 
     for (ssize_t i = 0; i < n && number <= last; ++i) {
       if (at_line_start) {
         at_line_start = false;
-        if ((number - 1) % kStride == 0 && (number - 1) / kStride == k->checkpoints.size())
-          k->checkpoints.push_back(offset + static_cast<uint64_t>(i));
+        const uint64_t here = offset + static_cast<uint64_t>(i);
+        if ((number - 1) % kStride == 0 && (number - 1) / kStride == k->checkpoints.size()) {
+          k->checkpoints.push_back(here);
+          remembered = here;
+        } else if (here - remembered >= kFarBytes) {
+          k->far_starts.emplace(number, here);  // at most one per kFarBytes of the file
+          remembered = here;
+        }
       }
       const char c = buffer[static_cast<size_t>(i)];
       if (c == '\n') {
@@ -186,8 +200,8 @@ std::vector<SourceLine> SourceReader::around(const std::string& file, int line, 
   for (SourceLine& l : out)
     if (l.text.size() > kMaxLineLength) l.text.resize(kMaxLineLength);
   // No such line: nothing at all, not just its neighbours.
-  const bool has_line = std::any_of(out.begin(), out.end(),
-                                    [&](const SourceLine& l) { return l.number == line; });
+  const bool has_line =
+      std::any_of(out.begin(), out.end(), [&](const SourceLine& l) { return l.number == line; });
   if (!has_line) out.clear();
   return out;
 }

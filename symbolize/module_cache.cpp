@@ -18,7 +18,12 @@
 namespace capguard {
 namespace {
 
-constexpr std::string_view kMagic = "capguard-symbol-cache\t1";
+// Version 2 (issue 35): keys are return addresses less the load bias libdwfl used, no longer
+// less the trace's recorded base; entries of version 1 (which a forged base could poison) are
+// ignored and rewritten.
+constexpr std::string_view kMagic = "capguard-symbol-cache\t2";
+// What every file the cache wrote begins with, of any version: eviction removes nothing else.
+constexpr std::string_view kMarker = "capguard-symbol-cache\t";
 constexpr std::string_view kSuffix = ".sym";
 constexpr std::string_view kTemporaryPrefix = ".tmp-";
 // Far more than libdw's scopes give at one address (the symbolizer cuts them at 64).
@@ -112,6 +117,50 @@ std::string path_hash(std::string_view path) {
   std::string hex(16, '0');
   for (int i = 15; i >= 0; --i, hash >>= 4) hex[i] = kDigits[hash & 0xf];
   return hex;
+}
+
+// Names as file_name() makes them: a build-id, '-', 16 hex digits of the path's hash, ".sym".
+bool is_cache_file_name(std::string_view name) {
+  if (!name.ends_with(kSuffix)) return false;
+  name.remove_suffix(kSuffix.size());
+  const size_t dash = name.rfind('-');
+  if (dash == std::string_view::npos || name.size() - dash - 1 != 16) return false;
+  auto hex = [](std::string_view digits) {
+    return std::all_of(digits.begin(), digits.end(),
+                       [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  };
+  const std::string_view id = name.substr(0, dash);
+  return id.size() >= 2 && id.size() <= 128 && id.size() % 2 == 0 && hex(id) &&
+         hex(name.substr(dash + 1));
+}
+
+// Names as write() makes them for its temporary files: ".tmp-<pid>-<random>", in decimal.
+bool is_temporary_name(std::string_view name) {
+  if (!name.starts_with(kTemporaryPrefix)) return false;
+  name.remove_prefix(kTemporaryPrefix.size());
+  const size_t dash = name.find('-');
+  auto decimal = [](std::string_view digits) {
+    return !digits.empty() &&
+           std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return dash != std::string_view::npos && decimal(name.substr(0, dash)) &&
+         decimal(name.substr(dash + 1));
+}
+
+// Whether the file begins as the cache writes its files (a user's own foo.sym does not).
+bool has_marker(int dir_fd, const char* name) {
+  const int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return false;
+  char head[kMarker.size()];
+  size_t got = 0;
+  while (got < sizeof head) {
+    const ssize_t n = read(fd, head + got, sizeof head - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  close(fd);
+  return got == sizeof head && std::string_view(head, got) == kMarker;
 }
 
 std::string file_name(const ModuleIdentity& identity) {
@@ -375,8 +424,8 @@ void ModuleCache::evict() {
   const time_t now = time(nullptr);
   while (const dirent* e = readdir(dir)) {
     const std::string_view name = e->d_name;
-    const bool temporary = name.starts_with(kTemporaryPrefix);
-    if (!temporary && (name.starts_with('.') || !name.ends_with(kSuffix))) continue;
+    const bool temporary = is_temporary_name(name);
+    if (!temporary && !is_cache_file_name(name)) continue;
     struct stat st;
     if (fstatat(dir_fd_, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
         st.st_uid != geteuid())
@@ -385,6 +434,9 @@ void ModuleCache::evict() {
       if (now - st.st_mtim.tv_sec > kStaleTemporarySeconds) unlinkat(dir_fd_, e->d_name, 0);
       continue;
     }
+    // Only files the cache wrote (its names and its first line): a directory given as
+    // --symbol-cache may hold the user's own *.sym files.
+    if (!has_marker(dir_fd_, e->d_name)) continue;
     files.emplace_back(nanoseconds(st.st_mtim), std::string(name), st.st_size);
     total += static_cast<uint64_t>(st.st_size);
   }

@@ -14,14 +14,18 @@
 
 #include "model/frame_owner.h"
 #include "trace/format.h"
+#include "util/regular_file.h"
 
 namespace capguard {
 namespace {
 
 constexpr std::string_view kMagic = "capguard-symbols\t1";
-// A cache holds the frames of one process's findings and captures: far below this. A bigger
-// file is damaged or hostile, and would only cost memory.
-constexpr off_t kMaxCacheBytes = 256 << 20;
+// A cache holds the frames of one process's findings and captures: far below these. A bigger
+// file is damaged or hostile, and would only cost memory: bytes alone did not bound it (issue
+// 35: 240 MiB of 18-byte lines took 1.95 GB as frames), so frames are counted too (each costs
+// its strings and about 200 bytes: at most some 120 MB in all).
+constexpr off_t kMaxCacheBytes = 64 << 20;
+constexpr uint64_t kMaxCacheFrames = uint64_t{1} << 18;
 
 std::string path_for(const std::string& trace_path) { return trace_path + ".symbols"; }
 
@@ -102,16 +106,12 @@ class LineReader {
 std::optional<std::string> SymbolCache::load_beside(const std::string& trace_path) {
   const std::string path = path_for(trace_path);
   // Beside a trace anyone may have shaped: opened without blocking (a FIFO), regular only.
-  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::nullopt;  // no cache: nothing to add
-    return "cannot read " + path + ": " + std::strerror(errno);
-  }
+  OpenRegular why;
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return path + ": not a regular file";
-  }
+  const int fd = open_regular(path, why, st);
+  if (why == OpenRegular::Missing) return std::nullopt;  // no cache: nothing to add
+  if (why == OpenRegular::NotRegular) return path + ": not a regular file";
+  if (fd < 0) return "cannot read " + path + ": " + std::strerror(errno);
   if (st.st_size > kMaxCacheBytes) {
     close(fd);
     return path + ": larger than " + std::to_string(kMaxCacheBytes >> 20) + " MiB";
@@ -127,6 +127,9 @@ std::optional<std::string> SymbolCache::load_beside(const std::string& trace_pat
     return path + ":1: not a capguard symbol cache (or a newer format)";
   uint64_t number = 2;
   for (; reader->next(line, too_long); ++number) {
+    if (number - 2 == kMaxCacheFrames)
+      return path + ": more than " + std::to_string(kMaxCacheFrames) +
+             " frames; the rest are ignored";
     const auto parts = split_tabs(line);
     uint32_t pid = 0;
     Frame frame;

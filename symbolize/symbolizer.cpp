@@ -24,7 +24,9 @@
 #include <unordered_map>
 #include <utility>
 
+#include "symbolize/debug_files.h"
 #include "util/base_name.h"
+#include "util/regular_file.h"
 
 namespace capguard {
 
@@ -50,48 +52,20 @@ bool same_build_id(std::string_view recorded_hex, const std::string& actual_hex)
   return true;
 }
 
-// Something other than a regular file where a debug file may be looked for (a FIFO would block
-// the open forever; docs/security.md).
-bool not_regular(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
-}
+// Never asked for a module's main file: dwfl_report_elf is handed its descriptor.
+int no_elf(Dwfl_Module*, void**, const char*, Dwarf_Addr, char**, Elf**) { return -1; }
 
-// libdwfl's standard search, after checking the places it opens: a module the trace names may
-// come with a .gnu_debuglink naming a FIFO beside it (measured: `report` blocked for good), and
-// libdwfl opens candidates with a plain blocking open(). Where any candidate is not a regular
-// file the module is read without separate debug data. (The check precedes libdwfl's open: a
-// file swapped in between is not caught; traces are artifacts, not live attackers.)
-int find_debuginfo_safely(Dwfl_Module* module, void** userdata, const char* modname,
-                          Dwarf_Addr base, const char* file_name, const char* debuglink_file,
-                          GElf_Word debuglink_crc, char** debuginfo_file_name) {
-  std::vector<std::string> candidates;
-  const unsigned char* bits = nullptr;
-  GElf_Addr vaddr = 0;
-  const int id_size = dwfl_module_build_id(module, &bits, &vaddr);
-  if (id_size > 1) {
-    const std::string hex = to_hex(bits, id_size);
-    candidates.push_back("/usr/lib/debug/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) +
-                         ".debug");
-  }
-  if (file_name != nullptr) {
-    const std::string file(file_name);
-    const std::string dir =
-        file.substr(0, file.rfind('/') == std::string::npos ? 0 : file.rfind('/'));
-    const std::string link =
-        debuglink_file != nullptr ? debuglink_file : std::string(base_name(file)) + ".debug";
-    for (const std::string& place : {dir, dir + "/.debug", "/usr/lib/debug" + dir})
-      candidates.push_back(place + "/" + link);
-  }
-  for (const std::string& candidate : candidates)
-    if (not_regular(candidate)) return -1;
-  return dwfl_standard_find_debuginfo(module, userdata, modname, base, file_name, debuglink_file,
-                                      debuglink_crc, debuginfo_file_name);
-}
-
+// Separate debug files: opened by debug_files.cpp, never by libdwfl's blocking search;
+// debuginfod only when the user turned it on (--debuginfod).
 const Dwfl_Callbacks kOfflineCallbacks = {
-    .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = find_debuginfo_safely,
+    .find_elf = no_elf,
+    .find_debuginfo = find_debuginfo_offline,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = nullptr,
+};
+const Dwfl_Callbacks kDebuginfodCallbacks = {
+    .find_elf = no_elf,
+    .find_debuginfo = find_debuginfo_with_debuginfod,
     .section_address = dwfl_offline_section_address,
     .debuginfo_path = nullptr,
 };
@@ -193,14 +167,9 @@ uint64_t inflated_size(int fd) {
 // whose compressed debug data fits the budget (`inflated_left`: what may still be inflated over
 // all modules; lowered by this one's). -1 when it is not to be read.
 int open_module_file(const Module& module, uint64_t& inflated_left, bool& over_budget) {
-  if (module.path.empty() || module.path.find('\0') != std::string::npos) return -1;
-  const int fd = open(module.path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  OpenRegular why;
+  const int fd = open_regular(module.path, why);
   if (fd < 0) return -1;
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return -1;
-  }
   const uint64_t inflated = inflated_size(fd);
   if (inflated > kMaxInflatedPerModule || inflated > inflated_left) {
     over_budget = true;
@@ -211,11 +180,41 @@ int open_module_file(const Module& module, uint64_t& inflated_left, bool& over_b
   return fd;
 }
 
+// The load bias libdwfl will use for this file when told `recorded_base` (dwfl_report_elf, not
+// adding p_vaddr): none for an executable of fixed addresses (ET_EXEC: the trace's base is
+// ignored), else the base less the first loadable segment's aligned address. The symbol
+// cache's keys are addresses minus this bias: addresses in the file's own terms, whatever base
+// a trace claims (a forged base for a non-PIE python3 must not file one function's name under
+// another's key; issue 35). False when the file is no ELF with a loadable segment.
+bool load_bias(int fd, uint64_t recorded_base, uint64_t& bias) {
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  if (elf == nullptr) return false;
+  GElf_Ehdr ehdr;
+  size_t count = 0;
+  bool ok = gelf_getehdr(elf, &ehdr) != nullptr && elf_getphdrnum(elf, &count) == 0;
+  if (ok && ehdr.e_type == ET_EXEC) {
+    bias = 0;
+  } else if (ok) {
+    ok = false;
+    for (size_t i = 0; i < count && !ok; ++i) {
+      GElf_Phdr phdr;
+      if (gelf_getphdr(elf, static_cast<int>(i), &phdr) == nullptr || phdr.p_type != PT_LOAD)
+        continue;
+      bias = recorded_base - (phdr.p_vaddr & -phdr.p_align);
+      ok = true;
+    }
+  }
+  elf_end(elf);
+  return ok;
+}
+
 class OpenModule {
  public:
-  // Takes `fd` (from open_module_file) over.
-  OpenModule(const Module& module, int fd) {
-    dwfl_ = dwfl_begin(&kOfflineCallbacks);
+  // Takes `fd` (from open_module_file) over. `bias`: load_bias's; a module libdwfl places
+  // otherwise is not read (its names would be filed under the wrong keys).
+  OpenModule(const Module& module, int fd, uint64_t bias, bool debuginfod) {
+    dwfl_ = dwfl_begin(debuginfod ? &kDebuginfodCallbacks : &kOfflineCallbacks);
     if (dwfl_ == nullptr) {
       close(fd);
       return;
@@ -233,6 +232,9 @@ class OpenModule {
       // A rebuilt file at the same path would give confidently wrong names: use none.
       if (size <= 0 || !same_build_id(module.build_id, to_hex(bits, size))) handle_ = nullptr;
     }
+    Dwarf_Addr used = 0;
+    if (handle_ != nullptr && (dwfl_module_getelf(handle_, &used) == nullptr || used != bias))
+      handle_ = nullptr;
   }
   ~OpenModule() {
     if (dwfl_ != nullptr) dwfl_end(dwfl_);
@@ -314,8 +316,10 @@ struct ModuleState {
   ModuleEntry* entry = nullptr;      // null: not read (not a regular file, over the budget)
   ModuleEntry own;
   ModuleState* reader = nullptr;
-  std::set<uint64_t> pending;  // offsets (return address - load bias) to read, on the reader
+  uint64_t bias = 0;           // load_bias: a key is a return address less it
+  std::set<uint64_t> pending;  // keys (return address - bias) to read, on the reader
   uint64_t read = 0;           // addresses it read
+  bool debuginfod = false;     // SymbolizeOptions::debuginfod
   ~ModuleState() {
     if (fd >= 0) close(fd);
   }
@@ -323,12 +327,12 @@ struct ModuleState {
   // Reads the pending addresses into the entry. Touches nothing but this state and its entry:
   // readers of different files run in parallel.
   void read_pending() {
-    if (open == nullptr) open = std::make_unique<OpenModule>(*module, std::exchange(fd, -1));
+    if (open == nullptr)
+      open = std::make_unique<OpenModule>(*module, std::exchange(fd, -1), bias, debuginfod);
     for (const uint64_t offset : pending) {
       Frame frame;
-      frame.address = module->base + offset;
+      frame.address = bias + offset;
       frame.module = module->path;
-      frame.offset = offset;
       // Every recorded address is a return address: the call itself is the instruction before.
       const uint64_t pc = frame.address == 0 ? 0 : frame.address - 1;
       std::vector<Frame> frames;
@@ -350,8 +354,12 @@ constexpr size_t kMaxReaderThreads = 8;
 class Symbolizer {
  public:
   Symbolizer(const std::vector<ProcessModules>& modules, const SymbolCache* cache,
-             const UserCode& user, ModuleCache& module_cache)
-      : modules_(modules), cache_(cache), user_(user), module_cache_(module_cache) {
+             const UserCode& user, ModuleCache& module_cache, bool debuginfod)
+      : modules_(modules),
+        cache_(cache),
+        user_(user),
+        module_cache_(module_cache),
+        debuginfod_(debuginfod) {
     // Once, not per location: a report may hold any number of processes.
     for (const auto& process : modules_) {
       if (process.process != 0) by_index_.try_emplace(process.process, &process);
@@ -393,7 +401,7 @@ class Symbolizer {
       if (module == nullptr) continue;
       ModuleState& state = state_of(*module);
       if (state.entry == nullptr) continue;
-      const uint64_t offset = address - module->base;
+      const uint64_t offset = address - state.bias;
       if (state.entry->addresses.contains(offset))
         ++stats_.cached_addresses;
       else
@@ -478,10 +486,15 @@ class Symbolizer {
     ModuleState& state = it->second;
     if (!added) return state;
     state.module = &module;
+    state.debuginfod = debuginfod_;
     bool over_budget = false;
     state.fd = open_module_file(module, inflated_left_, over_budget);
     if (over_budget) stats_.over_budget.push_back(module.path);
     if (state.fd < 0) return state;
+    if (!load_bias(state.fd, module.base, state.bias)) {
+      close(std::exchange(state.fd, -1));
+      return state;
+    }
     ModuleIdentity identity;
     state.entry = identify_module(state.fd, module.path, module.build_id, identity)
                       ? &module_cache_.entry(identity)
@@ -503,7 +516,7 @@ class Symbolizer {
     frame.offset = frame.address - module->base;
     const ModuleState& state = state_of(*module);
     if (state.entry != nullptr) {
-      if (const auto it = state.entry->addresses.find(frame.offset);
+      if (const auto it = state.entry->addresses.find(frame.address - state.bias);
           it != state.entry->addresses.end()) {
         for (const CachedFrame& cached : it->second.frames) {
           frame.function = cached.function;
@@ -532,6 +545,7 @@ class Symbolizer {
   const SymbolCache* cache_;
   const UserCode& user_;
   ModuleCache& module_cache_;
+  const bool debuginfod_;
   const ProcessModules* owner_ = nullptr;  // of the location being symbolized
  public:
   SymbolizeStats stats_;
@@ -556,10 +570,10 @@ void interleave_python_frames(std::vector<Frame>& native, const std::vector<Fram
 }
 
 SymbolizeStats symbolize(Report& report, const std::vector<ProcessModules>& modules,
-                         const SymbolCache* cache, const UserCode& user,
-                         ModuleCache* module_cache) {
+                         const SymbolCache* cache, const UserCode& user, ModuleCache* module_cache,
+                         bool debuginfod) {
   ModuleCache in_memory("");  // still one read per module file within this run
-  Symbolizer symbolizer(modules, cache, user, module_cache ? *module_cache : in_memory);
+  Symbolizer symbolizer(modules, cache, user, module_cache ? *module_cache : in_memory, debuginfod);
   // Every location of the report, in one order for both passes: plan, then symbolize.
   auto each_location = [&report](auto&& f) {
     for (auto& finding : report.findings) {

@@ -41,10 +41,11 @@ struct SymbolizeStats {
 };
 // `module_cache`: the persistent cache (module_cache.h), or null for none; entries it gained
 // are written before this returns. Either way a module file with a build-id is read once
-// however many processes map it.
+// however many processes map it. Separate debug files are looked for locally only
+// (symbolize/debug_files.h); `debuginfod`: then also from the servers of DEBUGINFOD_URLS.
 SymbolizeStats symbolize(Report& report, const std::vector<ProcessModules>& modules,
                          const SymbolCache* cache = nullptr, const UserCode& user = {},
-                         ModuleCache* module_cache = nullptr);
+                         ModuleCache* module_cache = nullptr, bool debuginfod = false);
 
 
 // Puts a stack's Python frames (innermost first) where the interpreter runs them: before the

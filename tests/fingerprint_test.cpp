@@ -99,6 +99,13 @@ TEST_CASE("fingerprints of unsymbolized findings hold module and offset; symboli
   CHECK(by_module.known == 1);
   REQUIRE(two.findings.size() == 1);
   CHECK(two.findings[0].location.frames[0].module == "/ci/build/libother.so");
+  // An exported function of a stripped library (a name, no file or line): two calls in it
+  // differ by their offsets, so a baselined one hides only itself (issue 35).
+  Finding exported = unsymbolized("/usr/lib/libpython3.11.so", 0x1234);
+  exported.location.frames[0].function = "PyObject_Call";
+  Finding other_call = exported;
+  other_call.location.frames[0].offset = 0x1288;
+  CHECK(fingerprint(exported) != fingerprint(other_call));
   // No frame at all: rule and API alone, as before.
   Finding bare = unsymbolized("", 0);
   bare.location.frames.clear();

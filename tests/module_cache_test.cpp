@@ -189,7 +189,13 @@ TEST_SUITE("module_cache") {
                       "\x7f"
                       "ELF garbage\n");
          }},
-        {"a newer format", [&] { write_file(file, "capguard-symbol-cache\t2\n"); }},
+        {"a newer format", [&] { write_file(file, "capguard-symbol-cache\t3\n"); }},
+        {"the first format (keys by the trace's base)",
+         [&] {
+           std::string text = good;
+           text.replace(text.find("cache\t2"), 8, "cache\t1");
+           write_file(file, text);
+         }},
         {"a frame count past the file",
          [&] {
            std::string text = good;
@@ -323,6 +329,33 @@ TEST_SUITE("module_cache") {
     CHECK(analyze(address, modules_naming(paths[0]), dir, bound * 2).hits == 1);
     CHECK(analyze(address, modules_naming(paths[3]), dir, bound * 2).hits == 1);
     check_same_frames(first.frames, analyze(address, modules_naming(paths[0]), dir).frames);
+  }
+
+  TEST_CASE("eviction removes only files the cache wrote, never the user's own") {
+    const std::string base = temp_dir();
+    const std::string dir = base + "/cache";
+    const uint64_t address = user_code_here();
+    const std::string link = base + "/lib.so";
+    fs::create_symlink(executable_path(), link);
+    analyze(address, modules_naming(link), dir);
+    REQUIRE(entries(dir).size() == 1);
+    // A directory given as --symbol-cache may hold the user's files: *.sym of their own (one
+    // even named as the cache names its files), and an old ".tmp-" file.
+    const std::string own = dir + "/notes.sym";
+    const std::string lookalike = dir + "/" + std::string(40, 'a') + "-0123456789abcdef.sym";
+    const std::string temporary = dir + "/.tmp-draft";
+    for (const std::string& path : {own, lookalike, temporary}) {
+      write_file(path, std::string(4096, 'x'));
+      const timespec old[2] = {{time(nullptr) - 7200, 0}, {time(nullptr) - 7200, 0}};
+      REQUIRE(utimensat(AT_FDCWD, path.c_str(), old, 0) == 0);
+    }
+    // Another entry written under a bound nothing fits: eviction removes all it may.
+    fs::create_symlink(executable_path(), base + "/other.so");
+    CHECK(analyze(address, modules_naming(base + "/other.so"), dir, 1).writes == 1);
+    CHECK(entries(dir).size() == 2);  // the cache's own two went, the user's two stay
+    CHECK(fs::exists(own));
+    CHECK(fs::exists(lookalike));
+    CHECK(fs::exists(temporary));
   }
 
   TEST_CASE("processes that map one module file read it once, each at its own base") {

@@ -23,6 +23,7 @@ import xml.etree.ElementTree as ET
 
 MEMORY = 512 << 20
 CPU_SECONDS = 10
+MAX_OUTPUT = 256 << 20  # bytes of one report file: outputs are bounded too (issue 35)
 TIMEOUT = 60  # wall clock: only a blocked (not a busy) capguard gets near it
 CANARY = "CANARY-7f3a-must-never-be-published"
 ENV_CANARY = "ENV-CANARY-19c4-must-never-be-published"
@@ -97,6 +98,9 @@ def cases():
         Case("fifo_named_as_source", 1, lambda d: one(d, trace(frames=[("src/fifo.py", 1, "f")]))),
         Case("sparse_2gb_source", 1, lambda d: one(d, trace(frames=[("src/sparse.py", 1, "f")]))),
         Case("newlines_source_far_line", 1, lambda d: one(d, trace(frames=[("src/newlines.py", 900000, "f")]))),
+        # A source file whose first line is 15.9 MB, findings on 400 later lines (issue 35: the
+        # line was read again for each finding in each format, over 60 s).
+        Case("source_huge_first_line", 1, setup_huge_first_line),
         Case("very_deep_path", 1, lambda d: one(d, trace(frames=[("/a" * 2000 + "/x.py", 1, "f")]))),
         # Files the symbolizer and the cache open: never block, regular files only.
         Case("module_record_names_fifo", 1, lambda d: one(d, trace(
@@ -105,7 +109,14 @@ def cases():
             modules=[(0, 0x400000, 0x500000, "/etc")], native=[0x401234]))),
         Case("symbols_companion_is_fifo", 1, setup_symbols_fifo),
         Case("debuglink_names_fifo", 1, setup_debuglink_fifo),
+        # libdwfl's own search for a stripped module's debug data (issue 35): the made-up
+        # "<dir>/.debug/<name>", and "<target>.debug" beside a symlinked module's target.
+        Case("debug_dir_names_fifo", 1, setup_debug_dir_fifo),
+        Case("symlink_target_debug_fifo", 1, setup_symlink_target_fifo),
         Case("symbols_companion_names_etc_passwd", 1, setup_symbols_passwd),
+        # Just under the byte cap, in short lines: frames are counted too (issue 35: 1.95 GB).
+        Case("symbols_companion_short_lines", 1, setup_symbols_short_lines,
+             check=lambda stderr: "frames; the rest are ignored" in stderr),
         Case("tests_companion_is_fifo", 1, setup_tests_fifo),
         Case("tests_companion_hostile", 1, setup_tests_hostile),
         Case("trace_is_fifo", 3, setup_trace_fifo, args=lambda d: [os.path.join(d, "traces", "x.trace")], control=False),
@@ -123,6 +134,14 @@ def cases():
         Case("output_names_input_trace", 2, lambda d: one(d, trace()),
              args=lambda d: ["-o", "json:" + os.path.join(d, "traces", "capguard.1.trace"),
                              os.path.join(d, "traces")], control=False),
+        # Issue 35: a trace without any 'i' record never said capguard attached; -o naming the
+        # pytest companion (an input); a stale companion written before the process started.
+        Case("no_attach_record", 3, lambda d: one(d, trace().replace("i ok cupti\n", ""))),
+        Case("output_names_input_tests", 2, setup_tests_companion,
+             args=lambda d: ["-o", "junit:" + os.path.join(d, "traces", "capguard.1.tests"),
+                             os.path.join(d, "traces")], control=False),
+        Case("stale_tests_companion", 1, setup_stale_tests,
+             check=lambda stderr: "stale-test-of-an-earlier-run" not in stderr and "SUMMARY" in stderr),
         # Earlier cases: truncations, flips, newer formats.
         Case("truncated", 3, lambda d: one(d, trace()[:150])),
         Case("newer_format", 3, lambda d: one(d, trace().replace("v 0.1.0 2", "v 9.0.0 99"))),
@@ -132,19 +151,50 @@ def cases():
         Case("fork_chain_40k", 3, lambda d: one(d, fork_chain(40000))),
         Case("many_modules_many_findings", 1, lambda d: one(d, many_modules(500000, 10000))),
         Case("frees_against_graph_refs", 1, lambda d: one(d, frees_against_graph(20000, 6400))),
+        # Issue 35: each successful ...NodeSetParams scanned every reference (4M refs, 20k calls:
+        # over 60 s); each allocation scanned every hit, each free every reference.
+        Case("graph_set_params_many_refs", 0, lambda d: one(d, graph_set_params(500, 1000, 20000))),
+        Case("graph_hits_then_allocations", 1, lambda d: one(d, graph_hits_then_allocations(500, 1000, 60000, 200000))),
         Case("deep_inline_chain_800", 1, setup_deep_inline_chain,
              check=lambda stderr: "nested deeper than" in stderr),
         Case("compressed_debug_bomb", 1, setup_compressed_debug_bomb,
              check=lambda stderr: "compressed debug sections would inflate" in stderr),
         Case("many_processes", 1, lambda d: [one(d, trace(pid=0x1000 + i), "capguard.%d.trace" % i)
                                              for i in range(15000)]),
+        # Pictures bounded per capture and in all (issue 35: 8.6 GB and 4.4 GB of HTML before).
+        Case("forks_and_escapes_1500", 0, lambda d: one(d, forks_and_escapes(1500, 1500))),
         Case("clean_captures_1m_distinct_sites", 0, lambda d: one(d, clean_captures(1000000))),
         # Capture rehearsal: bounded regions and open ranges (past them: not judged, exit 3), and
         # near-linear verdict lists however many call sites break a region.
         Case("rehearse_1m_distinct_regions", 3, lambda d: one(d, rehearsed_regions(1000000, close=True))),
         Case("rehearse_1m_ranges_never_closed", 3, lambda d: one(d, rehearsed_regions(1000000, close=False))),
         Case("rehearse_100k_distinct_sites", 1, lambda d: one(d, rehearsed_sites(100000))),
+        # Crafted --rehearse globs ('q' records) against long region names: a backtracking
+        # matcher took text x pattern steps for each (issue 35: over 60 s). No glob matches:
+        # each region is named never executed, so the analysis is incomplete (exit 3).
+        Case("rehearse_crafted_globs", 3, lambda d: [one(d, crafted_globs(4096, 64, t), "capguard.%d.trace" % t)
+                                                     for t in range(10)]),
     ]
+
+
+def forks_and_escapes(forks, escapes):
+    """One capture into which `forks` streams are forked (never joined back) and during which
+    `escapes` launches from call sites of their own go to a stream outside it: every finding's
+    picture drew every stream and every escape (quadratic output)."""
+    out = ["v 0.1.0 2\np 1e240 1 0\nc ./app\ni ok cupti\ns 1 401234\n"
+           "e 1 a 1e241 cudaStreamBeginCapture 0 1 st=5000 sf=1 sb=0 sa=1 ci=1 md=0\n"]
+    seq = 2
+    for k in range(1, forks + 1):
+        out.append("e %x a 1e241 cudaEventRecord 0 1 st=5000 ev=%x\n"
+                   "e %x a 1e241 cudaStreamWaitEvent 0 1 st=%x ev=%x fl=0\n"
+                   % (seq, 0x9000 + k, seq + 1, 0x100000 + k, 0x9000 + k))
+        seq += 2
+    for j in range(escapes):
+        out.append("s %x %x\ne %x a 1e241 cudaLaunchKernel 0 %x st=7000 sa=0\n"
+                   % (j + 2, 0x402000 + 16 * j, seq, j + 2))
+        seq += 1
+    out.append("e %x a 1e241 cudaStreamEndCapture 0 1 st=5000 sf=1 sb=1 sa=0 ci=1 gr=77 nd=1\nz 28 0\n" % seq)
+    return "".join(out)
 
 
 def rehearsed_regions(n, close):
@@ -160,6 +210,19 @@ def rehearsed_regions(n, close):
         if close:
             out.append("R %x 3 1e241 %x\n" % (seq + 2, i))
         seq += 3
+    out.append("z 3 0\n")
+    return "".join(out)
+
+
+def crafted_globs(regions, globs, salt):
+    """`regions` closed ranges with long names of 'a's (the recorder cuts names and globs at 256
+    bytes) and `globs` 'q' records of many stars and a long last piece that never matches."""
+    out = ["v 0.1.0 6\np %x 1 0\nc ./app\ni ok cupti\n" % (0x1e240 + salt)]
+    for g in range(globs):
+        out.append("q " + "*a" * 20 + "*" + "a" * (150 + g) + "b*\n")
+    for i in range(1, regions + 1):
+        name = "a" * 240 + "%d_%d" % (salt, i)
+        out.append("r %x 1 1e241 %x  %s\nR %x 3 1e241 %x\n" % (2 * i, i, name, 2 * i + 1, i))
     out.append("z 3 0\n")
     return "".join(out)
 
@@ -238,6 +301,46 @@ def frees_against_graph(nodes, frees):
     return "\n".join(lines) + "\n"
 
 
+def graph_exec_records(nodes, refs_per_node):
+    """Exec 77: `nodes` nodes of `refs_per_node` kernel arguments each, all distinct addresses."""
+    lines = ["e 2 a 1e241 cudaGraphInstantiate 0 1 gr=55 gx=77 dm=0"]
+    for n in range(nodes):
+        refs = " ".join("a%x:%x" % (i, 0x7f0000000000 + 0x1000 * (n * refs_per_node + i))
+                        for i in range(refs_per_node))
+        lines.append("g 77 %x 0 0 k %s" % (n, refs))
+    lines.append("G 77 55 %x 0 1 1" % nodes)
+    return lines
+
+
+def graph_set_params(nodes, refs_per_node, calls):
+    lines = ["v 0.1.0 3", "p 1e240 1 0", "c ./app", "i ok cupti", "s 1 401234"]
+    lines += graph_exec_records(nodes, refs_per_node)
+    seq = 3
+    for k in range(calls):
+        lines.append("e %x a 1e241 cudaGraphExecKernelNodeSetParams 0 1 gx=77 ni=%x" % (seq, k % nodes))
+        seq += 1
+    lines.append("e %x a 1e241 cudaGraphLaunch 0 1 st=5000 gx=77 dm=0" % seq)
+    lines.append("z 28 0")
+    return "\n".join(lines) + "\n"
+
+
+def graph_hits_then_allocations(nodes, refs_per_node, frees, allocations):
+    """Frees of `frees` blocks the exec's nodes hold (a hit each), then `allocations` elsewhere,
+    then a launch: a replay after free."""
+    lines = ["v 0.1.0 3", "p 1e240 1 0", "c ./app", "i ok cupti", "s 1 401234"]
+    lines += graph_exec_records(nodes, refs_per_node)
+    seq = 3
+    for k in range(frees):
+        lines.append("e %x a 1e241 cudaFree 0 1 dm=0 pt=%x" % (seq, 0x7f0000000000 + 0x1000 * k))
+        seq += 1
+    for k in range(allocations):
+        lines.append("e %x a 1e241 cudaMalloc 0 1 dm=0 pt=%x sz=100" % (seq, 0x10000000 + 0x1000 * k))
+        seq += 1
+    lines.append("e %x a 1e241 cudaGraphLaunch 0 1 st=5000 gx=77 dm=0" % seq)
+    lines.append("z 28 0")
+    return "\n".join(lines) + "\n"
+
+
 def setup_compressed_debug_bomb(d):
     """A module whose compressed debug section says it inflates to 1 GiB (the header libdw
     believes): the symbolizer must refuse it before libdw inflates anything."""
@@ -274,6 +377,37 @@ def setup_debuglink_fifo(d):
         os.mkfifo(debug)
     one(d, trace(modules=[(0x400000, 0x400000, 0x500000, elf)], native=[0x401010]))
     return ok
+
+
+def stripped_module(d, name):
+    """A small shared object without its DWARF (no debuglink): libdwfl looks for it by name."""
+    src, elf = os.path.join(d, name + ".c"), os.path.join(d, name)
+    write(src, "int f(int x) { return x * 3 + 1; }\n")
+    ok = shutil.which("cc") and shutil.which("objcopy") and all(subprocess.run(c).returncode == 0 for c in (
+        ["cc", "-g", "-O1", "-shared", "-fPIC", "-o", elf, src], ["objcopy", "--strip-debug", elf]))
+    return elf if ok else None
+
+
+def setup_debug_dir_fifo(d):
+    elf = stripped_module(d, "dd.so")
+    if elf:
+        os.makedirs(os.path.join(d, ".debug"))
+        for name in ("dd.so", "dd.so.debug"):
+            os.mkfifo(os.path.join(d, ".debug", name))
+    one(d, trace(modules=[(0x400000, 0x400000, 0x500000, os.path.join(d, "dd.so"))], native=[0x401010]))
+    return bool(elf)
+
+
+def setup_symlink_target_fifo(d):
+    os.makedirs(os.path.join(d, "lib"))
+    os.makedirs(os.path.join(d, "link"))
+    elf = stripped_module(os.path.join(d, "lib"), "real.so")
+    if elf:
+        os.mkfifo(elf + ".debug")
+        os.symlink(elf, os.path.join(d, "link", "sym.so"))
+    one(d, trace(modules=[(0x400000, 0x400000, 0x500000, os.path.join(d, "link", "sym.so"))],
+                 native=[0x401010]))
+    return bool(elf)
 
 
 def setup_deep_inline_chain(d):
@@ -314,6 +448,43 @@ def setup_symbols_passwd(d):
     write(os.path.join(d, "traces", "capguard.1.trace.symbols"),
           "capguard-symbols\t1\n1e240\t401234\t1\t/nonexistent/app\tmain\t/etc/passwd\n"
           "1e240\t401234\t1\t/nonexistent/app\tmain\t%s/outside/secret.py\n" % d)
+
+
+def setup_symbols_short_lines(d):
+    one(d, trace(modules=[(0, 0x400000, 0x500000, "/nonexistent/app")], native=[0x401234]))
+    with open(os.path.join(d, "traces", "capguard.1.trace.symbols"), "w") as f:
+        f.write("capguard-symbols\t1\n")
+        f.write("".join("1\t%x\t1\tm\tf\tx\n" % i for i in range(0x100000, 0x100000 + 3000000)))
+
+
+def setup_tests_companion(d):
+    one(d, trace())
+    write(os.path.join(d, "traces", "capguard.1.tests"), "capguard-test-begin 1 123456 t\n")
+
+
+def setup_stale_tests(d):
+    """A trace of a process started now and a .tests of its pid last written long before."""
+    import time
+    one(d, trace().replace("p 1e240 1 0", "p 1e240 1 %x" % time.time_ns()))
+    path = os.path.join(d, "traces", "capguard.1.tests")
+    write(path, "capguard-test-begin 1 123456 stale-test-of-an-earlier-run\n")
+    os.utime(path, (946684800, 946684800))
+
+
+def setup_huge_first_line(d):
+    with open(os.path.join(d, "root", "src", "longline.py"), "w") as f:
+        f.write("x" * (15900 << 10) + "\n" + "".join("y = %d\n" % i for i in range(500)))
+    lines = ["v 0.1.0 2", "p 1e240 1 0", "c ./app", "i ok cupti"]
+    seq = 1
+    for k in range(1, 401):
+        lines.append("y %x %x src/longline.py f" % (k, k + 1))
+        lines.append("s %x y %x" % (k, k))
+        lines += ["e %x a 1e241 cudaStreamBeginCapture 0 %x st=%x sf=1 sb=0 sa=1 ci=%x md=0" % (seq, k, 0x5000 + k, k),
+                  "e %x 14 1e241 cudaStreamSynchronize 384 %x st=%x sf=1 sb=1 sa=2 ci=%x" % (seq + 1, k, 0x5000 + k, k),
+                  "e %x 1e 1e241 cudaStreamEndCapture 385 %x st=%x sf=1 sb=2 sa=0 ci=%x" % (seq + 2, k, 0x5000 + k, k)]
+        seq += 3
+    lines.append("z 28 0")
+    one(d, "\n".join(lines) + "\n")
 
 
 def setup_tests_fifo(d):
@@ -405,6 +576,9 @@ def check_outputs(case, d, out, forbidden):
     problems = []
     text = open(os.path.join(out, "r.txt"), "rb").read() if os.path.exists(os.path.join(out, "r.txt")) else b""
     for name in sorted(os.listdir(out)):
+        if os.path.getsize(os.path.join(out, name)) > MAX_OUTPUT:
+            problems.append(f"{name}: {os.path.getsize(os.path.join(out, name))} bytes, over {MAX_OUTPUT}")
+            continue
         data = open(os.path.join(out, name), "rb").read()
         try:
             s = data.decode("utf-8")
@@ -533,12 +707,28 @@ def run_cases(capguard, base):
         # A background process of the program makes its mistake after the program exited: run
         # waits for it (its trace has no end record yet, its pid runs) and reports the finding.
         ("run_background_finding", 1, background % 1, ["--no-require-attach"]),
+        # A background process that has written no trace yet when the program exits (issue 35):
+        # run waits for every process of the program, traced or not, and reports its finding.
+        ("run_background_untraced_yet", 1,
+         "(sleep 0.8; cp %s \"$CAPGUARD_TRACE_DIR/capguard.77.trace\") </dev/null >/dev/null 2>&1 & true"
+         % os.path.join(d, "t.trace"), ["--no-require-attach"]),
         # One still running after the grace period (5 s): said, and exit 3.
         ("run_background_still_running", 3, background % 8, ["--no-require-attach"]),
         # A --trace-dir holding traces of earlier runs: this run's go to a fresh directory inside
         # (the interposer gives up on a pid after 1,000 names taken), and the old are not analyzed.
         ("run_stale_trace_dir", 0,
          "test -z \"$(ls -A \"$CAPGUARD_TRACE_DIR\")\" || exit 7", ["--no-require-attach"]),
+        # CAPGUARD_STARTUP_TIMES files (run's, capguard-run.<pid>.startup, and the interposer's,
+        # capguard.<pid>.startup) planted as a symlink to someone else's file, or as a FIFO: not
+        # written through, not waited on (issue 35).
+        ("run_startup_times_symlink_planted", 0,
+         "ln -s %s \"$CAPGUARD_TRACE_DIR/capguard-run.$PPID.startup\" && "
+         "ln -s %s \"$CAPGUARD_TRACE_DIR/capguard.$$.startup\"" % (victim, victim),
+         ["--no-require-attach"], {"CAPGUARD_STARTUP_TIMES": "1"}),
+        ("run_startup_times_fifo_planted", 0,
+         "mkfifo \"$CAPGUARD_TRACE_DIR/capguard-run.$PPID.startup\" "
+         "\"$CAPGUARD_TRACE_DIR/capguard.$$.startup\"",
+         ["--no-require-attach"], {"CAPGUARD_STARTUP_TIMES": "1"}),
         ("run_symbols_symlink_planted", 3,
          "cp %s \"$CAPGUARD_TRACE_DIR/capguard.5.trace\" && "
          "ln -s %s \"$CAPGUARD_TRACE_DIR/capguard.5.trace.symbols\"" % (os.path.join(d, "t.trace"), victim)),
@@ -555,7 +745,8 @@ def run_cases(capguard, base):
         try:
             proc = subprocess.run([capguard, "run", "--trace-dir", td] + (extra[0] if extra else []) +
                                   ["--", "/bin/sh", "-c", script],
-                                  cwd=d, capture_output=True, timeout=TIMEOUT, preexec_fn=limit)
+                                  cwd=d, capture_output=True, timeout=TIMEOUT, preexec_fn=limit,
+                                  env=dict(os.environ, **(extra[1] if len(extra) > 1 else {})))
             if proc.returncode != expect:
                 problems.append(f"exit {proc.returncode}, expected {expect}; stderr: "
                                 f"{proc.stderr.decode(errors='replace')[-600:]}")
@@ -571,6 +762,59 @@ def run_cases(capguard, base):
             print("    " + p)
         failed += bool(problems)
     return failed
+
+
+def poisoned_cache_case(capguard, base):
+    """Issue 35: the shared symbol cache poisoned by an untrusted trace. A non-PIE executable
+    (ET_EXEC: libdwfl ignores a recorded base) named with a forged base, its return address in
+    one function, such that address - base is the other function's return address: a cache
+    keyed by the trace's base filed the first function's name under the second's key. A trusted
+    report afterwards, with the same cache, must be the report made with an empty one."""
+    d = os.path.join(base, "poisoned_cache")
+    os.makedirs(d)
+    src, exe = os.path.join(d, "app.c"), os.path.join(d, "app")
+    write(src, "__attribute__((noinline)) int alpha_fn(int x) { return x * 3 + 1; }\n"
+               "__attribute__((noinline)) int beta_fn(int x) { return x * 5 + 2; }\n"
+               "int main(int c, char** v) { return alpha_fn(c) + beta_fn(c); }\n")
+    if not shutil.which("cc") or subprocess.run(
+            ["cc", "-O1", "-no-pie", "-fno-pie", "-Wl,--build-id", "-o", exe, src]).returncode != 0:
+        print("skipped: poisoned_cache (needs cc)")
+        return 0
+    symbols = dict((line.split()[2], int(line.split()[0], 16)) for line in subprocess.run(
+        ["nm", exe], capture_output=True, text=True).stdout.splitlines() if len(line.split()) == 3)
+    note = subprocess.run(["readelf", "-n", exe], capture_output=True, text=True).stdout
+    build_id = re.search(r"Build ID: ([0-9a-f]+)", note).group(1)
+    alpha, beta = symbols["alpha_fn"] + 2, symbols["beta_fn"] + 2  # inside each function
+    module = "m %x 400000 500000 %s %s"
+    trusted = trace(frames=[], native=[alpha]).replace(
+        "i ok cupti\n", "i ok cupti\n" + module % (0, esc(exe), build_id) + "\n")
+    forged = trace(frames=[], native=[beta]).replace(
+        "i ok cupti\n", "i ok cupti\n" + module % (beta - alpha, esc(exe), build_id) + "\n")
+    write(os.path.join(d, "trusted", "capguard.1.trace"), trusted)
+    write(os.path.join(d, "forged", "capguard.1.trace"), forged)
+
+    def report(name, cache, traces):
+        out = os.path.join(d, name + ".json")
+        proc = subprocess.run([capguard, "report", "-q", "-o", "json:" + out, os.path.join(d, traces)],
+                              cwd=d, capture_output=True, timeout=TIMEOUT, preexec_fn=limit,
+                              env=dict(os.environ, CAPGUARD_SYMBOL_CACHE=os.path.join(d, cache)))
+        return proc.returncode, open(out, encoding="utf-8").read() if os.path.exists(out) else ""
+
+    problems = []
+    fresh = report("fresh", "cache-fresh", "trusted")
+    report("forged", "cache", "forged")
+    after = report("after", "cache", "trusted")
+    again = report("again", "cache", "trusted")  # from the cache alone now
+    if "alpha_fn" not in fresh[1]:
+        problems.append("the trusted report does not name alpha_fn: the case proves nothing")
+    for name, result in (("after the forged report", after), ("from the cache", again)):
+        if result != fresh:
+            problems.append("the trusted report " + name + " differs from one with an empty cache "
+                            "(exit %d, %d; beta_fn named: %s)" % (result[0], fresh[0], "beta_fn" in result[1]))
+    print(("FAIL: " if problems else "ok: ") + "poisoned_cache")
+    for p in problems:
+        print("    " + p)
+    return bool(problems)
 
 
 def main():
@@ -591,6 +835,8 @@ def main():
             for p in problems:
                 print("    " + p)
             failed += bool(problems)
+        if not only or "poisoned_cache" in only:
+            failed += poisoned_cache_case(capguard, base)
         if not only or any(name.startswith("run_") for name in only):
             failed += run_cases(capguard, base)
     finally:

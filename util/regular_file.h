@@ -1,0 +1,26 @@
+// Opening a file a trace names (a module, a companion, a source file, a trace itself): only a
+// regular file is ever opened. stat() first, so that a device is never opened at all (issue 35:
+// opening /dev/ptmx allocates a pseudo-terminal, a tape device rewinds); then an open that
+// cannot block (a FIFO swapped in meanwhile) and fstat(): still a regular file, and the same
+// one (device and inode) that stat() saw.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <string>
+
+namespace capguard {
+
+enum class OpenRegular { Opened, Missing, NotRegular, Failed };
+
+// The descriptor (close-on-exec; O_NONBLOCK, which a regular file ignores), or -1 with `why` set
+// (errno kept for Missing and Failed). `no_follow`: a final symlink is refused rather than
+// followed. `st` gets the file's status.
+int open_regular(const std::string& path, OpenRegular& why, struct stat& st,
+                 bool no_follow = false);
+inline int open_regular(const std::string& path, OpenRegular& why) {
+  struct stat st;
+  return open_regular(path, why, st);
+}
+
+}  // namespace capguard
