@@ -238,7 +238,9 @@ def synthetic_trace(program, source_path, source):
          f"st={STREAM:x} sf=1 sb=1 sa=0 ci=1 gr={GRAPH:x} nd=1 dm=0"),
     ]
     trace = ["v 0.1.0 4", "p 1 0 0", "c " + escaped(SYNTHETIC_NOTE),
-             f"m {PROGRAM_BASE:x} {PROGRAM_BASE:x} {PROGRAM_BASE + 0x10000:x} {escaped(module)}"]
+             f"m {PROGRAM_BASE:x} {PROGRAM_BASE:x} {PROGRAM_BASE + 0x10000:x} {escaped(module)}",
+             # capguard attached, as every recording says: a trace without it fails the gate.
+             "i ok cupti"]
     symbols = ["capguard-symbols\t1"]
     for i, (api, line, fields) in enumerate(calls, start=1):
         in_cudart = PROGRAM_BASE + 0x8000 + 0x100 * i  # the static cudart's entry point

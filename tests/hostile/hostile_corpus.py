@@ -164,6 +164,8 @@ def cases():
         # Pictures bounded per capture and in all (issue 35: 8.6 GB and 4.4 GB of HTML before).
         Case("forks_and_escapes_1500", 0, lambda d: one(d, forks_and_escapes(1500, 1500))),
         Case("clean_captures_1m_distinct_sites", 0, lambda d: one(d, clean_captures(1000000))),
+        # Each on a stream and a thread of its own (issue 35: 1.2 GB, each kept an entry).
+        Case("clean_captures_1m_distinct_threads", 0, lambda d: one(d, clean_captures_threads(1000000))),
         # Capture rehearsal: bounded regions and open ranges (past them: not judged, exit 3), and
         # near-linear verdict lists however many call sites break a region.
         Case("rehearse_1m_distinct_regions", 3, lambda d: one(d, rehearsed_regions(1000000, close=True))),
@@ -245,6 +247,16 @@ def clean_captures(n):
         out.append("s %x %x\ne %x 1 1e241 cudaStreamBeginCapture 0 %x st=5000 ci=%x md=0\n"
                    "e %x 2 1e241 cudaStreamEndCapture 0 %x st=5000 ci=%x\n"
                    % (i, 0x401000 + 16 * i, 2 * i - 1, i, i, 2 * i, i, i))
+    out.append("z 3 0\n")
+    return "".join(out)
+
+
+def clean_captures_threads(n):
+    out = ["v 0.1.0 4\np 1e240 1 0\nc ./app\ni ok cupti\ns 1 401000\n"]
+    for i in range(1, n + 1):
+        out.append("e %x 1 %x cudaStreamBeginCapture 0 1 st=%x ci=%x md=0\n"
+                   "e %x 2 %x cudaStreamEndCapture 0 1 st=%x ci=%x\n"
+                   % (2 * i - 1, 0x100000 + i, 0x5000 + i, i, 2 * i, 0x100000 + i, 0x5000 + i, i))
     out.append("z 3 0\n")
     return "".join(out)
 
