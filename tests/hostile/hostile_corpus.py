@@ -153,7 +153,7 @@ def cases():
         Case("frees_against_graph_refs", 1, lambda d: one(d, frees_against_graph(20000, 6400))),
         # Issue 35: each successful ...NodeSetParams scanned every reference (4M refs, 20k calls:
         # over 60 s); each allocation scanned every hit, each free every reference.
-        Case("graph_set_params_many_refs", 0, lambda d: one(d, graph_set_params(20000, 50, 20000))),
+        Case("graph_set_params_many_refs", 0, lambda d: one(d, graph_set_params(40000, 50, 40000))),
         Case("graph_hits_then_allocations", 1, lambda d: one(d, graph_hits_then_allocations(500, 1000, 60000, 200000))),
         Case("deep_inline_chain_800", 1, setup_deep_inline_chain,
              check=lambda stderr: "nested deeper than" in stderr),
