@@ -117,7 +117,7 @@ SourceReader::Known* SourceReader::known(const std::string& file) {
       const int fd = open_source(*real, st);
       if (fd >= 0) {
         close(fd);
-        it->second = Known{*real, st.st_dev, st.st_ino, {0}, 0};
+        it->second = Known{*real, st.st_dev, st.st_ino, {0}, 0, {}};
       }
     }
   }
