@@ -1,9 +1,12 @@
 // capguard report TRACE_OR_DIR...: re-analyzes recorded traces, e.g. on a machine without a GPU.
 #include <cstdio>
+#include <set>
 
 #include "cli/commands.h"
+#include "cli/merge_reports.h"
 #include "cli/output.h"
 #include "cli/trace_ending.h"
+#include "model/report_merge.h"
 
 namespace capguard::cli {
 namespace {
@@ -85,12 +88,29 @@ int report_command(const std::vector<std::string>& paths, const ReportOptions& o
     say(*message);
     return kExitUsage;
   }
+  // Per node, then merge (issue 33): JSON reports first, so that the traces they judged are
+  // not read again.
+  std::vector<std::string> json_paths, trace_paths;
+  for (const std::string& path : paths)
+    (is_json_report_path(path) ? json_paths : trace_paths).push_back(path);
+  std::vector<Report> node_reports;
+  std::set<std::string> covered;
+  std::vector<std::string> problems = read_json_reports(json_paths, node_reports, covered);
   Analysis analysis;
-  const std::vector<std::string> problems = analyze_traces(paths, options, analysis);
+  if (!trace_paths.empty())
+    for (auto& problem : analyze_traces(trace_paths, options, analysis, false, covered))
+      problems.push_back(std::move(problem));
   for (const auto& problem : problems)
     analysis.report.problems.push_back({Severity::Error, problem});
   bool gate_failed = gate_on_trace_endings(analysis.report, options.fail_on);
   gate_failed |= gate_on_incomplete(analysis.report, analysis.incomplete, options.fail_on);
+  // The nodes' reports carry their own gates' problems: a merged report fails where one did.
+  for (Report& node : node_reports) {
+    for (const ToolProblem& problem : node.problems)
+      gate_failed |= problem.level == Severity::Error && options.fail_on != "never";
+    append_report(analysis.report, std::move(node));
+  }
+  if (!options.one_node) gate_failed |= gate_on_missing_ranks(analysis.report, options.fail_on);
   // Every requested report is written, even when nothing could be read (it then says why).
   const bool written = write_report(analysis.report, targets, options);
   if (!problems.empty() || gate_failed) return kExitCannotRead;

@@ -12,7 +12,7 @@ std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
                                       const PipelineOptions& options, Analysis& analysis,
                                       const std::function<void(std::string_view)>& warn) {
   std::vector<std::string> problems;
-  for (const auto& trace : traces) analyze_trace(trace, analysis);
+  analyze_trace_files(traces, analysis, options.jobs);  // on the machine's cores (issue 33)
   name_regions_never_executed(analysis);
   for (const auto& error : analysis.errors)
     problems.push_back("cannot read trace: " + error.to_string());
@@ -30,8 +30,7 @@ std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
   name_framework_calls(analysis.report);  // needs the frames
   if (stats.deep_inline_addresses != 0)
     warn("warning: " + std::to_string(stats.deep_inline_addresses) +
-         " addresses lie in inline scopes nested deeper than " +
-         std::to_string(kMaxInlineDepth) +
+         " addresses lie in inline scopes nested deeper than " + std::to_string(kMaxInlineDepth) +
          " levels: only their outer function is shown, not the functions inlined there");
   for (const std::string& module : stats.over_budget)
     warn("warning: not reading " + module +

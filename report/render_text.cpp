@@ -3,7 +3,9 @@
 // related locations, the fix), then one greppable SUMMARY line.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iterator>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -203,12 +205,26 @@ bool mentions_thread(std::string_view message, uint32_t thread) {
 }
 
 // Another process of the report has the same pid (several hosts or containers).
+// `scope`: where its group was found across processes (issue 33), "" for one process.
 void append_finding(std::string& out, const Report& report, const Finding& finding,
-                    const Style& style, SourceReader* sources, std::span<const RuleInfo> rules) {
+                    const GroupScope& scope, const Style& style, SourceReader* sources,
+                    std::span<const RuleInfo> rules) {
   auto it = std::back_inserter(out);
-  fmt::format_to(it, "=={}=={}{}: capguard: {}{}{}\n", finding.pid,
+  const std::string who = terminal_safe(finding_who(report, finding));
+  // The heading says which ranks: all of them, or the ones that diverged.
+  std::string where;
+  if (scope.processes.size() > 1 || scope.diverged) {
+    where = ", " + scope.words;
+    if (scope.diverged && scope.ranks.size() == 1 && !who.empty()) where += ": " + who;
+  } else if (!who.empty()) {
+    where = ", " + who;
+  }
+  fmt::format_to(it, "=={}=={}{}: capguard: {}{}{}{}\n", finding.pid,
                  style.severity(finding.severity), heading_word(finding.severity), finding.rule,
-                 finding.rehearsed ? rehearsed_heading(finding.severity) : "", style.reset());
+                 finding.rehearsed ? rehearsed_heading(finding.severity) : "", where,
+                 style.reset());
+  if (scope.processes.size() > 1 && !who.empty())
+    fmt::format_to(it, "  shown as {} saw it; the others at the same line\n", who);
   if (!finding.test.empty()) fmt::format_to(it, "  in test {}\n", terminal_safe(finding.test));
   // The message first: what went wrong, the call and what CUDA answered, said once.
   if (!finding.message.empty()) {
@@ -341,17 +357,34 @@ std::string summary_line(const Report& report) {
     parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", n, to_string(s));
   }
   if (!parts.empty()) captures += ": " + parts;
-  return fmt::format("SUMMARY: capguard: {}, {}, {} in {} ({})\n",
+  // A job's ranks (issue 33): how many reported, and how many distinct findings they made.
+  std::string ranks;
+  if (const uint32_t world = world_size_of(report); world != 0) {
+    std::set<uint32_t> seen;
+    for (const ProcessInfo& p : report.processes)
+      if (p.who && p.who->rank) seen.insert(*p.who->rank);
+    ranks = fmt::format(", {} of {} ranks", seen.size(), world);
+    const size_t distinct = group_findings(report).first.size();
+    if (distinct < report.findings.size())
+      ranks += fmt::format(", {} distinct {}", distinct, distinct == 1 ? "finding" : "findings");
+  }
+  return fmt::format("SUMMARY: capguard: {}, {}, {} in {} ({}{})\n",
                      plural(report.count(Severity::Error), "error", "errors"),
                      plural(report.count(Severity::Warning), "warning", "warnings"),
                      plural(report.count(Severity::Note), "note", "notes"),
                      plural(static_cast<int>(report.processes.size()), "process", "processes"),
-                     captures);
+                     captures, ranks);
 }
 
 // Identical findings (report/finding_groups.h) print once, the first of them followed by "and N
 // more times".
-void append_repeats(std::string& out, const Report& report, const std::vector<size_t>& others) {
+// Only the repeats in the first finding's process: the heading counts the other processes.
+void append_repeats(std::string& out, const Report& report, size_t first,
+                    const std::vector<size_t>& all_others) {
+  std::vector<size_t> others;
+  const auto process = process_index(report, report.findings[first]);
+  for (size_t i : all_others)
+    if (process_index(report, report.findings[i]) == process) others.push_back(i);
   if (others.empty()) return;
   std::string captures;
   size_t listed = 0;
@@ -391,15 +424,26 @@ std::string render_text(const Report& report, const RenderOptions& options) {
     if (!known) unknown.push_back(&finding);
   }
   out += cuda_header(report);
+  const auto print = [&](size_t f) {
+    append_finding(out, report, report.findings[f], group_scope(report, groups, f), style, sources,
+                   options.rules);
+    append_repeats(out, report, f, groups.others[f]);
+  };
   for (size_t i = 0; i < report.processes.size(); ++i) {
     const ProcessInfo& process = report.processes[i];
-    const bool says_something = !by_process[i].empty() || !process.cupti_lost.empty() ||
+    // Findings that repeat another process's are said under that one's (issue 33).
+    const bool prints_finding =
+        std::any_of(by_process[i].begin(), by_process[i].end(), [&](const Finding* finding) {
+          return !groups.repeat[static_cast<size_t>(finding - report.findings.data())];
+        });
+    const bool says_something = prints_finding || !process.cupti_lost.empty() ||
                                 (!process.attached && !process.attach_message.empty());
+    std::string who = process.who ? terminal_safe(who_label(*process.who)) : "";
+    if (who.empty() && owners.with_pid(process.pid) > 1) who = terminal_safe(process.trace_path);
     if (several && says_something)  // a process with nothing to report gets no header
-      fmt::format_to(
-          std::back_inserter(out), "== process {}{}: {}\n", process.pid,
-          owners.with_pid(process.pid) > 1 ? " (" + terminal_safe(process.trace_path) + ")" : "",
-          terminal_safe(process.command));
+      fmt::format_to(std::back_inserter(out), "== process {}{}: {}\n", process.pid,
+                     who.empty() ? "" : (process.who ? ", " + who : " (" + who + ")"),
+                     terminal_safe(process.command));
     if (!process.attached && !process.attach_message.empty())
       fmt::format_to(std::back_inserter(out), "=={}==capguard: not attached: {}\n", process.pid,
                      terminal_safe(process.attach_message));
@@ -408,16 +452,12 @@ std::string render_text(const Report& report, const RenderOptions& options) {
                      terminal_safe(process.cupti_lost));
     for (const Finding* finding : by_process[i]) {
       const size_t f = static_cast<size_t>(finding - report.findings.data());
-      if (groups.repeat[f]) continue;
-      append_finding(out, report, *finding, style, sources, options.rules);
-      append_repeats(out, report, groups.others[f]);
+      if (!groups.repeat[f]) print(f);
     }
   }
   for (const Finding* finding : unknown) {  // findings of processes without a record
     const size_t f = static_cast<size_t>(finding - report.findings.data());
-    if (groups.repeat[f]) continue;
-    append_finding(out, report, *finding, style, sources, options.rules);
-    append_repeats(out, report, groups.others[f]);
+    if (!groups.repeat[f]) print(f);
   }
   out += lifecycle_text(report);
   out += rehearsal_text(report);

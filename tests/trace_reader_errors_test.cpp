@@ -98,9 +98,9 @@ TEST_SUITE("trace_reader_errors_test") {
   }
 
   TEST_CASE("a newer format version asks for an upgrade, naming both versions") {
-    const ReadError e = expect_error("v 9.9.9 8 new-field\np 1 1 0\n", 1, "");
+    const ReadError e = expect_error("v 9.9.9 9 new-field\np 1 1 0\n", 1, "");
     CHECK(e.to_string() ==
-          "t.trace:1: written by capguard 9.9.9 (trace format 8); this capguard reads format <= 7: "
+          "t.trace:1: written by capguard 9.9.9 (trace format 9); this capguard reads format <= 8: "
           "upgrade capguard");
     expect_error("v 0.0.1 0\n", 1, "unsupported trace format 0");
   }

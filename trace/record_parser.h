@@ -43,6 +43,7 @@ class RecordParser {
   bool parse_cupti_client(Cursor& in);
   bool parse_range(Cursor& in, bool begin);
   bool parse_rehearse(Cursor& in);
+  bool parse_who_ran(Cursor& in);
   bool parse_module(Cursor& in);
   bool parse_python_frame(Cursor& in);
   bool parse_stack(Cursor& in);
@@ -54,6 +55,7 @@ class RecordParser {
   template <class T>
   bool read_number(Cursor& in, const char* what, T& out);
   bool read_escaped(Cursor& in, const char* what, std::string& out);
+  bool unescape(std::string_view field, const char* what, std::string& out);
   bool no_more_fields(Cursor& in);
   bool fail(std::string message);
 
@@ -69,6 +71,8 @@ class RecordParser {
   std::string text2_;
   std::vector<uint64_t> addresses_;
   std::vector<uint32_t> python_frames_;
+  std::vector<std::string> launcher_values_;  // of the 'w' record
+  std::vector<LauncherVar> launcher_vars_;
   ApiEvent event_;
   ApiNames api_names_;
   GraphRecordParser graphs_;
