@@ -20,8 +20,14 @@ std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
     problems.push_back("damaged trace line skipped: " + skipped.to_string());
   for (const auto& warning : analysis.warnings) warn("warning: " + warning);
   SymbolCache cache;  // frames resolved where the traces were recorded, when saved beside them
-  for (const auto& trace : traces)
-    if (auto damaged = cache.load_beside(trace)) warn("warning: ignoring " + *damaged);
+  // Each trace's frames its process's alone: processes of several hosts share pids (issue 33).
+  const auto& processes = analysis.report.processes;
+  for (size_t i = 0; i < processes.size(); ++i) {
+    if (processes[i].trace_path.empty()) continue;
+    const auto process = static_cast<uint32_t>(i + 1);
+    if (auto damaged = cache.load_beside(processes[i].trace_path, process))
+      warn("warning: ignoring " + *damaged);
+  }
   ModuleCache module_cache(symbol_cache_dir(
       options.symbol_cache.empty() ? nullptr : options.symbol_cache.c_str()));
   const SymbolizeStats stats = symbolize(analysis.report, analysis.modules, &cache,
