@@ -269,13 +269,13 @@ void analyze_trace(const std::string& path, Analysis& analysis) {
   if (error) analysis.errors.push_back(std::move(*error));
 }
 
-void append_analysis(Analysis& into, Analysis&& from) {
+void append_analysis(Analysis& into, Analysis&& from, uint32_t* last_capture) {
   const auto processes = static_cast<uint32_t>(into.report.processes.size());
   for (ProcessModules& modules : from.modules) {
     if (modules.process != 0) modules.process += processes;
     into.modules.push_back(std::move(modules));
   }
-  append_report(into.report, std::move(from.report));
+  append_report(into.report, std::move(from.report), last_capture);
   const auto move_all = [](auto& to, auto& items) {
     to.insert(to.end(), std::make_move_iterator(items.begin()),
               std::make_move_iterator(items.end()));
@@ -312,7 +312,8 @@ void analyze_trace_files(const std::vector<std::string>& paths, Analysis& analys
   }
   for (const std::exception_ptr& e : failed)
     if (e) std::rethrow_exception(e);
-  for (Analysis& one : each) append_analysis(analysis, std::move(one));
+  uint32_t last_capture = last_capture_id(analysis.report);
+  for (Analysis& one : each) append_analysis(analysis, std::move(one), &last_capture);
 }
 
 void add_rehearse_glob(Analysis& analysis, std::string_view glob) {

@@ -45,7 +45,8 @@ void analyze_trace(const std::string& path, Analysis& analysis);
 void analyze_trace_files(const std::vector<std::string>& paths, Analysis& analysis, unsigned jobs);
 
 // Appends `from` (one trace's, or one node's) to `into`; process indexes and capture ids move on.
-void append_analysis(Analysis& into, Analysis&& from);
+// `last_capture`: as append_report's.
+void append_analysis(Analysis& into, Analysis&& from, uint32_t* last_capture = nullptr);
 
 // After every trace: each --rehearse glob that no rehearsed region of any process matched gets
 // a "never_executed" verdict, and the analysis is incomplete (a gate must not pass on a

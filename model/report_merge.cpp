@@ -47,9 +47,10 @@ uint32_t last_capture_id(const Report& report) {
   return last;
 }
 
-void append_report(Report& into, Report&& from) {
+void append_report(Report& into, Report&& from, uint32_t* last_capture) {
   const auto processes = static_cast<uint32_t>(into.processes.size());
-  const uint32_t captures = last_capture_id(into);
+  const uint32_t captures = last_capture != nullptr ? *last_capture : last_capture_id(into);
+  if (last_capture != nullptr) *last_capture = captures + last_capture_id(from);
   const size_t findings = into.findings.size();
   const auto process = [&](uint32_t p) { return p == 0 ? 0 : p + processes; };
   for (CaptureInfo& c : from.captures) {

@@ -9,7 +9,9 @@ namespace capguard {
 
 // Appends `from` to `into`; `from` is left empty. Its findings' words for captures ("capture
 // #2") move on with the ids.
-void append_report(Report& into, Report&& from);
+// `last_capture` (optional): the caller's running last_capture_id(into), so that appending many
+// reports stays linear; updated.
+void append_report(Report& into, Report&& from, uint32_t* last_capture = nullptr);
 
 // The largest capture id (CaptureInfo::id or last_id) of a report, 0 when it has none.
 uint32_t last_capture_id(const Report& report);

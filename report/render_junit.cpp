@@ -289,8 +289,7 @@ class JunitRenderer {
     if (!fails.empty()) {
       const Finding& first = report_.findings[fails.front()];
       std::string message = first.rule + ": " + first.message;
-      const size_t group_first = groups_.first[groups_.id[fails.front()] - 1];
-      if (const GroupScope scope = group_scope(report_, groups_, group_first);
+      if (const GroupScope& scope = scope_of(groups_.id[fails.front()]);
           scope.processes.size() > 1 || scope.diverged)
         message += " (" + scope.words + ")";  // issue 33: which ranks
       if (fails.size() > 1) message += fmt::format(" (and {} more)", fails.size() - 1);
@@ -318,10 +317,18 @@ class JunitRenderer {
     return finding_text(report_, f, options_, owners_, captures_by_id_);
   }
 
+  // Once per group, not per rank's suite: a group may span every process of the report.
+  const GroupScope& scope_of(uint32_t group) const {
+    auto [at, fresh] = scopes_.try_emplace(group);
+    if (fresh) at->second = group_scope(report_, groups_, groups_.first[group - 1]);
+    return at->second;
+  }
+
   const Report& report_;
   const RenderOptions& options_;
   const ProcessOwners owners_{report_};
   const FindingGroups groups_ = group_findings(report_);
+  mutable std::unordered_map<uint32_t, GroupScope> scopes_;
   std::unordered_map<uint32_t, std::vector<size_t>> captures_by_id_;  // into Report::captures
 };
 
