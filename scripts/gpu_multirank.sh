@@ -41,7 +41,7 @@ host=$(python3 -c 'import re,socket; print(re.sub(r"[^A-Za-z0-9_-]", "_", socket
 inside() {
   local dir=$OUT/$1
   (cd testcases/multi && timeout 200 torchrun --standalone --nproc_per_node 2 --no-python \
-     "$CG" run --trace-dir "$dir" -q -- python3 "$2.py") >"$OUT/$1.run.log" 2>&1
+     "$CG" run --fail-on never --trace-dir "$dir" -- python3 "$2.py") >"$OUT/$1.run.log" 2>&1
   echo "$1: torchrun exit $?"
   "$CG" report --one-node -q -o "json:$dir/$host.json" "$dir/$host"/*/ >"$OUT/$1.node.log" 2>&1
   echo "$1: node report exit $?"
@@ -74,7 +74,7 @@ for node in 0 1; do
   name=$([ $node = 0 ] && echo nodeA || echo nodeB)
   (cd testcases/multi && CAPGUARD_HOST=$name CUDA_VISIBLE_DEVICES=$node timeout 200 \
      torchrun --nnodes 2 --node_rank $node --nproc_per_node 1 --master_addr 127.0.0.1 \
-     --master_port $port --no-python "$CG" run --trace-dir "$dir" -q -- \
+     --master_port $port --no-python "$CG" run --fail-on never --trace-dir "$dir" -- \
      python3 torch_allreduce_2ranks_both_sync.py) >"$OUT/two_nodes.$name.log" 2>&1 &
 done
 wait
