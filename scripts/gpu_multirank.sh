@@ -35,7 +35,9 @@ passed=0 failed=0
 verdict() {  # name, ok (0/1), what
   if [ "$2" = 0 ]; then echo "PASS $1"; passed=$((passed + 1)); else echo "FAIL $1: $3"; failed=$((failed + 1)); fi
 }
+# The host as trace directories and file names carry it, and as the reports name it.
 host=$(python3 -c 'import re,socket; print(re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname())[:64])')
+node=$(python3 -c 'import socket; print(socket.gethostname())')
 
 # $1 case name, $2 program; capguard inside torchrun, then the node's report and the merge.
 inside() {
@@ -63,7 +65,7 @@ verdict both_sync $(( s != 1 || n != 1 )) "exit $s, headings 'on 2 of 2 ranks': 
 
 inside one_rank_sync torch_allreduce_2ranks_one_rank_sync
 s=$(cat "$OUT/one_rank_sync.status")
-n=$(grep -c "ERROR: capguard: sync-during-capture, rank 1 only (1 of 2 ranks): rank 1 (node $host, GPU 1)\$" \
+n=$(grep -cF "ERROR: capguard: sync-during-capture, rank 1 only (1 of 2 ranks): rank 1 (node $node, GPU 1)" \
   "$OUT/one_rank_sync.txt")
 verdict one_rank_sync $(( s != 1 || n != 1 )) "exit $s, headings 'rank 1 only': $n"
 
