@@ -1,10 +1,12 @@
 // The capguard subcommands. Each returns the process exit status (see README.md).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/analyzer.h"
+#include "engine/gate.h"
 
 namespace CLI {
 class App;
@@ -12,15 +14,11 @@ class App;
 
 namespace capguard::cli {
 
-inline constexpr int kExitFindings = 1;
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitCannotRead = 3;  // report: unreadable trace; run: could not attach
-
 // Options shared by `run` and `report`: what to write where, and what counts as failure.
 struct ReportOptions {
   std::string format = "text";
   std::vector<std::string> outputs;  // -o values: FILE (in --format) or FORMAT:FILE; '-' = stdout
-  std::string fail_on = "error";
+  std::optional<Severity> fail_on = Severity::Error;  // nullopt: --fail-on never
   std::string suppressions;
   std::string baseline;  // an earlier JSON or SARIF report: only new findings count
   bool quiet = false;
@@ -37,7 +35,7 @@ struct RunOptions {
   ReportOptions report;
   std::string trace_dir;  // empty: a temporary directory, removed after a clean run
   int error_exitcode = kExitFindings;
-  bool require_attach = true;  // capguard not attached (or never reached CUDA): exit 3
+  bool require_attach = true;         // capguard not attached (or never reached CUDA): exit 3
   std::vector<std::string> rehearse;  // capture rehearsal: NVTX ranges whose message matches a glob
   std::vector<std::string> command;
 };

@@ -37,9 +37,13 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
                   "capture mode rehearsed regions are judged against (capguard run --rehearse)")
       ->check(CLI::IsMember(mode_names()))
       ->capture_default_str();
-  command.add_option("--fail-on", options.fail_on, "lowest severity that fails the run")
+  command
+      .add_option_function<std::string>(
+          "--fail-on",
+          [&options](const std::string& name) { options.fail_on = severity_named(name); },
+          "lowest severity that fails the run")
       ->check(CLI::IsMember(fail_on_choices()))
-      ->capture_default_str();
+      ->default_str(to_string(*options.fail_on));
   command.add_option("--suppressions", options.suppressions, "file of findings to ignore")
       ->check(CLI::ExistingFile);
   command
@@ -150,6 +154,6 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     // Never an abort without a word: a gate must see a failure it can explain.
     std::fputs("capguard: out of memory\n", stderr);
-    return capguard::cli::kExitCannotRead;
+    return capguard::kExitCannotRead;
   }
 }

@@ -295,11 +295,4 @@ void say(std::string_view line) {
   std::fprintf(stderr, "capguard: %s\n", terminal_safe(line).c_str());
 }
 
-bool has_findings_at(const Report& report, const std::string& fail_on) {
-  if (fail_on == "never") return false;
-  const Severity threshold = severity_named(fail_on).value_or(Severity::Error);
-  return std::any_of(report.findings.begin(), report.findings.end(),
-                     [&](const Finding& f) { return f.severity >= threshold; });
-}
-
 }  // namespace capguard::cli

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/analyzer.h"
 #include "cli/commands.h"
+#include "engine/analyzer.h"
 
 namespace capguard::cli {
 
@@ -25,7 +25,7 @@ std::optional<std::string> resolve_outputs(const ReportOptions& options,
 // a trace's .symbols), through whatever link: a message (exit 2), so that nothing read is
 // overwritten.
 std::optional<std::string> check_outputs_not_inputs(const std::vector<OutputTarget>& targets,
-                                                   const std::vector<std::string>& paths);
+                                                    const std::vector<std::string>& paths);
 
 // The --baseline and --suppressions files, checked before any work is done (post_process.h):
 // a message (exit 2) when one is malformed.
@@ -57,7 +57,5 @@ bool write_report(const Report& report, const std::vector<OutputTarget>& targets
 
 // The names of cli/formats.def, for --format's choices.
 std::vector<std::string> format_names();
-
-bool has_findings_at(const Report& report, const std::string& fail_on);
 
 }  // namespace capguard::cli

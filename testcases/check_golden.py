@@ -21,10 +21,13 @@ import tempfile
 
 def report(capguard, traces, fmt, symbol_cache="off"):
     # --no-source: the recorded frames name files on the GPU machine; whether those happen to be
-    # readable here must not change the golden text.
-    proc = subprocess.run([capguard, "report", "--fail-on", "never", "--format", fmt, "-o", "-",
-                           "-q", "--no-source", "--symbol-cache", symbol_cache, traces],
-                          capture_output=True, text=True)
+    # readable here must not change the golden text. Run beside the traces and named relative to
+    # it: a report that names a trace (a missing end record) then reads the same in any checkout.
+    proc = subprocess.run([os.path.abspath(capguard), "report", "--fail-on", "never", "--format",
+                           fmt, "-o", "-", "-q", "--no-source", "--symbol-cache",
+                           os.path.abspath(symbol_cache) if symbol_cache != "off" else "off",
+                           os.path.basename(traces)],
+                          capture_output=True, text=True, cwd=os.path.dirname(traces))
     if proc.returncode != 0:
         raise RuntimeError(f"capguard report {traces} exited {proc.returncode}: {proc.stderr}")
     return proc.stdout
