@@ -14,9 +14,15 @@ class App;
 
 namespace capguard::cli {
 
+// The report formats of cli/formats.def.
+enum class ReportFormat : uint8_t {
+#define CAPGUARD_FORMAT(name) name,
+#include "cli/formats.def"
+};
+
 // Options shared by `run` and `report`: what to write where, and what counts as failure.
 struct ReportOptions {
-  std::string format = "text";
+  ReportFormat format = ReportFormat::text;
   std::vector<std::string> outputs;  // -o values: FILE (in --format) or FORMAT:FILE; '-' = stdout
   std::optional<Severity> fail_on = Severity::Error;  // nullopt: --fail-on never
   std::string suppressions;
@@ -28,7 +34,7 @@ struct ReportOptions {
   bool native_frames = false;  // text: every native frame of Python stacks
   std::vector<std::string> user_code;  // --user-code globs: what the user's own code is
   std::string symbol_cache;  // --symbol-cache: DIR or "off"; empty: CAPGUARD_SYMBOL_CACHE, XDG
-  std::string rehearse_mode = "global";  // capture rehearsal: the mode regions are judged in
+  trace::CaptureMode rehearse_mode = trace::CaptureMode::Global;  // rehearsed regions are judged in
 };
 
 struct RunOptions {

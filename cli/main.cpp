@@ -24,19 +24,25 @@ std::vector<std::string> fail_on_choices() {
 }  // namespace
 
 void add_report_options(CLI::App& command, ReportOptions& options) {
-  command.add_option("--format", options.format, "report format for stderr or -o FILE")
+  // Names parsed once, here, into the enums of their lists (formats.def, enum_names.def).
+  command
+      .add_option_function<std::string>(
+          "--format", [&options](const std::string& name) { options.format = *format_named(name); },
+          "report format for stderr or -o FILE")
       ->check(CLI::IsMember(format_names()))
-      ->capture_default_str();
+      ->default_str(format_name(options.format));
   command
       .add_option("-o,--output", options.outputs,
                   "write the report to FILE ('-' = stdout) in --format, or FORMAT:FILE; "
                   "repeatable; the text report still goes to stderr unless --quiet")
       ->allow_extra_args(false);
   command
-      .add_option("--rehearse-mode", options.rehearse_mode,
-                  "capture mode rehearsed regions are judged against (capguard run --rehearse)")
+      .add_option_function<std::string>(
+          "--rehearse-mode",
+          [&options](const std::string& name) { options.rehearse_mode = *mode_named(name); },
+          "capture mode rehearsed regions are judged against (capguard run --rehearse)")
       ->check(CLI::IsMember(mode_names()))
-      ->capture_default_str();
+      ->default_str(mode_name(options.rehearse_mode));
   command
       .add_option_function<std::string>(
           "--fail-on",

@@ -12,8 +12,8 @@
 namespace capguard::cli {
 
 struct OutputTarget {
-  std::string format;  // a name of cli/formats.def
-  std::string path;    // empty: stderr; "-": stdout
+  ReportFormat format = ReportFormat::text;
+  std::string path;  // empty: stderr; "-": stdout
 };
 
 // Checks formats and targets before any work is done: an unknown FORMAT: prefix, or two targets
@@ -55,7 +55,9 @@ void say(std::string_view line);
 bool write_report(const Report& report, const std::vector<OutputTarget>& targets,
                   const ReportOptions& options, std::string_view before_summary = {});
 
-// The names of cli/formats.def, for --format's choices.
+// The names of cli/formats.def, for --format's choices, and the format of a name.
 std::vector<std::string> format_names();
+std::optional<ReportFormat> format_named(std::string_view name);
+const char* format_name(ReportFormat format);
 
 }  // namespace capguard::cli

@@ -335,7 +335,7 @@ void Replay::add_rehearsals() {
     info.process = process_;
     info.name = region.name;
     info.domain = region.domain;
-    info.mode = mode_name(rehearsal_.mode());
+    info.mode = rehearsal_.mode();
     info.executions = region.closed;
     std::vector<RehearsalItem> items;
     for (const auto& [key, last] : region.broken) {
@@ -375,7 +375,7 @@ CaptureInfo Replay::capture_info(const Capture& c) const {
   info.process = process_;
   info.thread = c.tid;
   info.stream = c.origin.handle;
-  info.mode = mode_name(c.mode);
+  info.mode = c.mode;
   info.status = c.status;
   info.nodes = c.nodes;
   info.begin = location(c.begin);

@@ -19,13 +19,6 @@ bool orders_stream(ApiKind kind) {
 
 }  // namespace
 
-const char* to_string(RehearsalVerdict verdict) {  // names: enum_names.def
-#define CAPGUARD_REHEARSAL_VERDICT(value, name) \
-  if (verdict == RehearsalVerdict::value) return name;
-#include "model/enum_names.def"
-  return "capturable";
-}
-
 void RehearsalModel::range_begin(uint64_t, uint32_t tid, uint64_t id, std::string_view domain,
                                  std::string_view name) {
   std::string key = std::string(domain) + '\n' + std::string(name);
@@ -258,7 +251,7 @@ void settle_verdict(RehearsalInfo& info, std::vector<RehearsalItem> items) {
     verdict = RehearsalVerdict::AfterWarmup;
     info.warmups = last;
   }
-  info.verdict = to_string(verdict);
+  info.verdict = verdict;
   for (RehearsalItem& item : items)
     (verdict == RehearsalVerdict::NotCapturable && item.last_execution >= info.executions
          ? info.breaks

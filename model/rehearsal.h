@@ -49,12 +49,6 @@ struct RehearsalJudgement {
   StreamKey stream;           // UnjoinedFork: the stream left unjoined
 };
 
-// A region's verdict over its executions.
-enum class RehearsalVerdict : uint8_t {
-#define CAPGUARD_REHEARSAL_VERDICT(value, name) value,
-#include "model/enum_names.def"
-};
-
 // What a region's closed executions add up to; memory bounded by the distinct breaks, however
 // many times a loop runs the region.
 struct RehearsalRegion {
@@ -151,8 +145,6 @@ class RehearsalModel {
   };
   FlatMap<uint64_t, Query, U64Hash> queried_;
 };
-
-const char* to_string(RehearsalVerdict verdict);  // capturable | capturable_after_warmup | ...
 
 // A region's verdict from its items (each with RehearsalItem::last_execution) and its closed
 // executions: none broke, capturable; the last one broke, not capturable (`breaks`: what it did,

@@ -241,7 +241,7 @@ void append_finding(std::string& out, const Report& report, const Finding& findi
   const CaptureInfo* capture = report.find_capture(finding.capture);
   if (capture != nullptr) {
     fmt::format_to(it, "  capture #{} (stream 0x{:x}, {} mode, thread {}, {}) began here:\n",
-                   capture->id, capture->stream, capture->mode, capture->thread,
+                   capture->id, capture->stream, mode_name(capture->mode), capture->thread,
                    to_string(capture->status));
     append_stack(out, capture->begin, style, sources);
   }
@@ -341,10 +341,11 @@ std::string summary_line(const Report& report) {
     parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", n, to_string(s));
   }
   if (!parts.empty()) captures += ": " + parts;
-  return fmt::format("SUMMARY: capguard: {}, {}, {} in {} ({})\n",
-                     plural(report.count(Severity::Error), "error", "errors"),
-                     plural(report.count(Severity::Warning), "warning", "warnings"),
-                     plural(report.count(Severity::Note), "note", "notes"),
+  const auto count = [&](Severity s) {  // "1 error", "2 warnings": the severities' own names
+    return plural(report.count(s), to_string(s), std::string(to_string(s)) + "s");
+  };
+  return fmt::format("SUMMARY: capguard: {}, {}, {} in {} ({})\n", count(Severity::Error),
+                     count(Severity::Warning), count(Severity::Note),
                      plural(static_cast<int>(report.processes.size()), "process", "processes"),
                      captures);
 }
