@@ -133,6 +133,14 @@ bool check_call(const Call& /*call*/, const CaptureModel& /*model*/, Draft& /*dr
   return false;  // TODO(add_rule.py): true after filling `draft` for a call this rule reports
 }}
 
+// Capture rehearsal (capguard run --rehearse): whether a capture of a region the program ran
+// eagerly would break at this call, from what the rehearsal model saw (model/rehearsal.h).
+// Every rule with one is asked, in table order (rules/rehearsal.cpp); set on_rehearsal to
+// nullptr below if a rehearsal cannot tell.
+bool rehearse(const RehearsalFacts& /*facts*/, RehearsalWords& /*words*/) {{
+  return false;  // TODO(add_rule.py): true after setting `words` (consequence, category)
+}}
+
 }}  // namespace
 
 extern const Rule {symbol};
@@ -141,7 +149,10 @@ constinit const Rule {symbol}{{
     {{"TODO(add_rule.py): what happens, a minimal example, and the fix.",
      "TODO(add_rule.py): the fix, in one line"}},
     &check_call,
-    nullptr}};
+    nullptr,  // on_open
+    nullptr,  // on_graph
+    Accepts::AnyCall,
+    &rehearse}};
 
 }}  // namespace capguard::rules
 """
