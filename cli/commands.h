@@ -33,6 +33,7 @@ struct ReportOptions {
   bool no_source = false;      // text, html: no source lines around the user frames
   bool native_frames = false;  // text: every native frame of Python stacks
   std::vector<std::string> user_code;  // --user-code globs: what the user's own code is
+  std::vector<std::string> rule_options;  // --rule-option RULE.NAME=VALUE (rules/rule_options.h)
   std::string symbol_cache;  // --symbol-cache: DIR or "off"; empty: CAPGUARD_SYMBOL_CACHE, XDG
   trace::CaptureMode rehearse_mode = trace::CaptureMode::Global;  // rehearsed regions are judged in
 };

@@ -50,6 +50,11 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
           "lowest severity that fails the run")
       ->check(CLI::IsMember(fail_on_choices()))
       ->default_str(to_string(*options.fail_on));
+  command
+      .add_option("--rule-option", options.rule_options,
+                  "RULE.NAME=VALUE: a rule's threshold (capguard explain RULE lists them); "
+                  "repeatable")
+      ->allow_extra_args(false);
   command.add_option("--suppressions", options.suppressions, "file of findings to ignore")
       ->check(CLI::ExistingFile);
   command

@@ -21,6 +21,7 @@
 #include "model/enum_names.h"
 #include "report/render.h"
 #include "report/utf8.h"
+#include "rules/rule_options.h"
 #include "rules/rule_table.h"
 
 namespace capguard::cli {
@@ -282,6 +283,7 @@ bool write_report(const Report& report, const std::vector<OutputTarget>& targets
 }
 
 std::optional<std::string> check_post_process_files(const ReportOptions& options) {
+  if (auto message = rules::set_rule_options(options.rule_options)) return message;
   if (auto message = check_baseline_file(options.baseline)) return message;
   std::string message;
   for (const std::string& problem : check_suppressions_file(options.suppressions))

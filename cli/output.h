@@ -28,7 +28,8 @@ std::optional<std::string> check_outputs_not_inputs(const std::vector<OutputTarg
                                                     const std::vector<std::string>& paths);
 
 // The --baseline and --suppressions files, checked before any work is done (post_process.h):
-// a message (exit 2) when one is malformed.
+// a message (exit 2) when one is malformed; and the --rule-option settings, set for the
+// analysis (rules/rule_options.h) or a message.
 std::optional<std::string> check_post_process_files(const ReportOptions& options);
 
 // Reads every trace into one analysis through the engine's pipeline: replayed, symbolized

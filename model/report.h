@@ -220,6 +220,13 @@ struct ToolProblem {
   std::string message;
 };
 
+// A rule option (rules/rules.def) set to other than its default (--rule-option).
+struct RuleOptionValue {
+  std::string rule, option;
+  uint64_t value = 0;
+  uint64_t default_value = 0;
+};
+
 struct Report {
   std::vector<ProcessInfo> processes;
   std::vector<CaptureInfo> captures;
@@ -227,6 +234,7 @@ struct Report {
   std::vector<ToolProblem> problems;
   std::vector<GraphSiteInfo> graph_sites;  // the lifecycle table, most captures first per process
   std::vector<RehearsalInfo> rehearsals;   // capture rehearsal (issue 19)
+  std::vector<RuleOptionValue> rule_options;  // only those not at their default
 
   uint64_t capture_count() const {
     uint64_t n = 0;

@@ -244,6 +244,19 @@ void render_json(const Report& report, const JsonSink& sink) {
     for (const RehearsalInfo& r : report.rehearsals) write_rehearsal(json, r);
     json.end_array();
   }
+  if (!report.rule_options.empty()) {  // only then: reports with the defaults keep their shape
+    json.key("rule_options");
+    json.begin_array();
+    for (const RuleOptionValue& o : report.rule_options) {
+      json.begin_object();
+      json.key("rule"), json.value(o.rule);
+      json.key("option"), json.value(o.option);
+      json.key("value"), json.value(o.value);
+      json.key("default"), json.value(o.default_value);
+      json.end_object();
+    }
+    json.end_array();
+  }
   if (!report.problems.empty()) {  // only then: reports of complete analyses keep their shape
     json.key("problems");
     json.begin_array();

@@ -378,6 +378,10 @@ std::string render_text(const Report& report, const RenderOptions& options) {
   SourceReader reader(options.source_root);
   SourceReader* sources = options.source ? &reader : nullptr;
   std::string out;
+  // Thresholds not at their default (--rule-option) change what is reported: said first.
+  for (const RuleOptionValue& o : report.rule_options)
+    out += fmt::format("capguard: rule option {}.{} = {} (default {})\n", o.rule, o.option, o.value,
+                       o.default_value);
   const bool several = report.processes.size() > 1;
   // Grouped once: a report may hold any number of processes.
   std::vector<std::vector<const Finding*>> by_process(report.processes.size());

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "rules/rule.h"
+#include "rules/rule_options.h"
 
 namespace capguard::rules {
 namespace {
@@ -42,13 +43,10 @@ std::pair<std::string, std::string> what_differed(const CaptureDiff& d) {
           "capture and instantiate once, keep the exec and replay it"};
 }
 
-// Re-captures of one key that replaced a hardly used exec before it is a finding.
-constexpr uint32_t kChurnSteps = 10;
-
 bool check(const GraphFacts& facts, Draft& draft) {
   if (facts.kind != GraphFactKind::KeyRecaptured || facts.churn == nullptr) return false;
   const ChurnFacts& c = *facts.churn;
-  if (c.steps < kChurnSteps) return false;
+  if (c.steps < option(OptionId::kChurnSteps)) return false;
   const double per_step = c.steps != 0 ? static_cast<double>(c.step_launches) / c.steps : 0;
   std::string cost;
   if (c.cost_ns != 0) {

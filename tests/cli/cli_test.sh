@@ -383,6 +383,19 @@ expect 0 'SUMMARY: capguard: 0 errors' -- "$capguard" report --fail-on never "$t
 expect 1 'SUMMARY: capguard: 1 error' -- "$capguard" report "$t/never.trace"
 grep -q 'warning: --rehearse decode' "$work/err" || fail "rehearse: never executed is not a warning when findings fail the gate"
 
+# --- Rule options (rules.def CAPGUARD_RULE_OPTION): explain lists them; --rule-option changes
+# what is reported and the report says so; a bad one is a usage error.
+"$capguard" explain graph-specialization-growth | grep -q '^  late-graphs = 8: ' || fail "explain does not list the rule's options"
+growth=$(cd "$(dirname "$0")/../.." && pwd)/testcases/recorded/traces/graph_specialization_growth
+if [ -d "$growth" ]; then
+  expect 0 '^SUMMARY: capguard: 0 errors, 1 warning' -- "$capguard" report "$growth"
+  expect 0 '^SUMMARY: capguard: 0 errors, 0 warnings' -- "$capguard" report --rule-option graph-specialization-growth.late-graphs=100 -o json:"$work/opt.json" "$growth"
+  grep -q '^capguard: rule option graph-specialization-growth.late-graphs = 100 (default 8)$' "$work/err" || fail "text: a changed rule option is not said"
+  python3 -c 'import json,sys; o=json.load(open(sys.argv[1]))["rule_options"]; assert o == [{"rule": "graph-specialization-growth", "option": "late-graphs", "value": 100, "default": 8}], o' "$work/opt.json" || fail "JSON: rule_options"
+fi
+expect 2 'no such rule option' --one-line -- "$capguard" report --rule-option graph-specialization-growth.nope=1 "$t/clean.trace"
+expect 2 'non-negative integer' --one-line -- "$capguard" run --rule-option graph-rebuilt-every-step.steps=-1 -- /bin/true
+
 # --- --user-code reaches every format: a recorded trace whose culprit is a std::thread lambda;
 # naming libstdc++'s headers as the user's code moves the user frame into <bits/invoke.h>.
 recorded=$(cd "$(dirname "$0")/../.." && pwd)/testcases/recorded/traces/unsafe_call_other_thread
