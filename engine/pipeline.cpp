@@ -2,6 +2,7 @@
 
 #include "model/frame_owner.h"
 #include "model/framework_calls.h"
+#include "rules/rule_options.h"
 #include "symbolize/module_cache.h"
 #include "symbolize/symbol_cache.h"
 #include "symbolize/symbolizer.h"
@@ -12,6 +13,7 @@ std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
                                       const PipelineOptions& options, Analysis& analysis,
                                       const std::function<void(std::string_view)>& warn) {
   std::vector<std::string> problems;
+  analysis.report.rule_options = rules::changed_rule_options();  // the thresholds judged by
   for (const auto& trace : traces) analyze_trace(trace, analysis);
   name_regions_never_executed(analysis);
   for (const auto& error : analysis.errors)

@@ -70,8 +70,8 @@ class Replay {
   void emit_graph_facts();
   // Capture rehearsal: judges the prepared call_; reports a judgement (ev null: none).
   void rehearse(const trace::ApiEvent& ev);
-  void rehearsal_found(const RehearsalJudgement& judgement, const trace::ApiEvent* ev,
-                       const ApiInfo* api);
+  // Asks the rules whether a rehearsed call would break a capture; a finding if so.
+  void rehearsal_judge(const RehearsalFacts& facts, const trace::ApiEvent* ev, const ApiInfo* api);
   void add_rehearsals();  // the verdicts, at finish
   // Appends this process's rows of the lifecycle table (GraphSiteInfo) to the report.
   void add_lifecycle_table();
@@ -131,13 +131,13 @@ class Replay {
     size_t finding = 0;
     uint32_t region = 0;
     uint32_t executions = 0;
-    RehearsalBreak what = RehearsalBreak::Sync;
-    ApiInfo api;
+    const rules::Rule* rule = nullptr;
+    std::string_view category;  // the verdict list's word (rules::rehearsal_category)
     Site site;
     bool other_thread = false;
   };
   RehearsalModel rehearsal_;
-  std::vector<RehearsalJudgement> judgements_;  // reused
+  std::vector<RehearsalFacts> rehearsed_calls_;  // reused
   FlatMap<uint64_t, RehearsedBreak, U64Hash> rehearsed_;
   std::optional<size_t> orphan_root_;  // capture-invalidated for a 901 nobody explains
   bool finished_ = false;

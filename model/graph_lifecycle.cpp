@@ -291,7 +291,7 @@ void GraphLifecycle::finish(const std::vector<const ExecState*>& live) {
     summaries_.push_back(site.summary);
     for (size_t k : site.keys) {
       KeyState& key = keys_[k];
-      if (key.churn.steps < kChurnSteps) continue;
+      if (key.churn.steps == 0) continue;
       key.churn.captures = key.captures;
       key.churn.launches = key.launches;
       key.churn.cost_ns = key.cost_ns;
@@ -299,7 +299,7 @@ void GraphLifecycle::finish(const std::vector<const ExecState*>& live) {
       churn_sites_.push_back(s);
     }
     GrowthFacts& g = site.growth;
-    if (g.late_keys <= kGrowthLateKeys) continue;
+    if (g.late_keys == 0) continue;
     g.keys = site.summary.keys;
     g.topologies = site.summary.topologies;
     for (size_t k : site.late)

@@ -86,8 +86,6 @@ struct SiteSummary {
 class GraphLifecycle {
  public:
   static constexpr uint32_t kChurnMaxLaunches = 2;  // "replays per capture near 1"
-  static constexpr uint32_t kChurnSteps = 10;       // re-captures of one key before a finding
-  static constexpr uint32_t kGrowthLateKeys = 8;    // PyTorch warns past 8 distinct sizes
   static constexpr size_t kGrowthListed = 12;
   static constexpr size_t kMaxSites = 4096;
   static constexpr size_t kMaxKeys = 16384;        // per process, all sites together
@@ -115,6 +113,8 @@ class GraphLifecycle {
   // The process ended: execs still in `live` are alive at exit.
   void finish(const std::vector<const ExecState*>& live);
 
+  // Facts, not findings: every key with a churn step, every site with a late key. How many make
+  // a finding is the rules' to say (graph-rebuilt-every-step, graph-specialization-growth).
   std::vector<ChurnFacts>& churn() { return churn_; }
   std::vector<std::pair<size_t, GrowthFacts>>& growth() { return growth_; }  // (site, facts)
   // Which site each churn fact is at (parallel to churn()).

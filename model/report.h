@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/cupti_clients.h"
+#include "trace/format.h"
 
 namespace capguard {
 
@@ -91,6 +92,12 @@ enum class CaptureState {
 #include "model/enum_names.def"
 };
 
+// A rehearsed region's verdict over its executions (model/rehearsal.h).
+enum class RehearsalVerdict : uint8_t {
+#define CAPGUARD_REHEARSAL_VERDICT(value, name) value,
+#include "model/enum_names.def"
+};
+
 // One stream of a capture, as the pictures of it (HTML, DOT) draw it: the origin stream is
 // lanes[0], then each stream forked in, in the order they joined. Not part of the JSON.
 struct CaptureLane {
@@ -111,7 +118,7 @@ struct CaptureInfo {
   uint32_t process = 0;  // as Finding::process
   uint32_t thread = 0;
   uint64_t stream = 0;
-  std::string mode;  // global | thread_local | relaxed
+  trace::CaptureMode mode = trace::CaptureMode::Global;
   CaptureState status = CaptureState::Open;
   std::optional<uint64_t> nodes;
   Location begin;
@@ -170,10 +177,10 @@ struct RehearsalInfo {
   uint32_t pid = 0;
   uint32_t process = 0;  // as Finding::process
   std::string name, domain;
-  std::string mode;         // the capture mode judged against: global | thread_local | relaxed
-  std::string verdict;      // capturable | capturable_after_warmup | not_capturable
-  uint32_t executions = 0;  // closed ones
-  uint32_t warmups = 0;     // capturable_after_warmup: executions to run before capturing
+  trace::CaptureMode mode = trace::CaptureMode::Global;  // the capture mode judged against
+  RehearsalVerdict verdict = RehearsalVerdict::Capturable;
+  uint32_t executions = 0;            // closed ones
+  uint32_t warmups = 0;               // capturable_after_warmup: executions to run before capturing
   std::vector<RehearsalItem> warmup;  // what only the warm-up executions did
   std::vector<RehearsalItem> breaks;  // not_capturable: what the last execution still broke
 };
@@ -213,6 +220,13 @@ struct ToolProblem {
   std::string message;
 };
 
+// A rule option (rules/rules.def) set to other than its default (--rule-option).
+struct RuleOptionValue {
+  std::string rule, option;
+  uint64_t value = 0;
+  uint64_t default_value = 0;
+};
+
 struct Report {
   std::vector<ProcessInfo> processes;
   std::vector<CaptureInfo> captures;
@@ -220,6 +234,7 @@ struct Report {
   std::vector<ToolProblem> problems;
   std::vector<GraphSiteInfo> graph_sites;  // the lifecycle table, most captures first per process
   std::vector<RehearsalInfo> rehearsals;   // capture rehearsal (issue 19)
+  std::vector<RuleOptionValue> rule_options;  // only those not at their default
 
   uint64_t capture_count() const {
     uint64_t n = 0;
@@ -296,7 +311,10 @@ class ProcessOwners {
   std::unordered_map<uint32_t, std::vector<size_t>> by_pid_;
 };
 
+// The names of enum_names.def, as reports write them.
 const char* to_string(Severity s);
 const char* to_string(CaptureState s);
+const char* to_string(RehearsalVerdict verdict);  // capturable | capturable_after_warmup | ...
+const char* mode_name(trace::CaptureMode mode);   // global | thread_local | relaxed
 
 }  // namespace capguard

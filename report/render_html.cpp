@@ -170,13 +170,13 @@ class HtmlWriter {
   void write_rehearsals() {
     out_ += "<h2 id=\"rehearsals\">Capture rehearsal</h2>\n<ul class=\"rehearsals\">\n";
     for (const RehearsalInfo& r : report_.rehearsals) {
-      if (r.verdict == "never_executed") {
+      if (r.verdict == RehearsalVerdict::NeverExecuted) {
         put("<li><code>{}</code> (--rehearse): <b>{}</b></li>\n", esc(r.name),
             esc(verdict_words(r)));
         continue;
       }
       put("<li><code>{}</code> (process {}, {} mode, {} execution(s)): <b>{}</b>", esc(r.name),
-          r.pid, esc(r.mode), r.executions, esc(verdict_words(r)));
+          r.pid, esc(mode_name(r.mode)), r.executions, esc(verdict_words(r)));
       for (const auto* items : {&r.warmup, &r.breaks}) {
         if (items->empty()) continue;
         put("<br>{}<ul>\n", items == &r.warmup ? kWarmupHeading : kBreaksHeading);

@@ -95,7 +95,7 @@ void write_capture(JsonWriter& json, const CaptureInfo& capture) {
   json.key("pid"), json.value(uint64_t{capture.pid});
   json.key("thread"), json.value(uint64_t{capture.thread});
   json.key("stream"), json.value(fmt::format("0x{:x}", capture.stream));
-  json.key("mode"), json.value(capture.mode);
+  json.key("mode"), json.value(mode_name(capture.mode));
   json.key("status"), json.value(to_string(capture.status));
   json.key("nodes");
   capture.nodes ? json.value(*capture.nodes) : json.null();
@@ -196,9 +196,9 @@ void write_rehearsal(JsonWriter& json, const RehearsalInfo& r) {
   json.key("pid"), json.value(uint64_t{r.pid});
   json.key("name"), json.value(r.name);
   json.key("domain"), json.value(r.domain);
-  json.key("mode"), json.value(r.mode);
+  json.key("mode"), json.value(mode_name(r.mode));
   json.key("executions"), json.value(uint64_t{r.executions});
-  json.key("verdict"), json.value(r.verdict);
+  json.key("verdict"), json.value(to_string(r.verdict));
   json.key("warmups"), json.value(uint64_t{r.warmups});
   json.key("warmup"), write_rehearsal_items(json, r.warmup);
   json.key("breaks"), write_rehearsal_items(json, r.breaks);
@@ -242,6 +242,19 @@ void render_json(const Report& report, const JsonSink& sink) {
     json.key("rehearsals");
     json.begin_array();
     for (const RehearsalInfo& r : report.rehearsals) write_rehearsal(json, r);
+    json.end_array();
+  }
+  if (!report.rule_options.empty()) {  // only then: reports with the defaults keep their shape
+    json.key("rule_options");
+    json.begin_array();
+    for (const RuleOptionValue& o : report.rule_options) {
+      json.begin_object();
+      json.key("rule"), json.value(o.rule);
+      json.key("option"), json.value(o.option);
+      json.key("value"), json.value(o.value);
+      json.key("default"), json.value(o.default_value);
+      json.end_object();
+    }
     json.end_array();
   }
   if (!report.problems.empty()) {  // only then: reports of complete analyses keep their shape

@@ -241,7 +241,7 @@ void append_finding(std::string& out, const Report& report, const Finding& findi
   const CaptureInfo* capture = report.find_capture(finding.capture);
   if (capture != nullptr) {
     fmt::format_to(it, "  capture #{} (stream 0x{:x}, {} mode, thread {}, {}) began here:\n",
-                   capture->id, capture->stream, capture->mode, capture->thread,
+                   capture->id, capture->stream, mode_name(capture->mode), capture->thread,
                    to_string(capture->status));
     append_stack(out, capture->begin, style, sources);
   }
@@ -341,10 +341,11 @@ std::string summary_line(const Report& report) {
     parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", n, to_string(s));
   }
   if (!parts.empty()) captures += ": " + parts;
-  return fmt::format("SUMMARY: capguard: {}, {}, {} in {} ({})\n",
-                     plural(report.count(Severity::Error), "error", "errors"),
-                     plural(report.count(Severity::Warning), "warning", "warnings"),
-                     plural(report.count(Severity::Note), "note", "notes"),
+  const auto count = [&](Severity s) {  // "1 error", "2 warnings": the severities' own names
+    return plural(report.count(s), to_string(s), std::string(to_string(s)) + "s");
+  };
+  return fmt::format("SUMMARY: capguard: {}, {}, {} in {} ({})\n", count(Severity::Error),
+                     count(Severity::Warning), count(Severity::Note),
                      plural(static_cast<int>(report.processes.size()), "process", "processes"),
                      captures);
 }
@@ -377,6 +378,10 @@ std::string render_text(const Report& report, const RenderOptions& options) {
   SourceReader reader(options.source_root);
   SourceReader* sources = options.source ? &reader : nullptr;
   std::string out;
+  // Thresholds not at their default (--rule-option) change what is reported: said first.
+  for (const RuleOptionValue& o : report.rule_options)
+    out += fmt::format("capguard: rule option {}.{} = {} (default {})\n", o.rule, o.option, o.value,
+                       o.default_value);
   const bool several = report.processes.size() > 1;
   // Grouped once: a report may hold any number of processes.
   std::vector<std::vector<const Finding*>> by_process(report.processes.size());

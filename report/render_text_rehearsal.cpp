@@ -11,13 +11,18 @@
 namespace capguard {
 
 std::string verdict_words(const RehearsalInfo& r) {
-  if (r.verdict == "capturable_after_warmup")
-    return fmt::format("capturable after {} warm-up {}", r.warmups,
-                       r.warmups == 1 ? "execution" : "executions");
-  if (r.verdict == "not_capturable") return "not capturable";
-  if (r.verdict == "never_executed")
-    return "never executed: no NVTX range with a matching message ran, nothing was rehearsed";
-  return "capturable";
+  switch (r.verdict) {
+    case RehearsalVerdict::AfterWarmup:
+      return fmt::format("capturable after {} warm-up {}", r.warmups,
+                         r.warmups == 1 ? "execution" : "executions");
+    case RehearsalVerdict::NotCapturable:
+      return "not capturable";
+    case RehearsalVerdict::NeverExecuted:
+      return "never executed: no NVTX range with a matching message ran, nothing was rehearsed";
+    case RehearsalVerdict::Capturable:
+      break;
+  }
+  return to_string(RehearsalVerdict::Capturable);
 }
 
 std::string item_line(const RehearsalItem& item, uint32_t executions) {
@@ -34,13 +39,14 @@ std::string rehearsal_text(const Report& report) {
   std::string out = "capture rehearsal:\n";
   auto it = std::back_inserter(out);
   for (const RehearsalInfo& r : report.rehearsals) {
-    if (r.verdict == "never_executed") {
+    if (r.verdict == RehearsalVerdict::NeverExecuted) {
       fmt::format_to(it, "  \"{}\" (--rehearse): {}\n", terminal_safe(r.name), verdict_words(r));
       continue;
     }
     fmt::format_to(it, "  \"{}\"{} (process {}, {} mode, {} {}): {}\n", terminal_safe(r.name),
-                   r.domain.empty() ? "" : " in domain " + terminal_safe(r.domain), r.pid, r.mode,
-                   r.executions, r.executions == 1 ? "execution" : "executions", verdict_words(r));
+                   r.domain.empty() ? "" : " in domain " + terminal_safe(r.domain), r.pid,
+                   mode_name(r.mode), r.executions, r.executions == 1 ? "execution" : "executions",
+                   verdict_words(r));
     for (const auto* items : {&r.warmup, &r.breaks}) {
       if (items->empty()) continue;
       fmt::format_to(it, "    {}\n", items == &r.warmup ? kWarmupHeading : kBreaksHeading);

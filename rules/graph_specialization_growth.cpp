@@ -3,13 +3,16 @@
 #include <fmt/format.h>
 
 #include "rules/rule.h"
+#include "rules/rule_options.h"
 
 namespace capguard::rules {
 namespace {
 
 bool check(const GraphFacts& facts, Draft& draft) {
-  if (facts.kind != GraphFactKind::SpecializationGrowth || facts.growth == nullptr) return false;
+  if (facts.kind != GraphFactKind::KeysAddedLate || facts.growth == nullptr) return false;
   const GrowthFacts& g = *facts.growth;
+  const uint64_t late_keys_allowed = option(OptionId::kGrowthLateKeys);
+  if (g.late_keys <= late_keys_allowed) return false;
   std::string launches;
   for (const auto& [count, at_least] : g.late_launches)
     launches += fmt::format("{}{}{}", launches.empty() ? "" : ", ", count, at_least ? "+" : "");
@@ -23,7 +26,7 @@ bool check(const GraphFacts& facts, Draft& draft) {
       "an instantiate and graph memory. Fix: pad inputs to a few bucket sizes and capture those "
       "up front (as vLLM's cudagraph_capture_sizes does), mark the dimension dynamic, or capture "
       "the sizes during warm-up",
-      g.keys_at_least ? "at least " : "", g.keys, g.topologies, g.late_keys, GraphLifecycle::kGrowthLateKeys, launches, cost);
+      g.keys_at_least ? "at least " : "", g.keys, g.topologies, g.late_keys, late_keys_allowed, launches, cost);
   if (g.last_capture != nullptr) draft.capture = g.last_capture.get();
   if (g.last_instantiate.known)
     draft.related.push_back({"instantiate", "the last new graph was instantiated here",
