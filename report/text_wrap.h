@@ -10,7 +10,7 @@
 
 namespace capguard {
 
-inline constexpr size_t kTextWidth = 160;
+inline constexpr size_t kTextWidth = 120;
 
 // Columns of a line as a terminal shows it: code points, ANSI color sequences not counted.
 size_t display_width(std::string_view line);
