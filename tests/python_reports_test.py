@@ -84,7 +84,7 @@ def main():
         checked += 1
     # The checker's own check: a report the way issue 32 found them fails it.
     old = ("==1==ERROR: capguard: sync-during-capture\n  called here on thread 1:\n"
-           "    #18 0x0 in <module> /w/t.py:23 (python)\n      which called torch:  (14 frames)\n"
+           "    #18 0x0 in <module> /w/t.py:23 (python)\n      which called torch: linear →  (14 frames)\n"
            "  fix: call the compiled function eagerly\n")
     if len(problems_of("self-check", old)) < 4:
         problems.append("the checker accepts a report in CUDA's words")
