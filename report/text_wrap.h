@@ -1,7 +1,8 @@
 // The text report's width: no line over kTextWidth columns, so that a report reads in a
 // terminal and a CI log without horizontal scrolling. Lines are broken at spaces, the rest
 // indented under the line's own text (after "fix: ", else two more spaces); a word longer than
-// the line is kept whole.
+// the line is kept whole, and so are the greppable "SUMMARY: " line and a process's notices
+// ("==42==capguard: stopped watching: ...").
 #pragma once
 
 #include <cstddef>

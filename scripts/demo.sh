@@ -28,21 +28,26 @@ cases=(
 )
 
 # The first finding of a report, up to where its capture is described: the heading, the
-# message, the user's line with its source (with `user`: nothing after that source), then its
-# fix: line. The count of frames not shown is left out: the last lines say how to see any case
-# in full. The report's lines are 120 columns at most already (report/text_wrap.h); `cut -c`
-# would count bytes, not columns, and cut words off lines holding "…".
+# message, the user's line (its source line without the context around it; with `user`: no
+# frames after it), then its fix: line. The count of frames not shown is left out: the last
+# lines say how to see any case in full. The report's lines are 120 columns at most already
+# (report/text_wrap.h); `cut -c` would count bytes, not columns, and cut words off lines
+# holding "…".
 first_finding() {
   awk -v user_only="$([[ $1 == user ]] && echo 1 || echo 0)" '
        /^==[0-9]+==(ERROR|WARNING|NOTE)/ {on = 1}
        !on {next}
-       skipping && /^  fix:/ {print; exit}
+       infix && /^       / {print; next}
+       infix && skipping {exit}
+       {infix = 0}
+       skipping && /^  fix:/ {print; infix = 1; next}
        skipping {next}
-       /^  fix:/ {fixed = 1}
+       /^  fix:/ {fixed = 1; print; infix = 1; next}
        /^  (capture #|stream forked|event recorded|last work|capture began|instantiate|\[)/ ||
          (culprit && user_only && !/^ +[0-9]+ \|/) {if (fixed) exit; skipping = 1; next}
        /^ +\(.*(not shown|shows them|--native-frames)\)$/ {next}
-       /^      > +[0-9]+ \|/ {culprit = 1}
+       /^      > +[0-9]+ \|/ {culprit = 1; print; next}
+       /^ +[0-9]+ \|/ {next}
        {print}'
 }
 
@@ -67,9 +72,9 @@ done
 # Every recorded case in one HTML report; its summary line is the one line about the rest.
 if [[ -d $recorded ]]; then
   summary=$("$capguard" report --fail-on never --format html -o "$html" "$recorded"/*/ 2>&1 |
-            grep '^SUMMARY' | sed 's/^SUMMARY: capguard: //')
+            grep '^SUMMARY' | sed 's/^SUMMARY: capguard: //; s/ (\([0-9]* captures\?\).*/, \1/')
   count=$(find "$recorded" -mindepth 1 -maxdepth 1 -type d | wc -l)
   echo "All $count recorded programs: ${summary:-see the report}."
   echo "Every finding, with a picture of each capture: $html"
-  echo "Any one of them in full: $capguard report $recorded/<program>   (ls $recorded)"
+  echo "Any one of them in full: $capguard report $recorded/<program>"
 fi

@@ -49,7 +49,7 @@ def problems_of(name, text):
             problems.append(f"{name}:{number}: a fold without a name: {line.strip()}")
     for block in findings(text):
         heading = block[0]
-        starts = [i for i, line in enumerate(block) if re.match(r"^  called (here|on) ", line)]
+        starts = [i for i, line in enumerate(block) if re.match(r"^  called (here|on)\b", line)]
         if not starts:
             problems.append(f"{name}: {heading}: no 'called here' line")
             continue

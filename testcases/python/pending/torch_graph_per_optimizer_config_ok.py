@@ -5,7 +5,10 @@ optimizers, each with foreach off and on) make twelve graphs of twelve topologie
 `with torch.cuda.graph(g):` line, each captured after the earlier ones were replayed. No input
 size changes: these are other computations, not specializations of one, which padding cannot
 merge, so capguard reports no graph-specialization-growth (issue 32); the lifecycle table still
-lists the site with its 12 graphs and 12 topologies. Every graph stays alive to the end."""
+lists the site with its 12 graphs and 12 topologies. Every graph stays alive to the end.
+
+Pending (testcases/python/pending/ is not run): a python/ program must have a recorded trace, and
+this one has none yet. Record it on the GPU machine after `git mv` into testcases/python/."""
 import torch
 
 SHAPES = [(256, 64), (64,), (64, 32), (32,)]
