@@ -166,6 +166,18 @@ void name_thread(Finding& finding) {
   });
 }
 
+// A rehearsal item on a thread without a user frame: what its finding (the same call) says.
+void name_item_thread(const Report& report, RehearsalItem& item) {
+  for (const Finding& finding : report.findings) {
+    if (finding.location.seq != item.location.seq || finding.pid != item.location.pid) continue;
+    item.thread_name = finding.thread_name;
+    for (const Related& related : finding.related)
+      if (related.role == "started-by" && related.location.user() != nullptr)
+        item.started_by = *related.location.user();
+    return;
+  }
+}
+
 }  // namespace
 
 void name_framework_calls(Report& report) {
@@ -187,9 +199,11 @@ void name_framework_calls(Report& report) {
   }
   for (RehearsalInfo& rehearsal : report.rehearsals)
     for (auto* items : {&rehearsal.warmup, &rehearsal.breaks})
-      for (RehearsalItem& item : *items)
+      for (RehearsalItem& item : *items) {
         if (const FrameworkCall* call = framework_call_of(item.location))
           item.first_use = std::string(call->words);
+        if (item.location.user() == nullptr) name_item_thread(report, item);
+      }
 }
 
 }  // namespace capguard

@@ -173,6 +173,10 @@ struct RehearsalItem {
   uint32_t calls = 1;           // calls at the same user line merged into this item
   std::string first_use;  // the framework's words when the stack shows them (framework_calls.def)
   Location location;
+  // On a framework's thread without a user frame (issue 32): its name, and the user line that
+  // likely started its work (its finding's "started-by"); empty otherwise.
+  std::string thread_name;
+  std::optional<Frame> started_by;
 };
 struct RehearsalInfo {
   uint32_t pid = 0;

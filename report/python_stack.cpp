@@ -75,7 +75,38 @@ std::string library_of(const Frame& frame) {
   return name.empty() ? std::string("native code") : std::string(name);
 }
 
+namespace {
+
+// Cython's C names ("__pyx_pw_4cupy_4cuda_6stream_11_BaseStream_19synchronize"): length-prefixed
+// components, the last one after its index; "_BaseStream.synchronize". Empty if not one.
+std::string cython_name(std::string_view function) {
+  function = function.substr(0, function.find('('));  // demangled: its parameters follow
+  size_t at = function.find('_', 6);  // past "__pyx_" and its kind ("pw", "pf", "f")
+  if (!function.starts_with("__pyx_") || at == std::string_view::npos) return {};
+  std::string_view rest = function.substr(at + 1);
+  std::vector<std::string_view> parts;
+  while (!rest.empty()) {
+    size_t digits = 0;
+    while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') ++digits;
+    size_t length = 0;
+    for (size_t i = 0; i < digits && length < 1000; ++i) length = length * 10 + (rest[i] - '0');
+    if (digits == 0 || digits + length > rest.size() ||
+        (digits + length < rest.size() && rest[digits + length] != '_')) {
+      parts.push_back(rest.substr(digits));  // the function: its index, then its name
+      break;
+    }
+    parts.push_back(rest.substr(digits, length));
+    rest.remove_prefix(std::min(rest.size(), digits + length + 1));
+  }
+  if (parts.empty() || parts.back().empty()) return {};
+  return parts.size() == 1 ? std::string(parts.back())
+                           : fmt::format("{}.{}", parts[parts.size() - 2], parts.back());
+}
+
+}  // namespace
+
 std::string brief_function_name(std::string_view function) {
+  if (std::string cython = cython_name(function); !cython.empty()) return cython;
   const std::string shortened = short_function_name(function, true);
   std::string_view name = shortened;
   // The components at depth 0 (outside <…>, (…) and {…}), split at spaces and "::".

@@ -190,6 +190,7 @@ void write_rehearsal_items(JsonWriter& json, const std::vector<RehearsalItem>& i
     json.key("calls"), json.value(uint64_t{item.calls});
     json.key("other_thread"), json.value(item.other_thread);
     if (!item.first_use.empty()) json.key("first_use"), json.value(item.first_use);
+    if (!item.thread_name.empty()) json.key("thread_name"), json.value(item.thread_name);
     json.key("location"), write_location(json, item.location);
     json.end_object();
   }

@@ -52,6 +52,11 @@ TEST_CASE("brief C++ names for a via line: no return type, parameters or namespa
   CHECK(brief_function_name("pybind11::cpp_function::dispatcher(_object*)") ==
         "cpp_function::dispatcher");
   CHECK(brief_function_name("") == "");
+  CHECK(brief_function_name("__pyx_pw_4cupy_4cuda_6stream_11_BaseStream_19synchronize") ==
+        "_BaseStream.synchronize");
+  CHECK(brief_function_name(
+            "__pyx_f_13cupy_backends_4cuda_3api_7runtime_streamSynchronize(long, int)") ==
+        "runtime.streamSynchronize");
 }
 
 TEST_CASE("paths as a Python user reads them: from the package, or from the source root") {
