@@ -3,10 +3,10 @@
 
 #include <cstdio>
 
-#include "report/default_suppressions.h"
 #include "cli/commands.h"
 #include "model/framework_calls.h"
 #include "rules/rule_options.h"
+#include "report/default_suppressions.h"
 #include "rules/rule_table.h"
 
 namespace capguard::cli {
@@ -42,6 +42,15 @@ int explain_command(const std::string& id) {
     if (!heading) fmt::print("\nWhat it looks like in frameworks (the report names it):\n");
     heading = true;
     fmt::print("  {}: {}\n", call.words, call.fix);
+  }
+  // The fix in each framework's words (model/framework_fixes.def), which the report gives when
+  // the culprit is that framework's code.
+  heading = false;
+  for (const FrameworkFix& fix : framework_fixes()) {
+    if (fix.rule != rule->id) continue;
+    if (!heading) fmt::print("\nThe fix in a framework's words (the report gives it there):\n");
+    heading = true;
+    fmt::print("  {}: {}\n", framework_name(fix.framework), fix.fix);
   }
   return 0;
 }

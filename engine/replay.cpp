@@ -1,5 +1,7 @@
 #include "engine/replay.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "model/cuda_errors.h"
@@ -95,7 +97,40 @@ const Replay::ApiCacheEntry& Replay::classify_entry(std::string_view api) {
 
 const ApiInfo& Replay::classify(std::string_view api) { return classify_entry(api).info; }
 
+void Replay::note_thread_call(const ApiEvent& ev) {
+  if (ev.stack == 0) return;
+  if (last_thread_call_ < thread_calls_.size() && thread_calls_[last_thread_call_].tid == ev.tid) {
+    thread_calls_[last_thread_call_] = Site::of(ev);
+    return;
+  }
+  size_t oldest = 0;
+  for (size_t i = 0; i < thread_calls_.size(); ++i) {
+    if (thread_calls_[i].tid == ev.tid) {
+      thread_calls_[i] = Site::of(ev);
+      last_thread_call_ = i;
+      return;
+    }
+    if (thread_calls_[i].seq < thread_calls_[oldest].seq) oldest = i;
+  }
+  if (thread_calls_.size() < kThreadsRemembered) {
+    oldest = thread_calls_.size();
+    thread_calls_.emplace_back();
+  }
+  thread_calls_[oldest] = Site::of(ev);
+  last_thread_call_ = oldest;
+}
+
+const Site* Replay::started_by(const Site& where) const {
+  if (where.tid == pid_) return nullptr;  // the main thread started its own work
+  const Site* latest = nullptr;
+  for (const Site& site : thread_calls_)
+    if (site.tid != where.tid && site.seq < where.seq && (!latest || site.seq > latest->seq))
+      latest = &site;
+  return latest;
+}
+
 void Replay::feed(const ApiEvent& ev) {
+  note_thread_call(ev);
   const ApiCacheEntry& entry = classify_entry(ev.api);
   const ApiInfo& api = entry.info;
   // The error these return is the earlier call's, already judged there: not a failure of theirs.
@@ -181,6 +216,8 @@ size_t Replay::emit(const rules::Rule& rule, rules::Draft& draft, const ApiEvent
   }
   for (rules::RelatedSite& r : draft.related)
     f.related.push_back({std::move(r.role), std::move(r.detail), location(r.site)});
+  if (const Site* start = started_by(where))
+    f.related.push_back({"started-by", fmt::format("thread {}", start->tid), location(*start)});
   report_.findings.push_back(std::move(f));
   return report_.findings.size() - 1;
 }

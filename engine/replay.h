@@ -67,6 +67,12 @@ class Replay {
               const ApiInfo* api, const Site& where);
   void report_open(Capture& capture, bool thread_exited);
   Location location(const Site& site) const;
+  // Each thread's latest call with a stack (a few threads, most recent kept): a finding on a
+  // thread other than the main one is given the latest call of another thread before it, where
+  // its work most likely started ("started-by"; kept only for a finding without a user frame
+  // whose guess has one: name_framework_calls).
+  void note_thread_call(const trace::ApiEvent& ev);
+  const Site* started_by(const Site& where) const;
   void emit_graph_facts();
   // Capture rehearsal: judges the prepared call_; reports a judgement (ev null: none).
   void rehearse(const trace::ApiEvent& ev);
@@ -115,6 +121,9 @@ class Replay {
   GraphLifetime graphs_;
   Call call_;
   std::vector<uint64_t> stack_pool_;  // addresses of every distinct stack, back to back
+  static constexpr size_t kThreadsRemembered = 64;
+  std::vector<Site> thread_calls_;  // note_thread_call: one per thread, at most kThreadsRemembered
+  size_t last_thread_call_ = 0;     // the entry the previous event updated
   FlatMap<uint64_t, StackSpan, U64Hash> stacks_;
   FlatMap<uint64_t, uint32_t, U64Hash> stack_by_content_;  // content hash -> first stack id
   FlatMap<uint64_t, uint32_t, U64Hash> canonical_stacks_;  // stack id -> first of its content

@@ -79,6 +79,14 @@ struct Finding {
   // "Tensor.item()", and the fix in the framework's words. Empty otherwise.
   std::string framework_call;
   std::string framework_fix;
+  // Else, when the culprit is a framework's code (framework_fixes.def), what happened in its
+  // words ("a PyTorch op ran on the default stream inside torch.cuda.graph: ..."), said before
+  // CUDA's account, and the rule's fix in its words (framework_fix). Empty otherwise.
+  std::string framework_headline;
+  // On a thread a framework started, with no user frame ("PyTorch autograd thread"); empty
+  // otherwise. Such a finding's "started-by" related location is the user line that started
+  // the thread's work.
+  std::string thread_name;
   // The test that was running (pytest node id, from the plugin's marks: engine/test_marks.h).
   std::string test;
   // Capture rehearsal (issue 19): found in a region run eagerly (`capguard run --rehearse`),
@@ -172,6 +180,10 @@ struct RehearsalItem {
   uint32_t calls = 1;           // calls at the same user line merged into this item
   std::string first_use;  // the framework's words when the stack shows them (framework_calls.def)
   Location location;
+  // On a framework's thread without a user frame (issue 32): its name, and the user line that
+  // likely started its work (its finding's "started-by"); empty otherwise.
+  std::string thread_name;
+  std::optional<Frame> started_by;
 };
 struct RehearsalInfo {
   uint32_t pid = 0;

@@ -296,17 +296,23 @@ class HtmlWriter {
     out_ += "<ol class=\"stack\">\n";
     write_frame_item(location, view.user, true, context);
     if (!view.via.empty()) {
-      put("<li class=\"via\"><details><summary>which called {}</summary><ol class=\"stack\">\n",
+      put("<li class=\"via\"><details><summary>→ {}</summary><ol class=\"stack\">\n",
           esc(view.via));
       for (size_t i = view.user; i-- > shown.first;)
         if (!is_interpreter_frame(location.frames[i])) write_frame_item(location, i, false, 0);
       out_ += "</ol></details></li>\n";
     }
-    for (size_t k : view.callers) write_frame_item(location, k, false, 0);
+    for (const PythonCaller& caller : view.callers) {
+      if (caller.count > 1)
+        put("<li class=\"via\">… {} ({} frames)</li>\n", esc(caller.group), caller.count);
+      else
+        write_frame_item(location, caller.frame, false, 0);
+    }
     out_ += "</ol>\n";
-    put("<p class=\"hidden\">({} frames inside CUDA/capguard, {} interpreter frames and {} outer "
-        "frames not shown)</p>\n",
-        shown.hidden_inner(), view.interpreter, shown.hidden_outer(location));
+    put("<p class=\"hidden\">({} frames inside CUDA/capguard, {} interpreter frames, {} library "
+        "frames folded and {} outer frames not shown)</p>\n",
+        shown.hidden_inner(), view.interpreter, view.folded_python + view.folded_native,
+        shown.hidden_outer(location));
   }
 
   void write_source(const Frame& frame, int context) {

@@ -143,14 +143,19 @@ void write_finding(JsonWriter& json, const Finding& finding, uint32_t group) {
   json.key("severity"), json.value(to_string(finding.severity));
   json.key("message"), json.value(finding.message);
   json.key("api"), json.value(finding.api);
-  if (!finding.framework_call.empty()) {  // what the user wrote (framework_calls.def)
+  if (!finding.framework_call.empty())  // what the user wrote (framework_calls.def)
     json.key("framework_call"), json.value(finding.framework_call);
+  if (!finding.framework_headline.empty())  // what happened in its words (framework_fixes.def)
+    json.key("framework_headline"), json.value(finding.framework_headline);
+  if (!finding.framework_fix.empty()) {
     json.key("framework_fix"), json.value(finding.framework_fix);
   }
   json.key("result");
   finding.result_name.empty() ? json.null() : json.value(finding.result_name);
   json.key("pid"), json.value(uint64_t{finding.pid});
   json.key("thread"), json.value(uint64_t{finding.thread});
+  if (!finding.thread_name.empty())  // a framework's thread (framework_calls.def Thread)
+    json.key("thread_name"), json.value(finding.thread_name);
   json.key("capturing_thread"), json.value(finding.capturing_thread);
   json.key("capture");
   finding.capture ? json.value(uint64_t{*finding.capture}) : json.null();
@@ -185,6 +190,7 @@ void write_rehearsal_items(JsonWriter& json, const std::vector<RehearsalItem>& i
     json.key("calls"), json.value(uint64_t{item.calls});
     json.key("other_thread"), json.value(item.other_thread);
     if (!item.first_use.empty()) json.key("first_use"), json.value(item.first_use);
+    if (!item.thread_name.empty()) json.key("thread_name"), json.value(item.thread_name);
     json.key("location"), write_location(json, item.location);
     json.end_object();
   }

@@ -7,6 +7,7 @@
 #include "report/lifecycle_table.h"
 #include "report/rehearsal_section.h"
 #include "report/utf8.h"
+#include "util/base_name.h"
 
 namespace capguard {
 
@@ -26,10 +27,19 @@ std::string verdict_words(const RehearsalInfo& r) {
 }
 
 std::string item_line(const RehearsalItem& item, uint32_t executions) {
-  return fmt::format("{}: {}{} {}at {}{} [{}], in {} of {} executions", item.what, item.api,
-                     item.calls > 1 ? fmt::format(" ({} calls)", item.calls) : "",
-                     item.other_thread ? fmt::format("on thread {} ", item.thread) : "",
-                     site_cell(item.location),
+  std::string thread;
+  if (!item.thread_name.empty())  // a framework's thread (issue 32)
+    thread = fmt::format("on the {} {} ", terminal_safe(item.thread_name), item.thread);
+  else if (item.other_thread)
+    thread = fmt::format("on thread {} ", item.thread);
+  // Without a user frame, the user line that likely started its thread's work.
+  const std::string where =
+      item.started_by
+          ? fmt::format("for work started at {}:{}",
+                        terminal_safe(base_name(item.started_by->file)), item.started_by->line)
+          : "at " + site_cell(item.location);
+  return fmt::format("{}: {}{} {}{}{} [{}], in {} of {} executions", item.what, item.api,
+                     item.calls > 1 ? fmt::format(" ({} calls)", item.calls) : "", thread, where,
                      item.first_use.empty() ? "" : " (" + item.first_use + ")", item.rule,
                      item.executions, executions);
 }
