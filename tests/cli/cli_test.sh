@@ -42,7 +42,8 @@ printf "$header"'e 1 a 1e241 cudaStreamBeginCapture 0 0 st=5000 sf=1 sb=0 sa=1 c
 'e 3 1e 1e241 cudaStreamEndCapture 385 0 st=5000 sf=1 sb=2 sa=0 ci=1\nz 28 0\n' >"$t/sync.trace"
 printf "$header"'z 28 0\n' >"$t/clean.trace"
 : >"$t/empty.trace"
-head -c 512 /dev/urandom >"$t/random.trace"
+# Random bytes, the first one fixed: a leading newline would make the first line empty (1 in 256).
+{ printf '\x01'; head -c 511 /dev/urandom; } >"$t/random.trace"
 head -c 150 "$t/sync.trace" >"$t/truncated.trace"  # cut inside the first event
 printf 'v 9.0.0 8\np 1 1 0\n' >"$t/newer.trace"
 cp "$t/sync.trace" "$t/clean.trace" "$t/dir/"
