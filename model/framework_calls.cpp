@@ -1,6 +1,9 @@
 #include "model/framework_calls.h"
 
 #include <iterator>
+#include <map>
+#include <optional>
+#include <utility>
 
 #include "model/frame_owner.h"
 
@@ -166,16 +169,25 @@ void name_thread(Finding& finding) {
   });
 }
 
+// The findings by the call they were made at (pid, seq): a rehearsal item looks its finding up
+// once, not by a scan (100k items against 100k findings took minutes: tests/hostile).
+using FindingsByCall = std::map<std::pair<uint32_t, uint64_t>, const Finding*>;
+FindingsByCall findings_by_call(const Report& report) {
+  FindingsByCall by_call;
+  for (const Finding& finding : report.findings)
+    by_call.try_emplace({finding.pid, finding.location.seq}, &finding);
+  return by_call;
+}
+
 // A rehearsal item on a thread without a user frame: what its finding (the same call) says.
-void name_item_thread(const Report& report, RehearsalItem& item) {
-  for (const Finding& finding : report.findings) {
-    if (finding.location.seq != item.location.seq || finding.pid != item.location.pid) continue;
-    item.thread_name = finding.thread_name;
-    for (const Related& related : finding.related)
-      if (related.role == "started-by" && related.location.user() != nullptr)
-        item.started_by = *related.location.user();
-    return;
-  }
+void name_item_thread(const FindingsByCall& by_call, RehearsalItem& item) {
+  const auto found = by_call.find({item.location.pid, item.location.seq});
+  if (found == by_call.end()) return;
+  const Finding& finding = *found->second;
+  item.thread_name = finding.thread_name;
+  for (const Related& related : finding.related)
+    if (related.role == "started-by" && related.location.user() != nullptr)
+      item.started_by = *related.location.user();
 }
 
 }  // namespace
@@ -197,12 +209,15 @@ void name_framework_calls(Report& report) {
     if (const size_t at = finding.message.find(". Fix: "); at != std::string::npos)
       finding.message.resize(at);
   }
+  std::optional<FindingsByCall> by_call;  // made once, when an item needs it
   for (RehearsalInfo& rehearsal : report.rehearsals)
     for (auto* items : {&rehearsal.warmup, &rehearsal.breaks})
       for (RehearsalItem& item : *items) {
         if (const FrameworkCall* call = framework_call_of(item.location))
           item.first_use = std::string(call->words);
-        if (item.location.user() == nullptr) name_item_thread(report, item);
+        if (item.location.user() != nullptr) continue;
+        if (!by_call) by_call = findings_by_call(report);
+        name_item_thread(*by_call, item);
       }
 }
 
