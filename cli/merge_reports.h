@@ -19,10 +19,4 @@ std::vector<std::string> read_json_reports(const std::vector<std::string>& paths
                                            std::vector<Report>& reports,
                                            std::set<std::string>& covered);
 
-// The gate fails closed on ranks that never reported: where the processes name a job of N
-// ranks (WORLD_SIZE, SLURM_NTASKS, ...), each rank of 0..N-1 that no trace or report names is
-// listed, as an error unless the findings fail the gate anyway (then a warning), like a trace
-// without its end record. With --fail-on never, a warning only. True when the gate fails.
-bool gate_on_missing_ranks(Report& report, const std::string& fail_on);
-
 }  // namespace capguard::cli

@@ -13,8 +13,8 @@
 namespace capguard::cli {
 
 struct OutputTarget {
-  std::string format;  // a name of cli/formats.def
-  std::string path;    // empty: stderr; "-": stdout
+  ReportFormat format = ReportFormat::text;
+  std::string path;  // empty: stderr; "-": stdout
 };
 
 // Checks formats and targets before any work is done: an unknown FORMAT: prefix, or two targets
@@ -29,7 +29,8 @@ std::optional<std::string> check_outputs_not_inputs(const std::vector<OutputTarg
                                                     const std::vector<std::string>& paths);
 
 // The --baseline and --suppressions files, checked before any work is done (post_process.h):
-// a message (exit 2) when one is malformed.
+// a message (exit 2) when one is malformed; and the --rule-option settings, set for the
+// analysis (rules/rule_options.h) or a message.
 std::optional<std::string> check_post_process_files(const ReportOptions& options);
 
 // Reads every trace into one analysis through the engine's pipeline: replayed, symbolized
@@ -59,9 +60,9 @@ void say(std::string_view line);
 bool write_report(const Report& report, const std::vector<OutputTarget>& targets,
                   const ReportOptions& options, std::string_view before_summary = {});
 
-// The names of cli/formats.def, for --format's choices.
+// The names of cli/formats.def, for --format's choices, and the format of a name.
 std::vector<std::string> format_names();
-
-bool has_findings_at(const Report& report, const std::string& fail_on);
+std::optional<ReportFormat> format_named(std::string_view name);
+const char* format_name(ReportFormat format);
 
 }  // namespace capguard::cli

@@ -46,9 +46,10 @@ if(HELP2MAN AND NOT SKBUILD)  # the wheel carries the binaries only
   add_custom_command(
     OUTPUT ${CAPGUARD_MAN} ${CAPGUARD_MAN}.gz
     COMMAND ${CMAKE_COMMAND} -DCAPGUARD=$<TARGET_FILE:capguard> -DHELP2MAN=${HELP2MAN}
-            -DOUTPUT=${CAPGUARD_MAN} -P ${CMAKE_SOURCE_DIR}/cmake/make_man_page.cmake
+            -DOUTPUT=${CAPGUARD_MAN} -DENV_DEF=${CMAKE_SOURCE_DIR}/util/env.def
+            -P ${CMAKE_SOURCE_DIR}/cmake/make_man_page.cmake
     COMMAND gzip -9 -n -f -k ${CAPGUARD_MAN}
-    DEPENDS capguard ${CMAKE_SOURCE_DIR}/cmake/make_man_page.cmake
+    DEPENDS capguard ${CMAKE_SOURCE_DIR}/cmake/make_man_page.cmake ${CMAKE_SOURCE_DIR}/util/env.def
     COMMENT "Generating capguard.1 from capguard --help")
   add_custom_target(capguard_man ALL DEPENDS ${CAPGUARD_MAN} ${CAPGUARD_MAN}.gz)
   install(FILES ${CAPGUARD_MAN}.gz DESTINATION ${CAPGUARD_INSTALL_ROOT}share/man/man1)

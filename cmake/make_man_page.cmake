@@ -35,6 +35,17 @@ endif()
 verbatim("${rules}" body)
 string(APPEND include_text "[RULES]\n`capguard explain RULE` prints what a rule means and its fix.\n"
        ".PP\n${body}")
+# ENVIRONMENT: the rows of util/env.def, the one list of CAPGUARD_* variables.
+if(ENV_DEF)
+  file(STRINGS ${ENV_DEF} env_rows REGEX "^CAPGUARD_ENV\\(\"")
+  string(APPEND include_text "[ENVIRONMENT]\n")
+  foreach(row IN LISTS env_rows)
+    if(NOT row MATCHES "^CAPGUARD_ENV\\(\"([A-Z0-9_]+)\", \"([^\"]*)\", \"([^\"]*)\", \"([^\"]*)\"\\)$")
+      message(FATAL_ERROR "${ENV_DEF}: a row is not CAPGUARD_ENV(\"NAME\", \"...\", \"...\", \"...\"): ${row}")
+    endif()
+    string(APPEND include_text ".TP\n.B ${CMAKE_MATCH_1}\n${CMAKE_MATCH_4} (read by ${CMAKE_MATCH_2}; default: ${CMAKE_MATCH_3})\n")
+  endforeach()
+endif()
 string(APPEND include_text
        "[EXIT STATUS]\n0: nothing at or above --fail-on (run: the program's own status);\n"
        "1: findings at or above --fail-on; 2: usage error; 3: capguard could not attach (run) "

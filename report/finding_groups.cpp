@@ -40,9 +40,20 @@ std::string site_key(const Location& location, const Finding& f) {
   return fmt::format("#{} in {}/{}", location.stack_id, f.process, f.pid);
 }
 
+// Where a finding is: its stack's place, except on a thread with no user frame, where twins are
+// the findings of one rule on that kind of thread for work one user line started (issue 32: the
+// autograd thread's cuBLAS set-up, its 3 cudaMalloc calls), in one process or across ranks.
+std::string finding_site_key(const Finding& f) {
+  if (f.location.user() == nullptr)
+    for (auto related = f.related.rbegin(); related != f.related.rend(); ++related)
+      if (const Frame* start = related->location.user(); start && related->role == "started-by")
+        return fmt::format("{} started at {}", f.thread_name, user_line_key(*start));
+  return site_key(f.location, f);
+}
+
 std::string group_key(const Report& report, const Finding& f) {
   const CaptureInfo* capture = report.find_capture(f.capture);
-  return fmt::format("{}\n{}\n{}\n{}\n{}", f.rule, site_key(f.location, f),
+  return fmt::format("{}\n{}\n{}\n{}\n{}", f.rule, finding_site_key(f),
                      capture != nullptr ? site_key(capture->begin, f) : std::string("-"), f.test,
                      message_shape(f.message));
 }
@@ -103,6 +114,17 @@ uint32_t ranks_reported(const Report& report) {
   for (const ProcessInfo& p : report.processes)
     if (p.who && p.who->rank) ranks.insert(*p.who->rank);
   return static_cast<uint32_t>(ranks.size());
+}
+
+std::vector<uint32_t> missing_ranks(const Report& report) {
+  const uint32_t world = world_size_of(report);
+  std::vector<bool> seen(world, false);
+  for (const ProcessInfo& p : report.processes)
+    if (p.who && p.who->rank && *p.who->rank < world) seen[*p.who->rank] = true;
+  std::vector<uint32_t> missing;
+  for (uint32_t rank = 0; rank < world; ++rank)
+    if (!seen[rank]) missing.push_back(rank);
+  return missing;
 }
 
 std::string rank_list(const std::vector<uint32_t>& ranks) {

@@ -1,8 +1,9 @@
 // Identical findings: the same rule, user line, message shape (numbers and addresses aside),
 // capture site (its user line) and test, in one process or across many (issue 33: the ranks
-// of a job that make one mistake). The text and HTML reports print a group once ("on 64 of 64
-// ranks", "and N more times"); JSON and SARIF give the findings of a group one id, and JSON
-// lists the groups with their ranks. One place, so that formats agree.
+// of a job that make one mistake); on a thread without a user frame, the thread's kind and the
+// user line that started its work (issue 32). The text and HTML reports print a group once ("on
+// 64 of 64 ranks", "and N more times"); JSON and SARIF give the findings of a group one id, and
+// JSON lists the groups with their ranks. One place, so that formats agree.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +47,8 @@ GroupScope group_scope(const Report& report, const FindingGroups& groups, size_t
 uint32_t world_size_of(const Report& report);
 // The distinct ranks of the report's processes.
 uint32_t ranks_reported(const Report& report);
+// The ranks of 0..world_size_of(report)-1 that no process of the report names, ascending.
+std::vector<uint32_t> missing_ranks(const Report& report);
 
 // "0-3, 17": ascending ranks, runs shortened.
 std::string rank_list(const std::vector<uint32_t>& ranks);

@@ -111,7 +111,7 @@ std::optional<std::string> report_from_json(const JsonValue& root, Report& repor
     c.process = process_of(report, c.pid, nullptr);
     c.thread = u32(j, "thread");
     c.stream = std::strtoull(j.get_string("stream", "0").c_str(), nullptr, 16);
-    c.mode = j.get_string("mode");
+    c.mode = mode_named(j.get_string("mode")).value_or(trace::CaptureMode::Global);
     c.status = state_named(j.get_string("status")).value_or(CaptureState::Open);
     if (const auto nodes = j.get_int("nodes"); nodes && *nodes >= 0)
       c.nodes = static_cast<uint64_t>(*nodes);
