@@ -77,6 +77,13 @@ void append_report(Report& into, Report&& from, uint32_t* last_capture) {
   move_all(into.problems, from.problems);
   move_all(into.graph_sites, from.graph_sites);
   move_all(into.rehearsals, from.rehearsals);
+  // The thresholds each part was judged by (rules/rule_options.h), each setting once.
+  for (RuleOptionValue& o : from.rule_options)
+    if (std::none_of(into.rule_options.begin(), into.rule_options.end(), [&](const auto& in) {
+          return in.rule == o.rule && in.option == o.option && in.value == o.value;
+        }))
+      into.rule_options.push_back(std::move(o));
+  from.rule_options.clear();
 }
 
 }  // namespace capguard

@@ -8,7 +8,7 @@
 namespace capguard {
 
 // Appends `from` to `into`; `from` is left empty. Its findings' words for captures ("capture
-// #2") move on with the ids.
+// #2") move on with the ids; its rule options (issue 34) join those of `into`, each once.
 // `last_capture` (optional): the caller's running last_capture_id(into), so that appending many
 // reports stays linear; updated.
 void append_report(Report& into, Report&& from, uint32_t* last_capture = nullptr);

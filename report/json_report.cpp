@@ -1,5 +1,6 @@
 #include "report/json_report.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 
@@ -133,6 +134,7 @@ std::optional<std::string> report_from_json(const JsonValue& root, Report& repor
     f.message = j.get_string("message");
     f.api = j.get_string("api");
     f.framework_call = j.get_string("framework_call");
+    f.framework_headline = j.get_string("framework_headline");
     f.framework_fix = j.get_string("framework_fix");
     f.result_name = j.get_string("result");
     f.result = static_cast<int>(j.get_int("result_code").value_or(f.result_name.empty() ? 0 : -1));
@@ -140,6 +142,7 @@ std::optional<std::string> report_from_json(const JsonValue& root, Report& repor
     const JsonValue* host = j.get("host");
     f.process = process_of(report, f.pid, host != nullptr ? host->as_string() : nullptr);
     f.thread = u32(j, "thread");
+    f.thread_name = j.get_string("thread_name");
     f.capturing_thread = flag(j, "capturing_thread");
     f.capture = optional_u32(j, "capture");
     f.location = location_from(j.get("location"), f.pid);
@@ -150,6 +153,13 @@ std::optional<std::string> report_from_json(const JsonValue& root, Report& repor
     f.test = j.get_string("test");
     f.rehearsed = flag(j, "rehearsed");
     f.region = j.get_string("region");
+  }
+  for (const JsonValue& j : array_at(root, "rule_options")) {
+    const auto value = j.get_int("value"), default_value = j.get_int("default");
+    report.rule_options.push_back(
+        {j.get_string("rule"), j.get_string("option"),
+         static_cast<uint64_t>(std::max<int64_t>(value.value_or(0), 0)),
+         static_cast<uint64_t>(std::max<int64_t>(default_value.value_or(0), 0))});
   }
   for (const JsonValue& j : array_at(root, "problems")) {
     report.problems.push_back(

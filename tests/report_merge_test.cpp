@@ -49,6 +49,12 @@ TEST_CASE("a JSON report read back renders the same text") {
   for (CaptureInfo& c : report.captures) for_each_location(c, no_addresses);
   report.processes[0].who = WhoRan{"a17", 3, 3, 8, "RANK", "", "3"};
   report.processes[0].trace_path = "/shared/capguard.4242.a17.trace";
+  // What issues 32 and 34 added to a report: a framework's words and thread, the options.
+  report.findings[0].framework_headline = "a PyTorch op ran on the default stream";
+  report.findings[0].framework_fix = "run it on the capturing stream";
+  report.findings[0].thread_name = "PyTorch autograd thread";
+  report.captures[0].mode = trace::CaptureMode::Relaxed;
+  report.rule_options = {{"graph-specialization-growth", "late-graphs", 3, 1}};
   RenderOptions options = testing::with_rules();
   options.source = false;
   const JsonParseResult parsed = parse_json(render_json(report), "r.json");
@@ -57,7 +63,26 @@ TEST_CASE("a JSON report read back renders the same text") {
   REQUIRE_FALSE(report_from_json(*parsed.value, back));
   CHECK(back.processes[0].trace_path == report.processes[0].trace_path);
   CHECK(who_label(*back.processes[0].who) == "rank 3 (node a17, GPU 3)");
+  CHECK(back.findings[0].framework_headline == report.findings[0].framework_headline);
+  CHECK(back.findings[0].framework_fix == report.findings[0].framework_fix);
+  CHECK(back.findings[0].thread_name == report.findings[0].thread_name);
+  CHECK(back.captures[0].mode == trace::CaptureMode::Relaxed);
+  REQUIRE(back.rule_options.size() == 1);
+  CHECK(back.rule_options[0].option == "late-graphs");
+  CHECK(back.rule_options[0].value == 3);
+  CHECK(back.rule_options[0].default_value == 1);
   CHECK(render_text(back, options) == render_text(report, options));
+  CHECK(render_json(back) == render_json(report));
+}
+
+TEST_CASE("appending keeps the rule options each part was judged by, each once") {
+  Report into = testing::sample_report();
+  Report from = testing::sample_report();
+  into.rule_options = {{"r", "a", 3, 1}};
+  from.rule_options = {{"r", "a", 3, 1}, {"r", "b", 5, 2}};
+  append_report(into, std::move(from));
+  REQUIRE(into.rule_options.size() == 2);
+  CHECK(into.rule_options[1].option == "b");
 }
 
 }  // namespace capguard
