@@ -98,10 +98,10 @@ else()
   string(REGEX MATCH "[0-9]+\\.[0-9]+" capguard_libc_version "${capguard_libc_version}")
 endif()
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= ${capguard_libc_version})")
-# Stripped binaries (53 MB -> a few MB). No -dbgsym package: CPack's (CPACK_DEBIAN_DEBUGINFO_
-# PACKAGE) lists absolute build paths in its md5sums, has no copyright or changelog (lintian
-# errors) and stops at the relinking kit's objects, which have no build-id. The debug
-# information goes into a tarball by build-id instead (scripts/debuginfo.sh, release.sh).
+# Stripped binaries (53 MB -> a few MB). Not CPack's -dbgsym package (CPACK_DEBIAN_DEBUGINFO_
+# PACKAGE): it lists absolute build paths in its md5sums, has no copyright or changelog (lintian
+# errors) and stops at the relinking kit's objects, which have no build-id. scripts/dbgsym.sh
+# makes capguard-dbgsym from this package and the build's unstripped binaries instead.
 set(CPACK_STRIP_FILES TRUE)
 set(CPACK_DEBIAN_DEBUGINFO_PACKAGE OFF)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the release into dist/: the Python wheel of the distribution capguard-cuda, tagged
-# manylinux_2_28 (auditwheel agrees), its source distribution, the Debian package, and the
-# binaries' debug information by build-id (a tarball: no -dbgsym package, cmake/install.cmake),
+# manylinux_2_28 (auditwheel agrees), its source distribution, the Debian package and its
+# -dbgsym package (scripts/dbgsym.sh),
 # all built so that the binaries need glibc 2.28 at most (cmake/glibc_floor.cmake: linked
 # against glibc 2.28 stubs made by PyPI's ziglang). Then checks them: no GLIBC symbol version
 # above 2.28 in anything shipped, `auditwheel show`, lintian without errors or warnings, every
@@ -51,8 +51,7 @@ step "Debian package"
 rm -rf "$work/cpack"
 (cd "$build" && cpack -G DEB -B "$work/cpack" >/dev/null)
 cp "$work"/cpack/capguard_*.deb "$dist/"
-version=$(dpkg-deb -f "$dist"/capguard_*.deb Version)
-scripts/debuginfo.sh "$build" "$dist/capguard-debuginfo_${version}_amd64.tar.xz"
+scripts/dbgsym.sh "$build" "$(ls "$dist"/capguard_*.deb)" "$dist"
 
 step "wheel"
 rm -rf "$work/wheel"
@@ -77,7 +76,7 @@ shown=$(tr -d '\n' <"$work/auditwheel.txt" | grep -oE 'consistent with the follo
 [[ -n $shown && $shown -le ${floor#2.} ]] ||
   { echo "release: auditwheel show does not allow $plat"; exit 1; }
 [[ $(basename "$wheel") == *"$plat"* ]] || { echo "release: $(basename "$wheel") is not tagged $plat"; exit 1; }
-lintian --fail-on error,warning "$deb"
+lintian --fail-on error,warning "$deb" "$dist"/capguard-dbgsym_*.deb
 # Every licence in the wheel (dist-info/licenses) and the sdist.
 for name in LICENSE licenses/copyright licenses/LGPL-3.0.txt licenses/GPL-3.0.txt \
   licenses/GPL-2.0.txt licenses/GCC-exception-3.1.txt; do

@@ -32,8 +32,8 @@ if command -v apt-get >/dev/null; then
 fi
 
 dpkg-deb -x "$deb" "$work/root"
-# Stripped binaries (the debug information is in release.sh's debuginfo tarball, not a -dbgsym
-# package), the private library, no maintainer script (no ldconfig: nothing public), no URL.
+# Stripped binaries (the debug information goes to scripts/dbgsym.sh's package, not CPack's
+# .ddeb), the private library, no maintainer script (no ldconfig: nothing public), no URL.
 for binary in usr/bin/capguard usr/lib/capguard/libcapguard.so; do
   if readelf -S "$work/root/$binary" | grep -qE '\.(symtab|debug_info)\b'; then
     echo "FAIL: $binary is not stripped"; exit 1
@@ -56,6 +56,16 @@ if command -v lintian >/dev/null; then
   lintian --fail-on error,warning --tag-display-limit 0 "$deb" >"$work/lintian.log" 2>&1 ||
     { echo "FAIL: lintian:"; grep -v 'root privileges' "$work/lintian.log"; exit 1; }
   echo "ok: lintian: no errors, no warnings"
+  # The -dbgsym package release.sh ships, from this package and the build's binaries.
+  "$source_dir/scripts/dbgsym.sh" "$build" "$deb" "$work" >/dev/null
+  dbgsym=$(ls "$work"/capguard-dbgsym_*.deb)
+  lintian --fail-on error,warning --tag-display-limit 0 "$dbgsym" >"$work/lintian.log" 2>&1 ||
+    { echo "FAIL: lintian $(basename "$dbgsym"):"; grep -v 'root privileges' "$work/lintian.log"; exit 1; }
+  dpkg-deb -x "$dbgsym" "$work/dbgsym"
+  dpkg-deb -e "$dbgsym" "$work/dbgsym-control"
+  (cd "$work/dbgsym" && md5sum --quiet -c "$work/dbgsym-control/md5sums") ||
+    { echo "FAIL: $(basename "$dbgsym"): md5sums do not check"; exit 1; }
+  echo "ok: $(basename "$dbgsym"): lintian clean, md5sums relative and right"
 else
   echo "note: lintian not installed, the package was not linted"
 fi
