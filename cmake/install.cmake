@@ -16,6 +16,9 @@ else()
   set(CAPGUARD_INSTALL_ROOT "")
 endif()
 set(CAPGUARD_PRIVATE_LIBDIR ${CAPGUARD_INSTALL_ROOT}lib/capguard)
+# The package's name, as on PyPI (`capguard` there is another project); the command is capguard.
+set(CAPGUARD_PACKAGE_NAME capguard-cuda)
+set(CAPGUARD_DOC_DIR share/doc/${CAPGUARD_PACKAGE_NAME})
 
 set(CAPGUARD_MAINTAINER "capguard maintainers <capguard@users.noreply.github.com>" CACHE STRING
     "Maintainer of the Debian package (name <email>)")
@@ -26,21 +29,22 @@ if(TARGET capguard_interposer)
 endif()
 include(cmake/relink.cmake)  # what relinking capguard with another libdw needs (LGPL-3)
 if(NOT SKBUILD)
-  install(FILES README.md ARCHITECTURE.md DESTINATION share/doc/capguard)
+  install(FILES README.md ARCHITECTURE.md DESTINATION ${CAPGUARD_DOC_DIR})
   # Debian's machine-readable copyright file: capguard's licence and those of every library
   # its binaries link statically (licenses/copyright, the one list; the wheel and the sdist
   # carry it too), and the changelog a native package carries (lintian checks both), and the
   # reasoned lintian overrides.
-  install(FILES licenses/copyright DESTINATION share/doc/capguard)
+  install(FILES licenses/copyright DESTINATION ${CAPGUARD_DOC_DIR})
   configure_file(cmake/debian/changelog.in ${CMAKE_BINARY_DIR}/changelog @ONLY)
   execute_process(COMMAND gzip -9 -n -f -k ${CMAKE_BINARY_DIR}/changelog
                   RESULT_VARIABLE gzip_status)
   if(NOT gzip_status EQUAL 0)
     message(FATAL_ERROR "gzip of ${CMAKE_BINARY_DIR}/changelog failed")
   endif()
-  install(FILES ${CMAKE_BINARY_DIR}/changelog.gz DESTINATION share/doc/capguard)
-  install(FILES cmake/debian/lintian-overrides DESTINATION share/lintian/overrides RENAME capguard)
-  install(DIRECTORY docs/ DESTINATION share/doc/capguard/docs)
+  install(FILES ${CMAKE_BINARY_DIR}/changelog.gz DESTINATION ${CAPGUARD_DOC_DIR})
+  install(FILES cmake/debian/lintian-overrides DESTINATION share/lintian/overrides
+          RENAME ${CAPGUARD_PACKAGE_NAME})
+  install(DIRECTORY docs/ DESTINATION ${CAPGUARD_DOC_DIR}/docs)
 endif()
 
 # capguard.1, generated from the built executable's own --help, subcommand help and rule table
@@ -67,7 +71,7 @@ endif()
 
 # cpack -G DEB: a package installing under /usr. Both binaries link libstdc++, libgcc and
 # elfutils statically (licenses/copyright lists all they contain).
-set(CPACK_PACKAGE_NAME capguard)
+set(CPACK_PACKAGE_NAME ${CAPGUARD_PACKAGE_NAME})
 set(CPACK_PACKAGE_VENDOR capguard)
 set(CPACK_PACKAGE_CONTACT "${CAPGUARD_MAINTAINER}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "finds the mistakes that break CUDA stream capture")
@@ -101,7 +105,7 @@ set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= ${capguard_libc_version})")
 # Stripped binaries (53 MB -> a few MB). Not CPack's -dbgsym package (CPACK_DEBIAN_DEBUGINFO_
 # PACKAGE): it lists absolute build paths in its md5sums, has no copyright or changelog (lintian
 # errors) and stops at the relinking kit's objects, which have no build-id. scripts/dbgsym.sh
-# makes capguard-dbgsym from this package and the build's unstripped binaries instead.
+# makes capguard-cuda-dbgsym from this package and the build's unstripped binaries instead.
 set(CPACK_STRIP_FILES TRUE)
 set(CPACK_DEBIAN_DEBUGINFO_PACKAGE OFF)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)

@@ -157,7 +157,7 @@ def main():
         "injects into the program, found in ../lib/capguard/ beside the executable's bin/.\n"
         ".TP\n\\fI/usr/lib/capguard/relink/\\fR\nwhat relinking capguard with another libdw "
         "needs (LGPL\\-3).\n"
-        "[SEE ALSO]\nThe README in /usr/share/doc/capguard, or the capguard\\-cuda package's "
+        "[SEE ALSO]\nThe README in /usr/share/doc/capguard\\-cuda, or the capguard\\-cuda package's "
         "description, has the full documentation.\n")
     path = output + ".h2m"
     with open(path, "w") as f:

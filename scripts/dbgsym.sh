@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds capguard-dbgsym_VERSION_ARCH.deb: the debug information of the binaries in the capguard
-# .deb, by build-id under /usr/lib/debug/.build-id/ (where gdb and elfutils look), the way
+# Builds PACKAGE-dbgsym_VERSION_ARCH.deb (capguard-cuda-dbgsym): the debug information of the
+# binaries in the capguard-cuda .deb, by build-id under /usr/lib/debug/.build-id/ (where gdb and elfutils look), the way
 # Debian's dh_strip makes -dbgsym packages (Auto-Built-Package: debug-symbols, Build-Ids, the
-# doc directory a link to capguard's). CPack's own -dbgsym package is not lintian-clean
+# doc directory a link to the package's). CPack's own -dbgsym package is not lintian-clean
 # (cmake/install.cmake says why). Checks that each packaged binary's build-id is the build's.
 # Usage: scripts/dbgsym.sh BUILD_DIR CAPGUARD_DEB OUTPUT_DIR
 set -euo pipefail
@@ -24,21 +24,21 @@ for pair in capguard:usr/bin/capguard libcapguard.so:usr/lib/capguard/libcapguar
     "$root/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
   ids+=("$id")
 done
-ln -s capguard "$root/usr/share/doc/capguard-dbgsym"
 field() { dpkg-deb -f "$deb" "$1"; }
-version=$(field Version) arch=$(field Architecture)
+package=$(field Package) version=$(field Version) arch=$(field Architecture)
+ln -s "$package" "$root/usr/share/doc/$package-dbgsym"
 cat >"$root/DEBIAN/control" <<CONTROL
-Package: capguard-dbgsym
-Source: capguard
+Package: $package-dbgsym
+Source: $package
 Version: $version
 Auto-Built-Package: debug-symbols
 Architecture: $arch
 Maintainer: $(field Maintainer)
 Installed-Size: $(du -sk "$root/usr" | cut -f1)
-Depends: capguard (= $version)
+Depends: $package (= $version)
 Section: debug
 Priority: optional
-Description: debug symbols for capguard
+Description: debug symbols for $package
 Build-Ids: $(printf '%s\n' "${ids[@]}" | sort | tr '\n' ' ' | sed 's/ $//')
 CONTROL
 find "$root/usr/lib/debug" -type f -exec chmod 644 {} +
@@ -47,6 +47,6 @@ chmod 644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums"
 # Reproducible: every file dated like the package's own newest file.
 stamp=$(dpkg-deb --fsys-tarfile "$deb" | tar -tv --full-time | awk '{print $4" "$5}' | sort | tail -n 1)
 find "$root" -exec touch -h -d "$stamp" {} +
-result=$out/capguard-dbgsym_${version}_${arch}.deb
+result=$out/$package-dbgsym_${version}_${arch}.deb
 dpkg-deb --root-owner-group -Zxz -b "$root" "$result" >/dev/null
 echo "dbgsym: $result (build-ids ${ids[*]})"

@@ -50,14 +50,17 @@ ctest --test-dir "$build" -R '^glibc_floor' --output-on-failure
 step "Debian package"
 rm -rf "$work/cpack"
 (cd "$build" && cpack -G DEB -B "$work/cpack" >/dev/null)
-cp "$work"/cpack/capguard_*.deb "$dist/"
-scripts/dbgsym.sh "$build" "$(ls "$dist"/capguard_*.deb)" "$dist"
+cp "$work"/cpack/capguard-cuda_*.deb "$dist/"
+scripts/dbgsym.sh "$build" "$(ls "$dist"/capguard-cuda_*.deb)" "$dist"
 
 step "wheel"
 rm -rf "$work/wheel"
 "$work/venv/bin/pip" wheel --quiet --disable-pip-version-check --no-deps -w "$work/wheel" \
   -C build-dir="$work/wheel-build" -C cmake.define.CAPGUARD_GLIBC_STUBS="$work/glibc-$floor" .
-"$work/venv/bin/auditwheel" repair --plat "$plat" -w "$dist" "$work"/wheel/capguard_cuda-*.whl
+# --only-plat: the tag is the floor the tests guarantee, 2.28. Without it auditwheel (6+) would
+# add the most compatible tag the binaries happen to allow today (manylinux_2_26: nothing needs
+# more than GLIBC_2.25), and the file name would change with the code.
+"$work/venv/bin/auditwheel" repair --only-plat --plat "$plat" -w "$dist" "$work"/wheel/capguard_cuda-*.whl
 
 step "source distribution"
 "$work/venv/bin/python" -m build --sdist --outdir "$dist" . >"$work/sdist.log" 2>&1 ||
@@ -66,7 +69,7 @@ step "source distribution"
 step "checks"
 wheel=$(ls "$dist"/capguard_cuda-*.whl)
 sdist=$(ls "$dist"/capguard_cuda-*.tar.gz)
-deb=$(ls "$dist"/capguard_*.deb)
+deb=$(ls "$dist"/capguard-cuda_*.deb)
 /usr/bin/python3 tests/check_glibc_floor.py --floor "$floor" "$wheel" "$deb"
 # auditwheel names the most compatible tag the binaries allow; it must be $plat or older (it
 # is manylinux_2_26: nothing needs more than GLIBC_2.25), and the wheel must carry $plat.
@@ -75,8 +78,9 @@ shown=$(tr -d '\n' <"$work/auditwheel.txt" | grep -oE 'consistent with the follo
   grep -oE '2_[0-9]+' | cut -d_ -f2)
 [[ -n $shown && $shown -le ${floor#2.} ]] ||
   { echo "release: auditwheel show does not allow $plat"; exit 1; }
-[[ $(basename "$wheel") == *"$plat"* ]] || { echo "release: $(basename "$wheel") is not tagged $plat"; exit 1; }
-lintian --fail-on error,warning "$deb" "$dist"/capguard-dbgsym_*.deb
+[[ $(basename "$wheel") == capguard_cuda-*-py3-none-"$plat".whl ]] ||
+  { echo "release: $(basename "$wheel") is not tagged $plat alone"; exit 1; }
+lintian --fail-on error,warning "$deb" "$dist"/capguard-cuda-dbgsym_*.deb
 # Every licence in the wheel (dist-info/licenses) and the sdist.
 for name in LICENSE licenses/copyright licenses/LGPL-3.0.txt licenses/GPL-3.0.txt \
   licenses/GPL-2.0.txt licenses/GCC-exception-3.1.txt; do

@@ -14,7 +14,7 @@ grep -q '^HELP2MAN:FILEPATH=/' "$build/CMakeCache.txt" && targets+=(capguard_man
 cmake --build "$build" --target "${targets[@]}" >/dev/null
 cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work" >"$work/cpack.log" ||
   { cat "$work/cpack.log"; exit 1; }
-deb=$(ls "$work"/capguard_*.deb)
+deb=$(ls "$work"/capguard-cuda_*.deb)
 echo "ok: built $(basename "$deb")"
 
 depends=$(dpkg-deb -f "$deb" Depends)
@@ -46,10 +46,11 @@ scripts=$(cd "$work/control" && ls | grep -vxE 'control|md5sums' || true)
 [ -z "$(dpkg-deb -f "$deb" Homepage)" ] || { echo "FAIL: a Homepage: $(dpkg-deb -f "$deb" Homepage)"; exit 1; }
 echo "ok: stripped binaries, /usr/lib/capguard/libcapguard.so, no maintainer script, no Homepage"
 # The copyright file holds every notice itself: only Debian's common licences are referred to.
-copyright=$work/root/usr/share/doc/capguard/copyright
+[ "$(dpkg-deb -f "$deb" Package)" = capguard-cuda ] || { echo "FAIL: the package is not capguard-cuda"; exit 1; }
+copyright=$work/root/usr/share/doc/capguard-cuda/copyright
 cmp -s "$copyright" "$source_dir/licenses/copyright" || { echo "FAIL: copyright is not licenses/copyright"; exit 1; }
 others=$(grep -oE '/usr/share/(doc|common-licenses)/[^ "'"'"'/)]+' "$copyright" | sort -u |
-  grep -vE '^/usr/share/common-licenses/(Apache-2\.0|GPL-2|GPL-3|LGPL-3)$|^/usr/share/doc/capguard$' || true)
+  grep -vE '^/usr/share/common-licenses/(Apache-2\.0|GPL-2|GPL-3|LGPL-3)$|^/usr/share/doc/capguard-cuda$' || true)
 [ -z "$others" ] || { echo "FAIL: copyright refers to other packages' files: $others"; exit 1; }
 echo "ok: copyright: $(grep -c '^Files: embedded/' "$copyright") statically linked components, self-contained"
 if command -v lintian >/dev/null; then
@@ -58,7 +59,7 @@ if command -v lintian >/dev/null; then
   echo "ok: lintian: no errors, no warnings"
   # The -dbgsym package release.sh ships, from this package and the build's binaries.
   "$source_dir/scripts/dbgsym.sh" "$build" "$deb" "$work" >/dev/null
-  dbgsym=$(ls "$work"/capguard-dbgsym_*.deb)
+  dbgsym=$(ls "$work"/capguard-cuda-dbgsym_*.deb)
   lintian --fail-on error,warning --tag-display-limit 0 "$dbgsym" >"$work/lintian.log" 2>&1 ||
     { echo "FAIL: lintian $(basename "$dbgsym"):"; grep -v 'root privileges' "$work/lintian.log"; exit 1; }
   dpkg-deb -x "$dbgsym" "$work/dbgsym"

@@ -10,7 +10,7 @@ grep -q '^HELP2MAN:FILEPATH=/' "$build/CMakeCache.txt" && targets+=(capguard_man
 cmake --build "$build" --target "${targets[@]}" >/dev/null
 cmake --install "$build" --prefix "$prefix" >/dev/null
 "$source_dir/tests/install/check_installed.sh" "$prefix" "$source_dir"
-for doc in share/doc/capguard/README.md share/doc/capguard/docs/sarif-2.1.0.schema.json; do
+for doc in share/doc/capguard-cuda/README.md share/doc/capguard-cuda/docs/sarif-2.1.0.schema.json; do
   [ -f "$prefix/$doc" ] || { echo "FAIL: $doc not installed"; exit 1; }
 done
 if [[ " ${targets[*]} " == *" capguard_man "* ]]; then
