@@ -93,5 +93,12 @@ echo "ok: pip install -U capguard-cuda (local index) upgraded to $got"
 "$work/venv/bin/pip" install --quiet --no-index "$work/index/capguard-0.1.6-py3-none-any.whl"
 "$source_dir/tests/install/check_installed.sh" "$work/venv" "$source_dir" \
   "$work/venv/bin/python" -m capguard_cuda
-"$work/venv/bin/python" -c 'import capguard_cuda.pytest_plugin' || fail "the pytest plugin no longer imports"
+# Both import, each its own; the pytest plugin's entry point is still capguard-cuda's.
+"$work/venv/bin/python" - <<'PY' || fail "capguard_cuda and the unrelated capguard do not coexist"
+import importlib.metadata as metadata, capguard, capguard_cuda
+assert capguard_cuda.rehearse and "Not capguard-cuda" in capguard.__doc__
+points = [p for p in metadata.entry_points().select(group="pytest11")
+          if p.value == "capguard_cuda.pytest_plugin"]
+assert points and points[0].dist.name == "capguard-cuda", points
+PY
 echo "ok: the unrelated 'capguard' installed beside it changes nothing"
