@@ -199,42 +199,48 @@ class Runner:
         return self.cache[key]
 
     def run_once(self, shell, env, script, suppressions):
-        with tempfile.TemporaryDirectory() as repo:
-            # One venv for all runs (made by the first, then found up to date): as on a runner
-            # that keeps its temporary directory, and a minute faster.
-            runner_temp = os.path.join(self.scratch, "runner-temp")
-            os.makedirs(runner_temp, exist_ok=True)
-            os.symlink(os.path.join(runner_temp, "capguard-venv"),
-                       os.path.join(repo, ".capguard-venv"))
-            marker = os.path.join(repo, "tests-started")
-            program = os.path.join(repo, "app_tests.sh")
-            with open(program, "w") as f:
-                f.write(f"#!/bin/sh\ntouch '{marker}'\n")
-            os.chmod(program, 0o755)
-            if suppressions:
-                rule = "unjoined-fork" if suppressions == "valid" else "no-such-rule"
-                with open(os.path.join(repo, ".capguard.supp"), "w") as f:
-                    f.write(f"# nothing suppressed yet\n{rule}:fun:never_called_anywhere\n")
-            full_env = dict(os.environ)
-            full_env.update({k: str(v) for k, v in env.items()})
-            full_env.update({"RUNNER_TEMP": runner_temp, "APP_TESTS": program,
-                             "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
-            if self.wheel:
-                full_env["CAPGUARD_PACKAGE"] = self.wheel
-            else:  # no wheel: the install lines are skipped, the built capguard stands in
-                script = self.fake_install(runner_temp, script)
-            done = subprocess.run(shell + [script], cwd=repo, env=full_env, capture_output=True,
-                                  text=True, timeout=600)
-            reports = {r: os.path.exists(os.path.join(repo, r)) for r in REPORTS}
-            sarif = open(os.path.join(repo, "capguard.sarif")).read() if reports[
-                "capguard.sarif"] else ""
-            return done, os.path.exists(marker), reports, sarif
+        # One scratch repository and one venv per CI system for all runs (the first run makes
+        # the venv, later ones find it up to date), as on a runner that keeps them, and a
+        # minute faster; everything else in the repository is removed before each run.
+        repo = os.path.join(self.scratch, "repo")
+        os.makedirs(repo, exist_ok=True)
+        for entry in os.listdir(repo):
+            if entry != ".capguard-venv":
+                path = os.path.join(repo, entry)
+                shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+        runner_temp = os.path.join(self.scratch, "runner-temp")
+        os.makedirs(runner_temp, exist_ok=True)
+        marker = os.path.join(repo, "tests-started")
+        program = os.path.join(repo, "app_tests.sh")
+        with open(program, "w") as f:
+            f.write(f"#!/bin/sh\ntouch '{marker}'\n")
+        os.chmod(program, 0o755)
+        if suppressions:
+            rule = "unjoined-fork" if suppressions == "valid" else "no-such-rule"
+            with open(os.path.join(repo, ".capguard.supp"), "w") as f:
+                f.write(f"# nothing suppressed yet\n{rule}:fun:never_called_anywhere\n")
+        full_env = dict(os.environ)
+        full_env.update({k: str(v) for k, v in env.items()})
+        full_env.update({"RUNNER_TEMP": runner_temp, "APP_TESTS": program,
+                         "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+        if self.wheel:
+            full_env["CAPGUARD_PACKAGE"] = self.wheel
+        else:  # no wheel: the install lines are skipped, the built capguard stands in
+            script = self.fake_install([os.path.join(runner_temp, "capguard-venv"),
+                                        os.path.join(repo, ".capguard-venv")], script)
+        done = subprocess.run(shell + [script], cwd=repo, env=full_env, capture_output=True,
+                              text=True, timeout=600)
+        reports = {r: os.path.exists(os.path.join(repo, r)) for r in REPORTS}
+        sarif = open(os.path.join(repo, "capguard.sarif")).read() if reports[
+            "capguard.sarif"] else ""
+        return done, os.path.exists(marker), reports, sarif
 
-    def fake_install(self, runner_temp, script):
-        venv = os.path.join(runner_temp, "capguard-venv")
-        if not os.path.exists(venv):
-            os.makedirs(os.path.join(venv, "lib", "capguard"))
-            os.makedirs(os.path.join(venv, "bin"))
+    def fake_install(self, venvs, script):
+        for venv in venvs:
+            if os.path.exists(os.path.join(venv, "bin", "capguard")):
+                continue
+            os.makedirs(os.path.join(venv, "lib", "capguard"), exist_ok=True)
+            os.makedirs(os.path.join(venv, "bin"), exist_ok=True)
             os.symlink(self.capguard, os.path.join(venv, "bin", "capguard"))
             os.symlink(os.path.join(os.path.dirname(self.capguard), "libcapguard.so"),
                        os.path.join(venv, "lib", "capguard", "libcapguard.so"))
@@ -390,7 +396,7 @@ def main():
         return 2
     github, gitlab, capguard, tools = sys.argv[1:5]
     capguard = os.path.abspath(capguard)
-    wheels = glob.glob(os.path.join(sys.argv[5], "capguard_cuda-*.whl")) if len(
+    wheels = glob.glob(os.path.join(os.path.abspath(sys.argv[5]), "capguard_cuda-*.whl")) if len(
         sys.argv) == 6 else []
     skipped = []
     if not wheels:
