@@ -39,13 +39,16 @@ std::vector<std::string> toolkit_roots() {
   for (const char* name : {"CUDA_HOME", "CUDA_PATH"})
     if (const char* value = std::getenv(name); value != nullptr && *value != '\0')
       roots.emplace_back(value);
-  roots.emplace_back("/usr/local/cuda");
+  roots.insert(roots.end(), {"/usr/local/cuda-13", "/usr/local/cuda-12", "/usr/local/cuda"});
   return roots;
 }
 
-// The library path first (a CUPTI the program's environment provides), then the toolkit's
-// directories the interposer searches (interposer/cupti_loader.cpp).
+// Where the interposer looks before the program runs (interposer/cupti_loader.cpp): the path
+// CAPGUARD_CUPTI names, alone; else the library path, then the toolkit's directories. (Beside
+// the program's own libcudart is known only once it runs: the message says so.)
 std::string find_cupti(const PreflightProbe& probe) {
+  if (const char* chosen = std::getenv("CAPGUARD_CUPTI"); chosen != nullptr && *chosen != '\0')
+    return loads(chosen) ? chosen : std::string();
   for (const std::string& library : probe.cupti_libraries)
     if (loads(library)) return library;
   const std::vector<std::string> roots =
@@ -76,8 +79,9 @@ std::string preflight_message(const PreflightResult& result, bool runs_anyway,
   if (!result.driver) add("no CUDA driver (libcuda.so.1: " + result.driver_error + ")");
   if (!result.device) add("no GPU device (/dev/nvidia*, /dev/dxg)");
   if (result.cupti.empty())
-    add("no CUPTI (libcupti.so.12 or .13 on the library path, in $CUDA_HOME, $CUDA_PATH or "
-        "/usr/local/cuda; a program that loads its own, as PyTorch's wheels do, still works)");
+    add("no CUPTI (libcupti.so.12 or .13 at $CAPGUARD_CUPTI, on the library path, in "
+        "$CUDA_HOME, $CUDA_PATH or /usr/local/cuda*; one beside the program's CUDA runtime, as "
+        "PyTorch's wheels have, is still found once it runs)");
   if (missing.empty()) return {};
   std::string then;
   if (!runs_anyway)

@@ -22,7 +22,7 @@ ENVIRONMENT = [
     ("TMPDIR", "where `capguard run` makes its temporary trace directory (default /tmp)."),
     ("CUDA_HOME, CUDA_PATH",
      "toolkits where the CUPTI library (libcupti.so.12 or .13) is looked for after the library "
-     "path, and then /usr/local/cuda."),
+     "path, and then /usr/local/cuda-N and /usr/local/cuda (CAPGUARD_CUPTI names one instead)."),
     ("CAPGUARD_CUPTI_SHARE",
      "0: the program's own CUPTI calls (a profiler inside it) go straight to CUPTI, not "
      "shared with capguard."),
