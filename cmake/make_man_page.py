@@ -19,6 +19,7 @@ ENVIRONMENT = [
     ("CAPGUARD_SYMBOL_CACHE",
      "where analyses keep the names read from libraries, by build-id (also --symbol-cache; "
      "default $XDG_CACHE_HOME/capguard, else ~/.cache/capguard; safe to delete)."),
+    ("DEBUGINFOD_URLS", "with --debuginfod, the servers asked for missing separate debug files."),
     ("TMPDIR", "where `capguard run` makes its temporary trace directory (default /tmp)."),
     ("CUDA_HOME, CUDA_PATH",
      "toolkits where the CUPTI library (libcupti.so.12 or .13) is looked for after the library "
