@@ -1,10 +1,12 @@
 // The capguard subcommands. Each returns the process exit status (see README.md).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/analyzer.h"
+#include "engine/gate.h"
 
 namespace CLI {
 class App;
@@ -12,15 +14,17 @@ class App;
 
 namespace capguard::cli {
 
-inline constexpr int kExitFindings = 1;
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitCannotRead = 3;  // report: unreadable trace; run: could not attach
+// The report formats of cli/formats.def.
+enum class ReportFormat : uint8_t {
+#define CAPGUARD_FORMAT(name) name,
+#include "cli/formats.def"
+};
 
 // Options shared by `run` and `report`: what to write where, and what counts as failure.
 struct ReportOptions {
-  std::string format = "text";
+  ReportFormat format = ReportFormat::text;
   std::vector<std::string> outputs;  // -o values: FILE (in --format) or FORMAT:FILE; '-' = stdout
-  std::string fail_on = "error";
+  std::optional<Severity> fail_on = Severity::Error;  // nullopt: --fail-on never
   std::string suppressions;
   std::string baseline;  // an earlier JSON or SARIF report: only new findings count
   bool quiet = false;
@@ -29,9 +33,10 @@ struct ReportOptions {
   bool no_source = false;      // text, html: no source lines around the user frames
   bool native_frames = false;  // text: every native frame of Python stacks
   std::vector<std::string> user_code;  // --user-code globs: what the user's own code is
+  std::vector<std::string> rule_options;  // --rule-option RULE.NAME=VALUE (rules/rule_options.h)
   std::string symbol_cache;  // --symbol-cache: DIR or "off"; empty: CAPGUARD_SYMBOL_CACHE, XDG
   bool debuginfod = false;   // --debuginfod: separate debug files from DEBUGINFOD_URLS too
-  std::string rehearse_mode = "global";  // capture rehearsal: the mode regions are judged in
+  trace::CaptureMode rehearse_mode = trace::CaptureMode::Global;  // rehearsed regions are judged in
 };
 
 struct RunOptions {

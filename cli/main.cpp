@@ -24,9 +24,13 @@ std::vector<std::string> fail_on_choices() {
 }  // namespace
 
 void add_report_options(CLI::App& command, ReportOptions& options) {
-  command.add_option("--format", options.format, "report format for stderr or -o FILE")
+  // Names parsed once, here, into the enums of their lists (formats.def, enum_names.def).
+  command
+      .add_option_function<std::string>(
+          "--format", [&options](const std::string& name) { options.format = *format_named(name); },
+          "report format for stderr or -o FILE")
       ->check(CLI::IsMember(format_names()))
-      ->capture_default_str();
+      ->default_str(format_name(options.format));
   command
       .add_option("-o,--output", options.outputs,
                   "write the report to FILE ('-' = stdout) in --format, or FORMAT:FILE; "
@@ -34,13 +38,24 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
       ->type_name("[FORMAT:]FILE")
       ->allow_extra_args(false);
   command
-      .add_option("--rehearse-mode", options.rehearse_mode,
-                  "capture mode rehearsed regions are judged against (capguard run --rehearse)")
+      .add_option_function<std::string>(
+          "--rehearse-mode",
+          [&options](const std::string& name) { options.rehearse_mode = *mode_named(name); },
+          "capture mode rehearsed regions are judged against (capguard run --rehearse)")
       ->check(CLI::IsMember(mode_names()))
-      ->capture_default_str();
-  command.add_option("--fail-on", options.fail_on, "lowest severity that fails the run")
+      ->default_str(mode_name(options.rehearse_mode));
+  command
+      .add_option_function<std::string>(
+          "--fail-on",
+          [&options](const std::string& name) { options.fail_on = severity_named(name); },
+          "lowest severity that fails the run")
       ->check(CLI::IsMember(fail_on_choices()))
-      ->capture_default_str();
+      ->default_str(to_string(*options.fail_on));
+  command
+      .add_option("--rule-option", options.rule_options,
+                  "RULE.NAME=VALUE: a rule's threshold (capguard explain RULE lists them); "
+                  "repeatable")
+      ->allow_extra_args(false);
   command.add_option("--suppressions", options.suppressions, "file of findings to ignore")
       ->check(CLI::ExistingFile);
   command
@@ -170,6 +185,6 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     // Never an abort without a word: a gate must see a failure it can explain.
     std::fputs("capguard: out of memory\n", stderr);
-    return capguard::cli::kExitCannotRead;
+    return capguard::kExitCannotRead;
   }
 }

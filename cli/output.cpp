@@ -22,6 +22,7 @@
 #include "model/enum_names.h"
 #include "report/render.h"
 #include "report/utf8.h"
+#include "rules/rule_options.h"
 #include "rules/rule_table.h"
 #include "util/regular_file.h"
 
@@ -49,19 +50,24 @@ void write_html(const Report& r, const RenderOptions& o, const Sink& out) {
 void write_dot(const Report& r, const RenderOptions&, const Sink& out) { out(render_dot(r)); }
 
 struct Format {
+  ReportFormat format;
   std::string_view name;
   void (*write)(const Report&, const RenderOptions&, const Sink&);
 };
 
 constexpr Format kFormats[] = {
-#define CAPGUARD_FORMAT(name) {#name, &write_##name},
+#define CAPGUARD_FORMAT(name) {ReportFormat::name, #name, &write_##name},
 #include "cli/formats.def"
 };
+static_assert([] {  // a format is its row's index
+  for (size_t i = 0; i < std::size(kFormats); ++i)
+    if (static_cast<size_t>(kFormats[i].format) != i) return false;
+  return true;
+}());
 
-const Format* find_format(std::string_view name) {
-  for (const Format& format : kFormats)
-    if (format.name == name) return &format;
-  return nullptr;
+const Format& format_of(ReportFormat format) {
+  const auto index = static_cast<size_t>(format);
+  return kFormats[index < std::size(kFormats) ? index : 0];
 }
 
 // The source root as an absolute path: by default where capguard was started.
@@ -87,12 +93,12 @@ std::optional<std::string> write_one(const Report& report, const OutputTarget& t
                                      const ReportOptions& report_options) {
   ReportFile file(target.path);
   if (!file.open()) return file.error();
-  const bool color = target.path.empty() && target.format == "text" && file.is_terminal() &&
-                     std::getenv("NO_COLOR") == nullptr;
+  const bool color = target.path.empty() && target.format == ReportFormat::text &&
+                     file.is_terminal() && std::getenv("NO_COLOR") == nullptr;
   const RenderOptions options = render_options(color, report_options);
-  const Format* format = find_format(target.format);
-  (format != nullptr ? format->write : &write_text)(
-      report, options, [&](std::string_view piece) { file.write(piece); });
+  format_of(target.format).write(report, options, [&](std::string_view piece) {
+    file.write(piece);
+  });
   return file.close();
 }
 
@@ -182,8 +188,8 @@ std::optional<std::string> resolve_outputs(const ReportOptions& options,
     OutputTarget target{options.format, value};
     const size_t colon = value.find(':');
     const std::string_view prefix = std::string_view(value).substr(0, colon);
-    if (colon != std::string::npos && find_format(prefix) != nullptr)
-      target = {value.substr(0, colon), value.substr(colon + 1)};
+    if (const auto format = colon != std::string::npos ? format_named(prefix) : std::nullopt)
+      target = {*format, value.substr(colon + 1)};
     else if (colon != std::string::npos && looks_like_format_prefix(prefix))
       return "--output " + value + ": unknown format " + std::string(prefix) + " (" +
              fmt::format("{}", fmt::join(format_names(), ", ")) + "; write ./" + value +
@@ -200,7 +206,7 @@ std::optional<std::string> resolve_outputs(const ReportOptions& options,
   if (targets.empty())
     targets.push_back({options.format, ""});
   else if (!options.quiet)
-    targets.push_back({"text", ""});
+    targets.push_back({ReportFormat::text, ""});
   return std::nullopt;
 }
 
@@ -243,7 +249,7 @@ std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
   std::vector<std::string> problems, traces;
   for (const auto& path : paths) expand(path, traces, problems);
   drop_repeated_files(traces);
-  analysis.rehearse_mode = mode_named(options.rehearse_mode).value_or(trace::CaptureMode::Global);
+  analysis.rehearse_mode = options.rehearse_mode;
   PipelineOptions pipeline;
   pipeline.user_code = options.user_code;
   pipeline.source_root = absolute_source_root(options.source_root);
@@ -282,6 +288,7 @@ bool write_report(const Report& report, const std::vector<OutputTarget>& targets
 }
 
 std::optional<std::string> check_post_process_files(const ReportOptions& options) {
+  if (auto message = rules::set_rule_options(options.rule_options)) return message;
   if (auto message = check_baseline_file(options.baseline)) return message;
   std::string message;
   for (const std::string& problem : check_suppressions_file(options.suppressions))
@@ -296,15 +303,16 @@ std::vector<std::string> format_names() {
   return names;
 }
 
-void say(std::string_view line) {
-  std::fprintf(stderr, "capguard: %s\n", terminal_safe(line).c_str());
+std::optional<ReportFormat> format_named(std::string_view name) {
+  for (const Format& format : kFormats)
+    if (format.name == name) return format.format;
+  return std::nullopt;
 }
 
-bool has_findings_at(const Report& report, const std::string& fail_on) {
-  if (fail_on == "never") return false;
-  const Severity threshold = severity_named(fail_on).value_or(Severity::Error);
-  return std::any_of(report.findings.begin(), report.findings.end(),
-                     [&](const Finding& f) { return f.severity >= threshold; });
+const char* format_name(ReportFormat format) { return format_of(format).name.data(); }
+
+void say(std::string_view line) {
+  std::fprintf(stderr, "capguard: %s\n", terminal_safe(line).c_str());
 }
 
 }  // namespace capguard::cli

@@ -6,14 +6,14 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/analyzer.h"
 #include "cli/commands.h"
+#include "engine/analyzer.h"
 
 namespace capguard::cli {
 
 struct OutputTarget {
-  std::string format;  // a name of cli/formats.def
-  std::string path;    // empty: stderr; "-": stdout
+  ReportFormat format = ReportFormat::text;
+  std::string path;  // empty: stderr; "-": stdout
 };
 
 // Checks formats and targets before any work is done: an unknown FORMAT: prefix, or two targets
@@ -25,10 +25,11 @@ std::optional<std::string> resolve_outputs(const ReportOptions& options,
 // a trace's .symbols or .tests), through whatever link: a message (exit 2), so that nothing
 // read is overwritten.
 std::optional<std::string> check_outputs_not_inputs(const std::vector<OutputTarget>& targets,
-                                                   const std::vector<std::string>& paths);
+                                                    const std::vector<std::string>& paths);
 
 // The --baseline and --suppressions files, checked before any work is done (post_process.h):
-// a message (exit 2) when one is malformed.
+// a message (exit 2) when one is malformed; and the --rule-option settings, set for the
+// analysis (rules/rule_options.h) or a message.
 std::optional<std::string> check_post_process_files(const ReportOptions& options);
 
 // Reads every trace into one analysis through the engine's pipeline: replayed, symbolized
@@ -55,9 +56,9 @@ void say(std::string_view line);
 bool write_report(const Report& report, const std::vector<OutputTarget>& targets,
                   const ReportOptions& options, std::string_view before_summary = {});
 
-// The names of cli/formats.def, for --format's choices.
+// The names of cli/formats.def, for --format's choices, and the format of a name.
 std::vector<std::string> format_names();
-
-bool has_findings_at(const Report& report, const std::string& fail_on);
+std::optional<ReportFormat> format_named(std::string_view name);
+const char* format_name(ReportFormat format);
 
 }  // namespace capguard::cli

@@ -1,75 +1,9 @@
 // capguard report TRACE_OR_DIR...: re-analyzes recorded traces, e.g. on a machine without a GPU.
-#include <cstdio>
-
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/trace_ending.h"
 
 namespace capguard::cli {
-namespace {
-
-// The gate fails closed (docs/security.md): a trace that says capguard never attached, or a
-// process whose trace has no end record, can hide findings, so a report that would pass exits
-// 3 instead. Without an end record the process was killed, crashed, is still running, or the
-// trace was cut; when the findings already fail the gate (exit 1, e.g. a program that aborts
-// right after its mistake) that stays the exit status and the missing end is a warning. With
-// --fail-on never there is no gate: both are said on stderr only. True when the gate fails.
-bool gate_on_trace_endings(Report& report, const std::string& fail_on) {
-  const bool gate = fail_on != "never";
-  const bool failing_anyway = has_findings_at(report, fail_on);
-  bool failed = false;
-  for (const ProcessInfo& process : report.processes) {
-    if (process.trace_path.empty()) continue;
-    const TraceEnding ending = scan_trace_ending(process.trace_path);
-    if (!ending.readable) continue;  // already a problem of its own
-    const std::string who = "process " + std::to_string(process.pid) + " (" + process.command +
-                            ", " + process.trace_path + ")";
-    std::vector<ToolProblem> found;
-    if (ending.attach_failed || (!process.attached && !process.attach_message.empty()))
-      found.push_back({Severity::Error, "capguard did not attach to " + who +
-                                            (process.attached || process.attach_message.empty()
-                                                 ? std::string(" (an 'i failed' record)")
-                                                 : ": " + process.attach_message)});
-    // issue 35 (gate): a trace without any 'i' record never says capguard attached: closed.
-    else if (!ending.has_attach)
-      found.push_back({Severity::Error,
-                       "capguard never attached to " + who + " (its trace has no attach record)"});
-    if (!ending.has_end)
-      found.push_back({failing_anyway ? Severity::Warning : Severity::Error,
-                       "the trace of " + who +
-                           " has no end record: the process was killed, crashed or is still "
-                           "running, or the trace was cut; what it did after its last record "
-                           "is unknown"});
-    for (ToolProblem& problem : found) {
-      if (!gate) {
-        say("warning: " + problem.message);
-        continue;
-      }
-      failed |= problem.level == Severity::Error;
-      report.problems.push_back(std::move(problem));
-    }
-  }
-  return failed;
-}
-
-// An analysis that degraded past a memory budget (Analysis::incomplete, docs/security.md) fails
-// closed the same way: exit 3 unless findings already fail the gate (then a warning).
-bool gate_on_incomplete(Report& report, const std::vector<std::string>& incomplete,
-                        const std::string& fail_on) {
-  const bool failing_anyway = has_findings_at(report, fail_on);
-  bool failed = false;
-  for (const std::string& message : incomplete) {
-    if (fail_on == "never") {
-      say("warning: " + message);
-      continue;
-    }
-    failed |= !failing_anyway;
-    report.problems.push_back({failing_anyway ? Severity::Warning : Severity::Error, message});
-  }
-  return failed;
-}
-
-}  // namespace
 
 int report_command(const std::vector<std::string>& paths, const ReportOptions& options) {
   std::vector<OutputTarget> targets;
@@ -86,16 +20,21 @@ int report_command(const std::vector<std::string>& paths, const ReportOptions& o
     return kExitUsage;
   }
   Analysis analysis;
-  const std::vector<std::string> problems = analyze_traces(paths, options, analysis);
-  for (const auto& problem : problems)
-    analysis.report.problems.push_back({Severity::Error, problem});
-  bool gate_failed = gate_on_trace_endings(analysis.report, options.fail_on);
-  gate_failed |= gate_on_incomplete(analysis.report, analysis.incomplete, options.fail_on);
+  GateInput gate;
+  gate.unreadable = analyze_traces(paths, options, analysis);
+  gate.findings = &analysis.report.findings;
+  gate.traces = scan_trace_facts(analysis.report);
+  gate.incomplete = analysis.incomplete;
+  GateOptions gate_options;
+  gate_options.fail_on = options.fail_on;
+  // report has no --require-attach: without a gate (--fail-on never) nothing fails closed but an
+  // unreadable trace (docs/security.md).
+  gate_options.require_attach = options.fail_on.has_value();
+  gate_options.tolerated_by = "--fail-on never";
+  const GateResult verdict = judge_gate(gate, gate_options);
+  for (const ToolProblem& reason : verdict.reasons) analysis.report.problems.push_back(reason);
   // Every requested report is written, even when nothing could be read (it then says why).
-  const bool written = write_report(analysis.report, targets, options);
-  if (!problems.empty() || gate_failed) return kExitCannotRead;
-  if (!written) return kExitUsage;
-  return has_findings_at(analysis.report, options.fail_on) ? kExitFindings : 0;
+  return status_after_writing(verdict, write_report(analysis.report, targets, options));
 }
 
 }  // namespace capguard::cli

@@ -192,36 +192,42 @@ bool cuda_driver_loadable() {
   return true;
 }
 
-// Why capguard saw nothing of the program; one line for the user.
-std::string why_not_attached(const Analysis& analysis) {
-  for (const auto& process : analysis.report.processes)
-    if (!process.attached && !process.attach_message.empty())
-      return "cannot attach to process " + std::to_string(process.pid) + " (" + process.command +
-             "): " + process.attach_message;
-  for (const auto& process : analysis.report.processes)
-    if (process.attached) return {};
+// Why capguard saw nothing of the program, when no process says why itself (the gate names each
+// that does); one line for the user, empty when some process was watched.
+std::string why_nothing_attached(const Report& report) {
+  for (const auto& process : report.processes)
+    if (process.attached || !process.attach_message.empty()) return {};
   if (!cuda_driver_loadable())
     return "cannot attach: no CUDA driver on this machine (libcuda.so.1 not found)";
   return "cannot attach: the program never initialized CUDA";
+}
+
+GateOptions gate_options_of(const RunOptions& options) {
+  GateOptions gate;
+  gate.fail_on = options.report.fail_on;
+  gate.require_attach = options.require_attach;
+  gate.findings_status = options.error_exitcode;
+  return gate;
 }
 
 // capguard cannot watch the program at all: fail closed, or (--no-require-attach) run it as it
 // would run without capguard and return its status. Either way every report is written.
 int run_unwatched(const std::string& program, const RunOptions& options,
                   const std::vector<OutputTarget>& targets, const std::string& why) {
+  GateInput gate;
+  gate.nothing_attached = why;
+  if (!options.require_attach) {
+    const ChildResult child = run_child(program, options.command, ChildEnvironment{});
+    if (!child.exec_error.empty()) {
+      say("cannot execute " + program + ": " + child.exec_error);
+      return kExitUsage;
+    }
+    gate.program_status = child.status;
+  }
+  const GateResult verdict = judge_gate(gate, gate_options_of(options));
   Report report;
-  if (options.require_attach) {
-    report.problems.push_back({Severity::Error, why});
-    write_report(report, targets, options.report);
-    return kExitCannotRead;
-  }
-  const ChildResult child = run_child(program, options.command, ChildEnvironment{});
-  if (!child.exec_error.empty()) {
-    say("cannot execute " + program + ": " + child.exec_error);
-    return kExitUsage;
-  }
-  report.problems.push_back({Severity::Warning, why + " (--no-require-attach)"});
-  return write_report(report, targets, options.report) ? child.status : kExitUsage;
+  report.problems = verdict.reasons;
+  return status_after_writing(verdict, write_report(report, targets, options.report));
 }
 
 }  // namespace
@@ -339,43 +345,29 @@ int run_command(const RunOptions& options) {
   Analysis analysis;
   // The globs are known here even where no process wrote a trace (none reached CUDA).
   for (const std::string& glob : options.rehearse) add_rehearse_glob(analysis, glob);
-  std::vector<std::string> problems;
+  GateInput gate;
   // With symbol caches, so that kept traces re-analyze where the program's binaries are not.
   if (!traces.empty())
-    problems = analyze_traces(traces, options.report, analysis, true);
+    gate.unreadable = analyze_traces(traces, options.report, analysis, true);
   else
     name_regions_never_executed(analysis);
   times.mark("analysis_done");
   Report& report = analysis.report;
-  for (const auto& problem : problems) report.problems.push_back({Severity::Error, problem});
-  // A capture not analyzed in full (a memory budget, docs/security.md) fails closed as in
-  // `report`: exit 3 unless findings already fail the gate.
-  std::vector<std::string> unfinished = analysis.incomplete;
-  if (untraced_running)
-    unfinished.push_back("processes the program started were still running " +
-                         std::to_string(kTracedGracePeriod.count()) +
-                         " s after it exited: what they do later is not analyzed");
-  for (const std::string& trace : still_running)
-    unfinished.push_back("process " + std::to_string(pid_of_trace(trace)) + " (" + trace +
-                         ") of the program was still running " +
-                         std::to_string(kTracedGracePeriod.count()) +
-                         " s after the program exited: what it did after its last record is "
-                         "not analyzed");
-  for (const std::string& message : unfinished) {
-    if (options.report.fail_on != "never" && !has_findings_at(report, options.report.fail_on))
-      problems.push_back(message), report.problems.push_back({Severity::Error, message});
-    else
-      report.problems.push_back({Severity::Warning, message});
-  }
-  if (std::string why = why_not_attached(analysis); !why.empty()) {
-    if (options.require_attach)
-      problems.push_back(why), report.problems.push_back({Severity::Error, why});
-    else
-      report.problems.push_back({Severity::Warning, why + " (--no-require-attach)"});
-  }
+  gate.findings = &report.findings;
+  gate.traces =
+      scan_trace_facts(report, still_running, static_cast<int>(kTracedGracePeriod.count()));
+  gate.incomplete = analysis.incomplete;
+  if (untraced_running)  // issue 35: processes without a trace are waited for too
+    gate.incomplete.push_back("processes the program started were still running " +
+                              std::to_string(kTracedGracePeriod.count()) +
+                              " s after it exited: what they do later is not analyzed");
+  gate.nothing_attached = why_nothing_attached(report);
+  gate.program_status = child.status;
+  const GateResult verdict = judge_gate(gate, gate_options_of(options));
+  for (const ToolProblem& reason : verdict.reasons) report.problems.push_back(reason);
 
   // A temporary directory is kept only when there is something in it worth a second look.
-  const bool clean = problems.empty() && report.findings.empty();
+  const bool clean = verdict.status != kExitCannotRead && report.findings.empty();
   std::string kept;
   if (temporary && (clean || traces.empty()))
     fs::remove_all(trace_dir, error);
@@ -385,10 +377,7 @@ int run_command(const RunOptions& options) {
   times.mark("report_written");
   times.write(trace_dir, temporary && kept.empty(), child.pid);
 
-  if (!problems.empty()) return kExitCannotRead;
-  if (!written) return kExitUsage;
-  if (has_findings_at(report, options.report.fail_on)) return options.error_exitcode;
-  return child.status;
+  return status_after_writing(verdict, written);
 }
 
 }  // namespace capguard::cli

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string_view>
 
@@ -48,6 +49,30 @@ TraceEnding scan_trace_ending(const std::string& path) {
   close(fd);
   ending.readable = true;
   return ending;
+}
+
+std::vector<TraceFacts> scan_trace_facts(const Report& report,
+                                         const std::vector<std::string>& still_running,
+                                         int after_s) {
+  std::vector<TraceFacts> facts;
+  for (const ProcessInfo& process : report.processes) {
+    if (process.trace_path.empty()) continue;
+    const TraceEnding ending = scan_trace_ending(process.trace_path);
+    if (!ending.readable) continue;  // already a problem of its own
+    TraceFacts fact;
+    fact.who = "process " + std::to_string(process.pid) + " (" + process.command + ", " +
+               process.trace_path + ")";
+    fact.attach_failed =
+        ending.attach_failed || (!process.attached && !process.attach_message.empty());
+    if (!process.attached) fact.attach_message = process.attach_message;
+    fact.has_attach = ending.has_attach;
+    fact.has_end = ending.has_end;
+    if (std::find(still_running.begin(), still_running.end(), process.trace_path) !=
+        still_running.end())
+      fact.still_running_after_s = after_s;
+    facts.push_back(std::move(fact));
+  }
+  return facts;
 }
 
 }  // namespace capguard::cli

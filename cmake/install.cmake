@@ -60,6 +60,7 @@ if(HELP2MAN AND Python3_Interpreter_FOUND)
             $<TARGET_FILE:capguard> ${HELP2MAN} ${CAPGUARD_MAN}
     COMMAND gzip -9 -n -f -k ${CAPGUARD_MAN}
     DEPENDS capguard ${CMAKE_SOURCE_DIR}/cmake/make_man_page.py
+            ${CMAKE_SOURCE_DIR}/scripts/env_rows.py ${CMAKE_SOURCE_DIR}/util/env.def
     COMMENT "Generating capguard.1 from capguard --help")
   add_custom_target(capguard_man ALL DEPENDS ${CAPGUARD_MAN} ${CAPGUARD_MAN}.gz)
   install(FILES ${CAPGUARD_MAN}.gz DESTINATION ${CAPGUARD_INSTALL_ROOT}share/man/man1)

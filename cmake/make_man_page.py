@@ -12,25 +12,22 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "scripts"))
+import env_rows  # noqa: E402
+
 COMMANDS = ["run", "report", "rules", "explain", "suppressions"]
 COLUMN = 30  # CLI11's option column (CLI::Formatter's column_width)
 
+# ENVIRONMENT: first the rows of util/env.def, the one list of CAPGUARD_* variables (read through
+# scripts/env_rows.py, as the README's table is), then the other variables capguard reads.
 ENVIRONMENT = [
-    ("CAPGUARD_SYMBOL_CACHE",
-     "where analyses keep the names read from libraries, by build-id (also --symbol-cache; "
-     "default $XDG_CACHE_HOME/capguard, else ~/.cache/capguard; safe to delete)."),
     ("DEBUGINFOD_URLS", "with --debuginfod, the servers asked for missing separate debug files."),
     ("TMPDIR", "where `capguard run` makes its temporary trace directory (default /tmp)."),
     ("CUDA_HOME, CUDA_PATH",
      "toolkits where the CUPTI library (libcupti.so.12 or .13) is looked for after the library "
      "path, and then /usr/local/cuda-N and /usr/local/cuda (CAPGUARD_CUPTI names one instead)."),
-    ("CAPGUARD_CUPTI_SHARE",
-     "0: the program's own CUPTI calls (a profiler inside it) go straight to CUPTI, not "
-     "shared with capguard."),
-    ("CAPGUARD_STARTUP_TIMES", "1: write start-up timings beside each trace."),
-    ("CAPGUARD_TRACE_DIR",
-     "set by `capguard run` for the program, with LD_PRELOAD, CUDA_INJECTION64_PATH and, with "
-     "--rehearse, NVTX_INJECTION64_PATH and CAPGUARD_REHEARSE: where traces go and how "
+    ("LD_PRELOAD, CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH",
+     "set by `capguard run` for the program (NVTX_INJECTION64_PATH with --rehearse): how "
      "libcapguard.so is loaded. `run --rehearse` refuses to run when NVTX_INJECTION64_PATH "
      "already names another tool."),
 ]
@@ -150,6 +147,9 @@ def main():
         ".TP\n2\na usage error.\n.TP\n3\ncapguard could not attach, or found no GPU with "
         "\\-\\-fail\\-fast (run), or a trace could not be read (report).\n")
     include.append("[ENVIRONMENT]\n" + "".join(
+        ".TP\n.B " + row.name + "\n" + roff(f"{row.meaning} (read by {row.reader}; default: "
+                                             f"{row.default}).") + "\n"
+        for row in env_rows.rows()) + "".join(
         ".TP\n\\fB" + roff(name) + "\\fR\n" + roff(text) + "\n" for name, text in ENVIRONMENT))
     include.append("[EXAMPLES]\n" + "".join(
         ".TP\n\\fB" + roff(command) + "\\fR\n" + roff(text) + "\n" for command, text in EXAMPLES))

@@ -284,8 +284,8 @@ void name_regions_never_executed(Analysis& analysis) {
   for (const std::string& glob : never_run) {
     RehearsalInfo& never = rehearsals.emplace_back();
     never.name = glob;
-    never.mode = mode_name(analysis.rehearse_mode);
-    never.verdict = to_string(RehearsalVerdict::NeverExecuted);
+    never.mode = analysis.rehearse_mode;
+    never.verdict = RehearsalVerdict::NeverExecuted;
     analysis.incomplete.push_back(
         "--rehearse " + glob +
         ": no NVTX range with a matching message ran in any process, so nothing was rehearsed "

@@ -2,6 +2,8 @@
 
 #include "model/frame_owner.h"
 #include "model/framework_calls.h"
+#include "rules/rule_options.h"
+#include "rules/capture_ended_by_exception.h"
 #include "symbolize/module_cache.h"
 #include "symbolize/symbol_cache.h"
 #include "symbolize/symbolizer.h"
@@ -12,6 +14,7 @@ std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
                                       const PipelineOptions& options, Analysis& analysis,
                                       const std::function<void(std::string_view)>& warn) {
   std::vector<std::string> problems;
+  analysis.report.rule_options = rules::changed_rule_options();  // the thresholds judged by
   for (const auto& trace : traces) analyze_trace(trace, analysis);
   name_regions_never_executed(analysis);
   for (const auto& error : analysis.errors)
@@ -22,16 +25,18 @@ std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
   SymbolCache cache;  // frames resolved where the traces were recorded, when saved beside them
   for (const auto& trace : traces)
     if (auto damaged = cache.load_beside(trace)) warn("warning: ignoring " + *damaged);
-  ModuleCache module_cache(symbol_cache_dir(
-      options.symbol_cache.empty() ? nullptr : options.symbol_cache.c_str()));
+  ModuleCache module_cache(
+      symbol_cache_dir(options.symbol_cache.empty() ? nullptr : options.symbol_cache.c_str()));
   const SymbolizeStats stats = symbolize(analysis.report, analysis.modules, &cache,
                                         UserCode(options.user_code, options.source_root),
                                         &module_cache, options.debuginfod);
-  name_framework_calls(analysis.report);  // needs the frames
+  // Both need the frames: a capture ended by a Python exception is seen in its end's Python
+  // stack, and is named in the framework's words like every other finding.
+  rules::find_captures_ended_by_exception(analysis.report);
+  name_framework_calls(analysis.report);
   if (stats.deep_inline_addresses != 0)
     warn("warning: " + std::to_string(stats.deep_inline_addresses) +
-         " addresses lie in inline scopes nested deeper than " +
-         std::to_string(kMaxInlineDepth) +
+         " addresses lie in inline scopes nested deeper than " + std::to_string(kMaxInlineDepth) +
          " levels: only their outer function is shown, not the functions inlined there");
   for (const std::string& module : stats.over_budget)
     warn("warning: not reading " + module +

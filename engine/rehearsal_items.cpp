@@ -76,7 +76,7 @@ void settle_rehearsals(Report& report) {
   for (const Finding& finding : report.findings)
     if (finding.rehearsed) left.emplace(finding.pid, finding.rule, finding.location.seq);
   for (RehearsalInfo& rehearsal : report.rehearsals) {
-    if (rehearsal.verdict == "never_executed") continue;
+    if (rehearsal.verdict == RehearsalVerdict::NeverExecuted) continue;
     std::vector<RehearsalItem> items;
     for (auto* list : {&rehearsal.warmup, &rehearsal.breaks})
       for (RehearsalItem& item : *list)

@@ -1,5 +1,7 @@
 #include "engine/replay.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "model/cuda_errors.h"
@@ -95,7 +97,40 @@ const Replay::ApiCacheEntry& Replay::classify_entry(std::string_view api) {
 
 const ApiInfo& Replay::classify(std::string_view api) { return classify_entry(api).info; }
 
+void Replay::note_thread_call(const ApiEvent& ev) {
+  if (ev.stack == 0) return;
+  if (last_thread_call_ < thread_calls_.size() && thread_calls_[last_thread_call_].tid == ev.tid) {
+    thread_calls_[last_thread_call_] = Site::of(ev);
+    return;
+  }
+  size_t oldest = 0;
+  for (size_t i = 0; i < thread_calls_.size(); ++i) {
+    if (thread_calls_[i].tid == ev.tid) {
+      thread_calls_[i] = Site::of(ev);
+      last_thread_call_ = i;
+      return;
+    }
+    if (thread_calls_[i].seq < thread_calls_[oldest].seq) oldest = i;
+  }
+  if (thread_calls_.size() < kThreadsRemembered) {
+    oldest = thread_calls_.size();
+    thread_calls_.emplace_back();
+  }
+  thread_calls_[oldest] = Site::of(ev);
+  last_thread_call_ = oldest;
+}
+
+const Site* Replay::started_by(const Site& where) const {
+  if (where.tid == pid_) return nullptr;  // the main thread started its own work
+  const Site* latest = nullptr;
+  for (const Site& site : thread_calls_)
+    if (site.tid != where.tid && site.seq < where.seq && (!latest || site.seq > latest->seq))
+      latest = &site;
+  return latest;
+}
+
 void Replay::feed(const ApiEvent& ev) {
+  note_thread_call(ev);
   const ApiCacheEntry& entry = classify_entry(ev.api);
   const ApiInfo& api = entry.info;
   // The error these return is the earlier call's, already judged there: not a failure of theirs.
@@ -181,6 +216,8 @@ size_t Replay::emit(const rules::Rule& rule, rules::Draft& draft, const ApiEvent
   }
   for (rules::RelatedSite& r : draft.related)
     f.related.push_back({std::move(r.role), std::move(r.detail), location(r.site)});
+  if (const Site* start = started_by(where))
+    f.related.push_back({"started-by", fmt::format("thread {}", start->tid), location(*start)});
   report_.findings.push_back(std::move(f));
   return report_.findings.size() - 1;
 }
@@ -270,47 +307,47 @@ void Replay::range_begin(const trace::RangeRecord& record) {
 }
 
 void Replay::range_end(const trace::RangeRecord& record) {
-  judgements_.clear();
-  rehearsal_.range_end(record.id, judgements_);
-  for (const RehearsalJudgement& judgement : judgements_)
-    rehearsal_found(judgement, nullptr, nullptr);
+  rehearsed_calls_.clear();
+  rehearsal_.range_end(record.id, rehearsed_calls_);
+  for (const RehearsalFacts& facts : rehearsed_calls_) rehearsal_judge(facts, nullptr, nullptr);
   rehearsal_.settle();
 }
 
 void Replay::rehearse(const ApiEvent& ev) {
-  judgements_.clear();
-  rehearsal_.judge(call_, judgements_);
-  for (const RehearsalJudgement& judgement : judgements_)
-    rehearsal_found(judgement, &ev, &call_.api);
+  rehearsed_calls_.clear();
+  rehearsal_.observe(call_, rehearsed_calls_);
+  for (const RehearsalFacts& facts : rehearsed_calls_) rehearsal_judge(facts, &ev, &call_.api);
 }
 
-void Replay::rehearsal_found(const RehearsalJudgement& judgement, const ApiEvent* ev,
-                             const ApiInfo* api) {
+void Replay::rehearsal_judge(const RehearsalFacts& facts, const ApiEvent* ev, const ApiInfo* api) {
+  rules::RehearsalWords words;
+  const rules::Rule* rule = rules::rehearsal_rule(facts, words);
+  if (rule == nullptr) return;
   uint32_t number = 0;  // the execution's, within its region
-  const uint32_t region_index = rehearsal_.region_of(judgement.execution, number);
-  // The same call site breaks the same way in every execution: one key (API names are
+  const uint32_t region_index = rehearsal_.region_of(facts.execution, number);
+  // The same call site breaks the same rule in every execution: one key (API names are
   // interned, so the name's address identifies it).
   const uint64_t key = mix_hash(
-      mix_hash(uint64_t{region_index} << 16 | uint64_t{static_cast<uint8_t>(judgement.what)} << 1 |
-               uint64_t{judgement.other_thread}) ^
-      mix_hash(canonical_stack(judgement.site.stack) ^
-               mix_hash(reinterpret_cast<uintptr_t>(judgement.site.api.data()))));
-  const bool first_in_execution = rehearsal_.note(judgement.execution, key);
+      mix_hash(uint64_t{region_index} << 16 | uint64_t{static_cast<uint8_t>(rule->id)} << 1 |
+               uint64_t{facts.other_thread}) ^
+      mix_hash(canonical_stack(facts.site.stack) ^
+               mix_hash(reinterpret_cast<uintptr_t>(facts.site.api.data()))));
+  const bool first_in_execution = rehearsal_.note(facts.execution, key);
   if (RehearsedBreak* known = rehearsed_.find(key)) {
     known->executions += first_in_execution;
     return;
   }
   const RehearsalRegion& region = rehearsal_.regions()[region_index];
   rules::Draft draft;
-  draft.message = rules::rehearsal_message(judgement, region.name, number, rehearsal_.mode());
-  const ApiInfo info = api != nullptr ? *api : classify(judgement.site.api);
-  const size_t index = emit(rules::rehearsal_rule(judgement.what), draft, ev, api, judgement.site);
+  draft.message = rules::rehearsal_message(facts, words, region.name, number);
+  const ApiInfo info = api != nullptr ? *api : classify(facts.site.api);
+  const size_t index = emit(*rule, draft, ev, api, facts.site);
   Finding& finding = report_.findings[index];
   finding.rehearsed = true;
   finding.region = region.name;
-  finding.capturing_thread = !judgement.other_thread;  // the region's thread, or another
-  rehearsed_[key] = {index,          region_index,          1, judgement.what, info,
-                     judgement.site, judgement.other_thread};
+  finding.capturing_thread = !facts.other_thread;  // the region's thread, or another
+  rehearsed_[key] = {index,      region_index,      1, rule, rules::rehearsal_category(words, info),
+                     facts.site, facts.other_thread};
 }
 
 void Replay::add_rehearsals() {
@@ -319,8 +356,8 @@ void Replay::add_rehearsals() {
   const auto item_of = [&](uint64_t key) {
     RehearsalItem item;
     if (const RehearsedBreak* known = rehearsed_.find(key)) {
-      item.what = std::string(rules::rehearsal_category(known->what, known->api));
-      item.rule = std::string(rules::rehearsal_rule(known->what).info().id);
+      item.what = std::string(known->category);
+      item.rule = std::string(known->rule->info().id);
       item.api = std::string(known->site.api);
       item.thread = known->site.tid;
       item.other_thread = known->other_thread;
@@ -335,7 +372,7 @@ void Replay::add_rehearsals() {
     info.process = process_;
     info.name = region.name;
     info.domain = region.domain;
-    info.mode = mode_name(rehearsal_.mode());
+    info.mode = rehearsal_.mode();
     info.executions = region.closed;
     std::vector<RehearsalItem> items;
     for (const auto& [key, last] : region.broken) {
@@ -375,7 +412,7 @@ CaptureInfo Replay::capture_info(const Capture& c) const {
   info.process = process_;
   info.thread = c.tid;
   info.stream = c.origin.handle;
-  info.mode = mode_name(c.mode);
+  info.mode = c.mode;
   info.status = c.status;
   info.nodes = c.nodes;
   info.begin = location(c.begin);

@@ -67,11 +67,17 @@ class Replay {
               const ApiInfo* api, const Site& where);
   void report_open(Capture& capture, bool thread_exited);
   Location location(const Site& site) const;
+  // Each thread's latest call with a stack (a few threads, most recent kept): a finding on a
+  // thread other than the main one is given the latest call of another thread before it, where
+  // its work most likely started ("started-by"; kept only for a finding without a user frame
+  // whose guess has one: name_framework_calls).
+  void note_thread_call(const trace::ApiEvent& ev);
+  const Site* started_by(const Site& where) const;
   void emit_graph_facts();
   // Capture rehearsal: judges the prepared call_; reports a judgement (ev null: none).
   void rehearse(const trace::ApiEvent& ev);
-  void rehearsal_found(const RehearsalJudgement& judgement, const trace::ApiEvent* ev,
-                       const ApiInfo* api);
+  // Asks the rules whether a rehearsed call would break a capture; a finding if so.
+  void rehearsal_judge(const RehearsalFacts& facts, const trace::ApiEvent* ev, const ApiInfo* api);
   void add_rehearsals();  // the verdicts, at finish
   // Appends this process's rows of the lifecycle table (GraphSiteInfo) to the report.
   void add_lifecycle_table();
@@ -115,6 +121,9 @@ class Replay {
   GraphLifetime graphs_;
   Call call_;
   std::vector<uint64_t> stack_pool_;  // addresses of every distinct stack, back to back
+  static constexpr size_t kThreadsRemembered = 64;
+  std::vector<Site> thread_calls_;  // note_thread_call: one per thread, at most kThreadsRemembered
+  size_t last_thread_call_ = 0;     // the entry the previous event updated
   FlatMap<uint64_t, StackSpan, U64Hash> stacks_;
   FlatMap<uint64_t, uint32_t, U64Hash> stack_by_content_;  // content hash -> first stack id
   FlatMap<uint64_t, uint32_t, U64Hash> canonical_stacks_;  // stack id -> first of its content
@@ -131,13 +140,13 @@ class Replay {
     size_t finding = 0;
     uint32_t region = 0;
     uint32_t executions = 0;
-    RehearsalBreak what = RehearsalBreak::Sync;
-    ApiInfo api;
+    const rules::Rule* rule = nullptr;
+    std::string_view category;  // the verdict list's word (rules::rehearsal_category)
     Site site;
     bool other_thread = false;
   };
   RehearsalModel rehearsal_;
-  std::vector<RehearsalJudgement> judgements_;  // reused
+  std::vector<RehearsalFacts> rehearsed_calls_;  // reused
   FlatMap<uint64_t, RehearsedBreak, U64Hash> rehearsed_;
   std::optional<size_t> orphan_root_;  // capture-invalidated for a 901 nobody explains
   bool finished_ = false;

@@ -1,34 +1,8 @@
-// The API table of CUDA 13.x: generated from that release's CUPTI headers
-// (api_table_13.inc, gen_api_table.py) and compiled against them alone, so every member
-// offset is that release's (issue 30).
+// The API table of CUDA 13.x: generated from that release's CUPTI headers (api_table_13.inc,
+// gen_api_table.py) and compiled against them alone, so every member offset is that release's
+// (issue 30). The body is api_table_major.h, shared with the other major.
 #include <cupti.h>  // CUDA 13.x's: also defines the params structs of both domains
 
-#include "interposer/api_table_entries.h"
-
-static_assert(CUDA_VERSION / 1000 == 13,
-              "api_table_13.cpp must be compiled against CUDA 13.x's CUPTI headers");
-
-namespace capguard::interposer {
-namespace {
-
-static_assert(offsetof(cudaLaunchConfig_t, stream) == kLaunchConfigStreamOffset &&
-                  offsetof(CUlaunchConfig, hStream) == kLaunchConfigStreamOffset,
-              "decode.cpp reads a launch config's stream at kLaunchConfigStreamOffset");
-
-constexpr table_detail::Entry kEntries[] = {
-#include "interposer/api_table_13.inc"
-};
-
-constexpr uint32_t kRuntimeSize = CUPTI_RUNTIME_TRACE_CBID_SIZE;
-constexpr uint32_t kDriverSize = CUPTI_DRIVER_TRACE_CBID_SIZE;
-constinit const std::array<CallbackInfo, kRuntimeSize> kRuntime =
-    table_detail::build<kRuntimeSize>(kEntries, trace::ApiDomain::Runtime);
-constinit const std::array<CallbackInfo, kDriverSize> kDriver =
-    table_detail::build<kDriverSize>(kEntries, trace::ApiDomain::Driver);
-constinit const ApiTable kTable{13, kRuntime.data(), kRuntimeSize, kDriver.data(), kDriverSize};
-
-}  // namespace
-
-const ApiTable& api_table_cuda13() { return kTable; }
-
-}  // namespace capguard::interposer
+#define CAPGUARD_CUDA_MAJOR 13
+#define CAPGUARD_API_TABLE_INC "interposer/api_table_13.inc"
+#include "interposer/api_table_major.h"

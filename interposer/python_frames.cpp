@@ -20,13 +20,21 @@ struct Layout {
   size_t code_filename, code_qualname, code_bytecode, code_first_traceable;  // PyCodeObject
   size_t ascii_data;  // sizeof(PyASCIIObject): where a compact ASCII string's bytes begin
   bool has_cstack_owner;
+  size_t thread_exc_info;  // PyThreadState.exc_info: the exception being handled (issue 32)
 };
 
 constexpr Layout kLayouts[] = {
-    {0x030b0000, 56, true, 8, 32, 48, 56, 69, 112, 128, 184, 168, 48, false},
-    {0x030c0000, 56, true, 0, 0, 8, 56, 70, 112, 128, 192, 176, 40, true},
-    {0x030d0000, 72, false, 0, 0, 8, 56, 70, 112, 128, 200, 184, 40, true},
+    {0x030b0000, 56, true, 8, 32, 48, 56, 69, 112, 128, 184, 168, 48, false, 120},
+    {0x030c0000, 56, true, 0, 0, 8, 56, 70, 112, 128, 192, 176, 40, true, 104},
+    {0x030d0000, 72, false, 0, 0, 8, 56, 70, 112, 128, 200, 184, 40, true, 120},
 };
+// The same in every version with a layout (3.11 to 3.13): PyTypeObject, PyTupleObject,
+// PyBaseExceptionObject, PyTracebackObject and PyFrameObject fields.
+constexpr size_t kTypeName = 24, kTypeFlags = 168, kTupleSize = 16, kTupleItems = 24;
+constexpr size_t kExceptionArgs = 24, kExceptionTraceback = 40;
+constexpr size_t kTracebackFrame = 24, kTracebackLasti = 32, kTracebackLine = 36;
+constexpr size_t kFrameObjectFrame = 24;
+constexpr unsigned long kBaseExceptionSubclass = 1ul << 30;
 constexpr char kOwnedByGenerator = 1, kOwnedByCStack = 3;
 constexpr size_t kObjectType = 8, kStringLength = 16, kStringState = 32;
 constexpr unsigned kCompactBit = 1u << 5, kAsciiBit = 1u << 6;
@@ -39,6 +47,9 @@ struct Python {
   int (*addr_to_line)(void* code, int byte_offset) = nullptr;
   const void* code_type = nullptr;
   const void* unicode_type = nullptr;
+  const void* tuple_type = nullptr;
+  const void* traceback_type = nullptr;
+  const void* frame_type = nullptr;
   const Layout* layout = nullptr;
   // The stable API, for versions without a known layout.
   void* (*eval_get_frame)() = nullptr;
@@ -66,6 +77,9 @@ Python attach() {
   look_up(py.addr_to_line, "PyCode_Addr2Line");
   py.code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
   py.unicode_type = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+  py.tuple_type = dlsym(RTLD_DEFAULT, "PyTuple_Type");
+  py.traceback_type = dlsym(RTLD_DEFAULT, "PyTraceBack_Type");
+  py.frame_type = dlsym(RTLD_DEFAULT, "PyFrame_Type");
   const auto* version = static_cast<const unsigned long*>(dlsym(RTLD_DEFAULT, "Py_Version"));
   if (py.is_initialized == nullptr || py.gil_check == nullptr || py.code_type == nullptr ||
       py.unicode_type == nullptr) {
@@ -155,15 +169,70 @@ std::string_view ascii_of(const Python& py, const void* object) {
   return {static_cast<const char*>(object) + py.layout->ascii_data, static_cast<size_t>(length)};
 }
 
-size_t walk_layout(const Python& py, uint32_t* ids, size_t capacity, trace::TraceWriter& writer) {
+const void* type_of(const void* object) { return read_at<const void*>(object, kObjectType); }
+
+// The exception this thread is handling (what sys.exception() returns: set while an `except` or
+// a `with` statement's __exit__ runs for it), as the pseudo frame trace::kPythonExceptionFile:
+// function "Type: first line of its message", line where it passed through the frame handling it
+// (its traceback's first entry). 0 when there is none or it cannot be read.
+uint32_t exception_frame(const Python& py, const void* thread, trace::TraceWriter& writer) {
+  const Layout& l = *py.layout;
+  const void* item = read_at<const void*>(thread, l.thread_exc_info);
+  const void* exception = item != nullptr ? read_at<const void*>(item, 0) : nullptr;
+  if (exception == nullptr) return 0;
+  const void* type = type_of(exception);
+  if (type == nullptr || (read_at<unsigned long>(type, kTypeFlags) & kBaseExceptionSubclass) == 0)
+    return 0;  // None: nothing handled
+  const void* traceback = read_at<const void*>(exception, kExceptionTraceback);
+  if (traceback != nullptr && type_of(traceback) != py.traceback_type) traceback = nullptr;
+  const FrameKey key{reinterpret_cast<uintptr_t>(exception), reinterpret_cast<uintptr_t>(traceback),
+                     -1};
+  return frame_id(key, writer, [&](std::string_view& f, std::string_view& fn, uint32_t& line) {
+    thread_local char text[320];
+    size_t n = 0;
+    auto append = [&](std::string_view part) {
+      for (char c : part) {
+        if (n + 1 >= sizeof text || c == '\n') return false;
+        text[n++] = c;
+      }
+      return true;
+    };
+    const char* name = read_at<const char*>(type, kTypeName);
+    append(name != nullptr ? std::string_view(name, strnlen(name, 96)) : "?");
+    const void* args = read_at<const void*>(exception, kExceptionArgs);
+    if (args != nullptr && type_of(args) == py.tuple_type &&
+        read_at<int64_t>(args, kTupleSize) >= 1) {
+      const std::string_view message = ascii_of(py, read_at<const void*>(args, kTupleItems));
+      if (message != "?" && !message.empty()) append(": ") && append(message);
+    }
+    f = trace::kPythonExceptionFile;
+    fn = std::string_view(text, n);
+    line = 0;
+    if (traceback == nullptr) return;
+    int number = read_at<int>(traceback, kTracebackLine);  // -1 until asked (3.12, 3.13)
+    const void* frame = read_at<const void*>(traceback, kTracebackFrame);
+    if (number <= 0 && frame != nullptr && type_of(frame) == py.frame_type) {
+      const void* data = read_at<const void*>(frame, kFrameObjectFrame);
+      const void* code = data != nullptr ? read_at<const void*>(data, l.frame_code) : nullptr;
+      if (code != nullptr && type_of(code) == py.code_type)
+        number = py.addr_to_line(const_cast<void*>(code), read_at<int>(traceback, kTracebackLasti));
+    }
+    line = number > 0 ? static_cast<uint32_t>(number) : 0;
+  });
+}
+
+size_t walk_layout(const Python& py, uint32_t* ids, size_t capacity, trace::TraceWriter& writer,
+                   bool handled_exception) {
   const Layout& l = *py.layout;
   const void* thread = py.this_thread_state();
   if (thread == nullptr) return 0;  // a thread Python never ran on
+  size_t depth = 0;
+  if (handled_exception && capacity > 0)
+    if (const uint32_t id = exception_frame(py, thread, writer)) ids[depth++] = id;
   const void* frame = read_at<const void*>(thread, l.thread_frame_holder);
   if (l.through_cframe && frame != nullptr) {
     frame = read_at<const void*>(frame, l.cframe_current_frame);
   }
-  size_t depth = 0;
   for (size_t walked = 0; frame != nullptr && depth < capacity && walked < kMaxWalk; ++walked) {
     const char owner = read_at<char>(frame, l.frame_owner);
     const void* next = read_at<const void*>(frame, l.frame_previous);
@@ -239,14 +308,15 @@ bool python_frames_available() {
 }
 
 size_t capture_python_frames(uint32_t* ids, size_t capacity, trace::TraceWriter& writer,
-                             uint64_t generation) {
+                             uint64_t generation, bool handled_exception) {
   const Python& py = python();
   if (py.is_initialized == nullptr || py.is_initialized() == 0) return 0;
   if (t_frames.generation != generation) {  // a new trace: its records are not written yet
     for (uint32_t& id : t_frames.ids) id = 0;
     t_frames.generation = generation;
   }
-  if (py.layout != nullptr && !g_force_stable) return walk_layout(py, ids, capacity, writer);
+  if (py.layout != nullptr && !g_force_stable)
+    return walk_layout(py, ids, capacity, writer, handled_exception);
   if (py.stable && py.gil_check() == 1) return walk_stable(py, ids, capacity, writer);
   return 0;
 }

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "trace/format.h"
 #include "trace/writer.h"
 
 namespace capguard::interposer {
@@ -27,8 +28,15 @@ namespace capguard::interposer {
 // (0 outside CPython, on threads without Python frames, or when they cannot be read safely).
 // A frame this thread has not named before in this trace (`generation` changes per trace
 // file) is first written to `writer` as a 'y' record under a new process-wide id.
+//
+// With `handled_exception` (a call that ends a capture), a thread handling a Python exception
+// (sys.exception(): inside `except`, or a `with` statement's __exit__ while an exception
+// propagates, which is how torch.cuda.graph ends a capture its body raised in) gets one pseudo
+// frame first: file trace::kPythonExceptionFile, function "RuntimeError: first line of the
+// message", line where it passed through the frame handling it. Known layouts only (3.11 to 3.13).
+// No format change: a reader that does not know the file name shows it as a frame.
 size_t capture_python_frames(uint32_t* ids, size_t capacity, trace::TraceWriter& writer,
-                             uint64_t generation);
+                             uint64_t generation, bool handled_exception = false);
 
 // True when the process runs CPython and its frames can be read (attaches on first use).
 bool python_frames_available();

@@ -461,14 +461,14 @@ void Recorder::on_exit(ApiDomain domain, const CallbackInfo& info, const CUpti_C
     }
   }
 
-  record(event);
+  record(event, info.kind == ApiKind::EndCapture);
   if (info.memory != MemoryOp::None || info.kind == ApiKind::GraphInstantiate ||
       info.kind == ApiKind::GraphExecUpdate || info.kind == ApiKind::GraphExecDestroy) {
     after_graph_call(info, data, event, active);
   }
 }
 
-void Recorder::record(ApiEvent& event) {
+void Recorder::record(ApiEvent& event, bool ends_capture) {
   if (ended_.load(std::memory_order_acquire) || !ensure_open()) return;
   const uint64_t generation = generation_.load(std::memory_order_acquire);
   ThreadState& t = thread_state(generation);
@@ -489,8 +489,8 @@ void Recorder::record(ApiEvent& event) {
   size_t python_depth = 0;
   {
     const startup::Timed timed(startup::Sum::python_frames);
-    python_depth =
-        capture_python_frames(python, trace::TraceWriter::kMaxPythonDepth, writer_, generation);
+    python_depth = capture_python_frames(python, trace::TraceWriter::kMaxPythonDepth, writer_,
+                                         generation, ends_capture);
   }
   uint64_t hash = depth != 0 ? hash_stack(stack, depth) : 0;
   for (size_t i = 0; i < python_depth; ++i) hash = (hash ^ python[i]) * 0x100000001b3ull;

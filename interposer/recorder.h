@@ -79,7 +79,9 @@ class Recorder {
   void on_enter(const CallbackInfo& info, const CUpti_CallbackData& data);
   void on_exit(trace::ApiDomain domain, const CallbackInfo& info, const CUpti_CallbackData& data);
   bool query_status(uint64_t stream, trace::CaptureStatus& status, uint64_t& id);
-  void record(trace::ApiEvent& event);
+  // `ends_capture`: a call ending a capture, whose Python stack also says which exception the
+  // thread was handling, if any (python_frames.h).
+  void record(trace::ApiEvent& event, bool ends_capture = false);
   void reduce_callbacks_if_idle();
   // Graph lifetime (issue 9).
   bool in_reduced_set(const CallbackInfo& info) const;

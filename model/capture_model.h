@@ -241,6 +241,5 @@ class CaptureModel {
   uint32_t last_tid_ = 0;
 };
 
-const char* mode_name(trace::CaptureMode mode);  // global | thread_local | relaxed
 
 }  // namespace capguard

@@ -1,10 +1,10 @@
 #include "model/frame_owner.h"
 
-#include "util/base_name.h"
-
 #include <array>
 #include <span>
 
+#include "trace/format.h"
+#include "util/base_name.h"
 #include "util/demangle.h"
 #include "util/glob.h"
 
@@ -117,6 +117,10 @@ int innermost(const std::vector<Frame>& frames, Pred pred) {
 
 bool is_python_frame(const Frame& frame) { return frame.module == kPythonModule; }
 
+bool is_python_exception_frame(const Frame& frame) {
+  return is_python_frame(frame) && frame.file == trace::kPythonExceptionFile;
+}
+
 UserCode::UserCode(const std::vector<std::string>& globs, const std::string& source_root) {
   for (const std::string& glob : globs) {
     if (glob.empty()) continue;
@@ -153,7 +157,7 @@ bool is_installed_library(std::string_view module) {
 
 FrameOwner owner_of(const Frame& frame) {
   if (is_python_frame(frame)) {
-    if (frame.file.empty()) return FrameOwner::Unknown;
+    if (frame.file.empty() || frame.file == trace::kPythonExceptionFile) return FrameOwner::Unknown;
     return is_library_source(frame.file) ? FrameOwner::Library : FrameOwner::Program;
   }
   const std::string_view module = base_name(frame.module);

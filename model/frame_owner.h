@@ -23,6 +23,9 @@ enum class FrameOwner { Program, Library, Cuda, Interposer, Runtime, Unknown };
 // Python frames (trace format 2) are Frames with module kPythonModule and address 0.
 inline constexpr char kPythonModule[] = "python";
 bool is_python_frame(const Frame& frame);
+// The interposer's pseudo frame naming the Python exception a thread handled when it ended a
+// capture (trace::kPythonExceptionFile): a Python frame of nobody's code, never shown as a frame.
+bool is_python_exception_frame(const Frame& frame);
 
 // What the user says their code is (--user-code GLOB, repeatable). A glob is matched against a
 // frame's source file and its module: '*' any run of characters (including '/'), '?' one

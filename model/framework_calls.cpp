@@ -1,6 +1,9 @@
 #include "model/framework_calls.h"
 
 #include <iterator>
+#include <map>
+#include <optional>
+#include <utility>
 
 #include "model/frame_owner.h"
 
@@ -11,6 +14,12 @@ constexpr FrameworkCall kCalls[] = {
 #define CAPGUARD_FRAMEWORK_CALL(kind, function, file, words, rules, fix) \
   {FrameworkCallKind::kind, function, file, words, rules, fix},
 #include "model/framework_calls.def"
+};
+
+constexpr FrameworkFix kFixes[] = {
+#define CAPGUARD_FRAMEWORK_FIX(framework, rule, headline, fix) \
+  {Framework::framework, rule, headline, fix},
+#include "model/framework_fixes.def"
 };
 
 // `pattern` occurs in `text`, where '*' in the pattern stands for any run of characters (for
@@ -39,21 +48,96 @@ bool matches(const FrameworkCall& call, const Frame& frame) {
 }  // namespace
 
 std::span<const FrameworkCall> framework_calls() { return kCalls; }
+std::span<const FrameworkFix> framework_fixes() { return kFixes; }
+
+std::string_view framework_name(Framework framework) {
+  switch (framework) {
+    case Framework::PyTorch:
+      return "PyTorch";
+    case Framework::TorchCompile:
+      return "torch.compile";
+    case Framework::CuPy:
+      return "CuPy";
+    case Framework::JAX:
+      return "JAX";
+    case Framework::Triton:
+      return "Triton";
+    case Framework::None:
+      break;
+  }
+  return "CUDA";
+}
+
+namespace {
+
+// The framework a frame's code belongs to: its Python file's or native module's package.
+Framework framework_of_frame(const Frame& frame) {
+  const std::string& path = is_python_frame(frame) ? frame.file : frame.module;
+  for (std::string_view marker : {"site-packages/", "dist-packages/"}) {
+    const size_t at = path.rfind(marker);
+    if (at == std::string::npos) continue;
+    const std::string_view package = std::string_view(path).substr(at + marker.size());
+    if (package.starts_with("torch/_dynamo/") || package.starts_with("torch/_inductor/"))
+      return Framework::TorchCompile;
+    if (package.starts_with("torch/")) return Framework::PyTorch;
+    if (package.starts_with("cupy")) return Framework::CuPy;
+    if (package.starts_with("jax/") || package.starts_with("jaxlib/") ||
+        package.starts_with("jax_"))
+      return Framework::JAX;
+    if (package.starts_with("triton/")) return Framework::Triton;
+  }
+  if (is_python_frame(frame) && frame.file.find("torchinductor_") != std::string::npos)
+    return Framework::TorchCompile;  // Inductor's generated code
+  return Framework::None;
+}
+
+}  // namespace
+
+Framework framework_of(const Location& location) {
+  const auto& frames = location.frames;
+  bool python = false;
+  for (const Frame& frame : frames) python = python || is_python_frame(frame);
+  if (!python && location.user_frame >= 0) return Framework::None;  // a C++ program
+  const size_t user =
+      location.user_frame >= 0 ? static_cast<size_t>(location.user_frame) : frames.size();
+  Framework found = Framework::None;
+  // The innermost framework wins (Triton's launcher under PyTorch's stream), torch.compile
+  // over the PyTorch code it runs.
+  for (size_t i = 0; i < user; ++i) {
+    const Framework f = framework_of_frame(frames[i]);
+    if (f == Framework::TorchCompile) return f;
+    if (found == Framework::None) found = f;
+  }
+  return found;
+}
+
+const FrameworkFix* framework_fix(Framework framework, std::string_view rule) {
+  for (Framework f : {framework, Framework::PyTorch}) {
+    for (const FrameworkFix& fix : kFixes)
+      if (fix.framework == f && fix.rule == rule) return &fix;
+    if (framework != Framework::TorchCompile) break;
+  }
+  return nullptr;
+}
 
 const FrameworkCall* framework_call_of(const Location& location) {
   const auto& frames = location.frames;
   if (frames.empty()) return nullptr;
   const size_t user =
       location.user_frame >= 0 ? static_cast<size_t>(location.user_frame) : frames.size();
-  for (size_t i = user; i-- > 0;) {  // from the user frame toward CUDA
+  // From the user frame (or, on a thread without one, the outermost frame) toward CUDA: the
+  // entry point closest to the user wins, a first use too (getCurrentCUDABlasHandle before the
+  // cublasCreate_v2 it calls).
+  for (size_t i = user; i-- > 0;) {
     for (const FrameworkCall& call : kCalls)
-      if ((call.kind == FrameworkCallKind::Native || call.kind == FrameworkCallKind::Python) &&
+      if (call.kind != FrameworkCallKind::CaptureAware && call.kind != FrameworkCallKind::Thread &&
           matches(call, frames[i]))
         return &call;
   }
-  for (const Frame& frame : frames)
+  // A first use outside the user's frame (the user's function traced by torch.compile).
+  for (size_t i = user; i < frames.size(); ++i)
     for (const FrameworkCall& call : kCalls)
-      if (call.kind == FrameworkCallKind::FirstUse && matches(call, frame)) return &call;
+      if (call.kind == FrameworkCallKind::FirstUse && matches(call, frames[i])) return &call;
   return nullptr;
 }
 
@@ -64,18 +148,77 @@ const FrameworkCall* capture_aware_call(const Location& location) {
   return nullptr;
 }
 
+const FrameworkCall* framework_thread_of(const Location& location) {
+  for (size_t i = location.frames.size(); i-- > 0;)  // the thread's body is outermost
+    for (const FrameworkCall& call : kCalls)
+      if (call.kind == FrameworkCallKind::Thread && matches(call, location.frames[i])) return &call;
+  return nullptr;
+}
+
+namespace {
+
+// A finding on a thread without a user frame: its thread's name, and the user line that
+// started the work (the replay's "started-by" guess: another thread's latest call before it).
+void name_thread(Finding& finding) {
+  const bool threadless = finding.location.user() == nullptr && !finding.location.frames.empty();
+  if (threadless)
+    if (const FrameworkCall* thread = framework_thread_of(finding.location))
+      finding.thread_name = std::string(thread->words);
+  std::erase_if(finding.related, [&](const Related& related) {
+    return related.role == "started-by" && (!threadless || related.location.user() == nullptr);
+  });
+}
+
+// The findings by the call they were made at (pid, seq): a rehearsal item looks its finding up
+// once, not by a scan (100k items against 100k findings took minutes: tests/hostile).
+using FindingsByCall = std::map<std::pair<uint32_t, uint64_t>, const Finding*>;
+FindingsByCall findings_by_call(const Report& report) {
+  FindingsByCall by_call;
+  for (const Finding& finding : report.findings)
+    by_call.try_emplace({finding.pid, finding.location.seq}, &finding);
+  return by_call;
+}
+
+// A rehearsal item on a thread without a user frame: what its finding (the same call) says.
+void name_item_thread(const FindingsByCall& by_call, RehearsalItem& item) {
+  const auto found = by_call.find({item.location.pid, item.location.seq});
+  if (found == by_call.end()) return;
+  const Finding& finding = *found->second;
+  item.thread_name = finding.thread_name;
+  for (const Related& related : finding.related)
+    if (related.role == "started-by" && related.location.user() != nullptr)
+      item.started_by = *related.location.user();
+}
+
+}  // namespace
+
 void name_framework_calls(Report& report) {
   for (Finding& finding : report.findings) {
+    name_thread(finding);
     const FrameworkCall* call = framework_call_of(finding.location);
-    if (call == nullptr) continue;
-    finding.framework_call = std::string(call->words);
-    finding.framework_fix = std::string(call->fix);
+    if (call != nullptr) {
+      finding.framework_call = std::string(call->words);
+      finding.framework_fix = std::string(call->fix);
+      continue;
+    }
+    const FrameworkFix* fix = framework_fix(framework_of(finding.location), finding.rule);
+    if (fix == nullptr) continue;
+    finding.framework_headline = std::string(fix->headline);
+    finding.framework_fix = std::string(fix->fix);
+    // The message's own fix is CUDA's: the framework's replaces it.
+    if (const size_t at = finding.message.find(". Fix: "); at != std::string::npos)
+      finding.message.resize(at);
   }
+  std::optional<FindingsByCall> by_call;  // made once, when an item needs it
   for (RehearsalInfo& rehearsal : report.rehearsals)
     for (auto* items : {&rehearsal.warmup, &rehearsal.breaks})
-      for (RehearsalItem& item : *items)
+      for (RehearsalItem& item : *items) {
         if (const FrameworkCall* call = framework_call_of(item.location))
           item.first_use = std::string(call->words);
+        if (item.location.user() != nullptr) continue;
+        if (!by_call) by_call = findings_by_call(report);
+        name_item_thread(*by_call, item);
+      }
 }
 
 }  // namespace capguard

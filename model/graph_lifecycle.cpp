@@ -2,9 +2,8 @@
 
 #include <algorithm>
 
-#include "util/flat_map.h"
-
 #include "model/graph_lifetime.h"
+#include "util/flat_map.h"
 
 namespace capguard {
 namespace {
@@ -49,8 +48,8 @@ void GraphLifecycle::on_instantiate(ExecState& exec) {
   const bool captured = exec.capture != nullptr && exec.capture->begin.stack != 0;
   const Site& where = captured ? exec.capture->begin : exec.instantiate;
   if (where.stack == 0) return;  // no stack: no site to count it under
-  const uint32_t stack = site_key_ != nullptr ? site_key_(site_key_context_, where.stack)
-                                              : where.stack;
+  const uint32_t stack =
+      site_key_ != nullptr ? site_key_(site_key_context_, where.stack) : where.stack;
   const uint64_t site_key = uint64_t{stack} << 1 | (captured ? 1 : 0);
   size_t index = 0;
   if (const size_t* known = site_index_.find(site_key)) {
@@ -91,8 +90,7 @@ void GraphLifecycle::remember(KeyState& key, const ExecState& exec) {
   signature_entries_ += sig.scalars.size() + sig.refs.size();
 }
 
-void GraphLifecycle::diff(const Signature& before, const ExecState& after,
-                          CaptureDiff& out) const {
+void GraphLifecycle::diff(const Signature& before, const ExecState& after, CaptureDiff& out) const {
   if (!before.kept) {
     ++out.unknown;
     return;
@@ -149,7 +147,8 @@ void GraphLifecycle::on_walked(ExecState& exec, uint64_t topology_hash, bool com
   const uint64_t lookup = mix_hash(shape ^ mix_hash(exec.lifecycle_site));
   size_t key_index = SIZE_MAX;
   const size_t* known = key_index_.find(lookup);
-  if (known != nullptr && keys_[*known].shape == shape && keys_[*known].site == exec.lifecycle_site) {
+  if (known != nullptr && keys_[*known].shape == shape &&
+      keys_[*known].site == exec.lifecycle_site) {
     key_index = *known;
   } else if (known != nullptr) {  // two (site, shape) pairs share a hash: look at the site's keys
     for (size_t k : site->keys)
@@ -167,13 +166,14 @@ void GraphLifecycle::on_walked(ExecState& exec, uint64_t topology_hash, bool com
     key.shape = shape;
     key.topology = topology_hash;
     key.site = exec.lifecycle_site;
-    if (std::find(site->topologies.begin(), site->topologies.end(), topology_hash) ==
-        site->topologies.end())
-      site->topologies.push_back(topology_hash);
+    const bool known_topology = std::find(site->topologies.begin(), site->topologies.end(),
+                                          topology_hash) != site->topologies.end();
+    if (!known_topology) site->topologies.push_back(topology_hash);
     // Growth: a new key captured after the site's other execs replayed.
     if (!site->keys.empty() && replayed_since(*site)) {
       GrowthFacts& g = site->growth;
       ++g.late_keys;
+      if (known_topology) ++g.late_resized;
       g.late_cost_ns += cost_of(exec);
       g.last_capture = exec.capture;
       g.last_instantiate = exec.instantiate;
@@ -291,7 +291,7 @@ void GraphLifecycle::finish(const std::vector<const ExecState*>& live) {
     summaries_.push_back(site.summary);
     for (size_t k : site.keys) {
       KeyState& key = keys_[k];
-      if (key.churn.steps < kChurnSteps) continue;
+      if (key.churn.steps == 0) continue;
       key.churn.captures = key.captures;
       key.churn.launches = key.launches;
       key.churn.cost_ns = key.cost_ns;
@@ -299,7 +299,7 @@ void GraphLifecycle::finish(const std::vector<const ExecState*>& live) {
       churn_sites_.push_back(s);
     }
     GrowthFacts& g = site.growth;
-    if (g.late_keys <= kGrowthLateKeys) continue;
+    if (g.late_keys == 0) continue;
     g.keys = site.summary.keys;
     g.topologies = site.summary.topologies;
     for (size_t k : site.late)

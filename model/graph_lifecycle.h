@@ -12,7 +12,8 @@
 //   destroyed together with others (a teardown, a list of graphs dropped at once), kept alive,
 //   or refreshed in place are no churn.
 // - Growth: a new key captured after the program replayed (another exec, or the site's last
-//   capture twice): captured between replays rather than in a start-up burst.
+//   capture twice): captured between replays rather than in a start-up burst; `late_resized`
+//   counts those of a topology captured before (sizes: rules/graph_specialization_growth.cpp).
 #pragma once
 
 #include <cstdint>
@@ -56,10 +57,11 @@ struct ChurnFacts {
 };
 
 struct GrowthFacts {
-  uint32_t keys = 0;        // distinct keys at the site (counted up to a bound)
+  uint32_t keys = 0;           // distinct keys at the site (counted up to a bound)
   bool keys_at_least = false;  // more came than were counted
-  uint32_t topologies = 0;  // distinct topologies among them
-  uint32_t late_keys = 0;   // keys first captured between replays
+  uint32_t topologies = 0;     // distinct topologies among them
+  uint32_t late_keys = 0;      // keys first captured between replays
+  uint32_t late_resized = 0;   // of them, keys of a topology the site had captured before
   // Launches each late key's execs got, in capture order (at most kGrowthListed), and whether
   // each is a floor (an exec replayed past its recorded launches).
   std::vector<std::pair<uint64_t, bool>> late_launches;
@@ -86,13 +88,11 @@ struct SiteSummary {
 class GraphLifecycle {
  public:
   static constexpr uint32_t kChurnMaxLaunches = 2;  // "replays per capture near 1"
-  static constexpr uint32_t kChurnSteps = 10;       // re-captures of one key before a finding
-  static constexpr uint32_t kGrowthLateKeys = 8;    // PyTorch warns past 8 distinct sizes
   static constexpr size_t kGrowthListed = 12;
   static constexpr size_t kMaxSites = 4096;
-  static constexpr size_t kMaxKeys = 16384;        // per process, all sites together
-  static constexpr size_t kMaxKeysPerSite = 4096;  // so one site cannot starve the others
-  static constexpr size_t kMaxSignatureRefs = 4096;        // per key
+  static constexpr size_t kMaxKeys = 16384;                  // per process, all sites together
+  static constexpr size_t kMaxKeysPerSite = 4096;            // so one site cannot starve the others
+  static constexpr size_t kMaxSignatureRefs = 4096;          // per key
   static constexpr size_t kMaxSignatureEntries = 4'000'000;  // all keys: ~64 MB
 
   // Maps a stack id to the id that stands for all stacks of its content (the replay knows
@@ -115,6 +115,8 @@ class GraphLifecycle {
   // The process ended: execs still in `live` are alive at exit.
   void finish(const std::vector<const ExecState*>& live);
 
+  // Facts, not findings: every key with a churn step, every site with a late key. How many make
+  // a finding is the rules' to say (graph-rebuilt-every-step, graph-specialization-growth).
   std::vector<ChurnFacts>& churn() { return churn_; }
   std::vector<std::pair<size_t, GrowthFacts>>& growth() { return growth_; }  // (site, facts)
   // Which site each churn fact is at (parallel to churn()).
@@ -135,7 +137,7 @@ class GraphLifecycle {
     uint64_t launches = 0;
     bool launches_at_least = false;
     uint64_t cost_ns = 0;
-    uint32_t last_serial = 0;  // the key's newest exec
+    uint32_t last_serial = 0;        // the key's newest exec
     ExecState* last_exec = nullptr;  // ... while it lives (null once destroyed)
     size_t site = 0;
     bool last_destroy_lone = false;  // its destroy batch held it alone
@@ -180,8 +182,8 @@ class GraphLifecycle {
   const void* site_key_context_ = nullptr;
   uint64_t clock_ = 0;  // counts walks and launches
   size_t signature_entries_ = 0;
-  LaunchMark last_launch_;            // the latest launch
-  LaunchMark last_other_launch_;      // the latest of an exec other than last_launch_'s
+  LaunchMark last_launch_;        // the latest launch
+  LaunchMark last_other_launch_;  // the latest of an exec other than last_launch_'s
   std::vector<SiteState> sites_;
   FlatMap<uint64_t, size_t, U64Hash> site_index_;  // (stack, captured) -> index into sites_
   FlatMap<uint64_t, size_t, U64Hash> key_index_;   // (site, shape) -> index into keys_

@@ -439,7 +439,7 @@ void GraphLifetime::finish() {
   const std::vector<ChurnFacts>& churn = lifecycle_.churn();
   for (size_t i = 0; i < churn.size(); ++i) {
     GraphFacts facts;
-    facts.kind = GraphFactKind::Rebuilt;
+    facts.kind = GraphFactKind::KeyRecaptured;
     facts.churn = &churn[i];
     facts.lifecycle_site = lifecycle_.churn_sites()[i];
     facts.where = churn[i].last_capture ? churn[i].last_capture->begin : churn[i].last_instantiate;
@@ -447,7 +447,7 @@ void GraphLifetime::finish() {
   }
   for (const auto& [site, growth] : lifecycle_.growth()) {
     GraphFacts facts;
-    facts.kind = GraphFactKind::SpecializationGrowth;
+    facts.kind = GraphFactKind::KeysAddedLate;
     facts.growth = &growth;
     facts.lifecycle_site = site;
     facts.where = growth.last_capture ? growth.last_capture->begin : growth.last_instantiate;

@@ -100,12 +100,13 @@ struct ExecState {
   std::unique_ptr<ChurnFacts> pending_step;  // its re-capture, if it is dropped alone unused
 };
 
+// What the model saw (facts, not findings): the graph rules (Rule::on_graph) judge them.
 enum class GraphFactKind : uint8_t {
-  ReplayAfterFree,
-  ReplayFailed,
-  Rebuilt,
-  SpecializationGrowth,
-  UpdateRejected
+  ReplayAfterFree,  // an exec launched with nodes that reference memory freed since (hits)
+  ReplayFailed,     // a sticky error while graphs were in flight (or may have been)
+  KeyRecaptured,    // a key re-captured replacing hardly used execs (churn steps), at the end
+  KeysAddedLate,    // a site captured new keys between replays (growth), at the end
+  UpdateRejected    // cudaGraphExecUpdate failed
 };
 
 struct GraphFacts {

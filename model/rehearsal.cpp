@@ -19,13 +19,6 @@ bool orders_stream(ApiKind kind) {
 
 }  // namespace
 
-const char* to_string(RehearsalVerdict verdict) {  // names: enum_names.def
-#define CAPGUARD_REHEARSAL_VERDICT(value, name) \
-  if (verdict == RehearsalVerdict::value) return name;
-#include "model/enum_names.def"
-  return "capturable";
-}
-
 void RehearsalModel::range_begin(uint64_t, uint32_t tid, uint64_t id, std::string_view domain,
                                  std::string_view name) {
   std::string key = std::string(domain) + '\n' + std::string(name);
@@ -50,7 +43,7 @@ void RehearsalModel::range_begin(uint64_t, uint32_t tid, uint64_t id, std::strin
   live.tid = tid;
 }
 
-void RehearsalModel::range_end(uint64_t id, std::vector<RehearsalJudgement>& out) {
+void RehearsalModel::range_end(uint64_t id, std::vector<RehearsalFacts>& out) {
   const auto live = std::find_if(live_.begin(), live_.end(),
                                  [&](const Live& l) { return l.range_id == id && !l.ended; });
   if (live == live_.end()) return;
@@ -58,9 +51,13 @@ void RehearsalModel::range_end(uint64_t id, std::vector<RehearsalJudgement>& out
   // answers 904 otherwise).
   for (size_t m = 1; m < live->members.size(); ++m) {
     const Member& member = live->members[m];
-    if (member.work > member.joined)
-      out.push_back(
-          {RehearsalBreak::UnjoinedFork, live->execution, false, member.last_work, member.stream});
+    if (member.work <= member.joined) continue;
+    RehearsalFacts& facts = out.emplace_back();
+    facts.execution = live->execution;
+    facts.mode = mode_;
+    facts.unjoined_fork = true;
+    facts.site = member.last_work;
+    facts.stream = member.stream;
   }
   live->ended = true;
 }
@@ -132,95 +129,66 @@ void RehearsalModel::add_member(Live& live, const StreamKey& stream) {
   live.members.push_back({stream, 0, 0, {}});
 }
 
-void RehearsalModel::judge(const Call& call, std::vector<RehearsalJudgement>& out) {
+RehearsalFacts RehearsalModel::facts_of(const Call& call, uint64_t execution) const {
+  RehearsalFacts facts;
+  facts.api = call.api;
+  facts.execution = execution;
+  facts.mode = mode_;
+  facts.thread_mode = call.thread != nullptr ? call.thread->mode : CaptureMode::Global;
+  facts.site = Site::of(*call.ev);
+  facts.stream = call.stream;
+  return facts;
+}
+
+void RehearsalModel::observe(const Call& call, std::vector<RehearsalFacts>& out) {
   // A real capture's calls are judged by the real rules.
   if (!active() || call.own_capture != nullptr || call.stream_capture != nullptr) return;
   const auto open = [](const Live& l) { return !l.ended; };
   const auto first_open = std::find_if(live_.begin(), live_.end(), open);
   if (first_open == live_.end()) return;
-  const trace::ApiEvent& ev = *call.ev;
-  const ApiKind kind = call.api.kind;
   // Code that asks whether its stream captures right before an unsafe call takes another path
   // when it does: PyTorch's caching allocator allocates in relaxed mode then (c10's
   // cudaMallocMaybeCapturing), on the region's thread or on one working on the region's stream
-  // (the autograd thread). What that path does is not in an eager run: not judged.
-  Live* own = live_on(ev.tid);
-  if (follows_capture_query(call, own != nullptr ? *own : *first_open) && kind == ApiKind::Unsafe)
+  // (the autograd thread). What that path does is not in an eager run: not observed.
+  Live* own = live_on(call.ev->tid);
+  if (follows_capture_query(call, own != nullptr ? *own : *first_open) &&
+      call.api.kind == ApiKind::Unsafe)
     return;
-  if (own != nullptr) return judge_own(*own, call, out);
-  // Another thread: a global-mode capture prohibits its unsafe calls and device syncs.
-  if (mode_ != CaptureMode::Global) return;
-  if ((kind == ApiKind::Unsafe && prohibits_unsafe(call, false)) || kind == ApiKind::DeviceSync) {
-    const RehearsalBreak what =
-        kind == ApiKind::Unsafe ? RehearsalBreak::Unsafe : RehearsalBreak::Sync;
-    out.push_back({what, first_open->execution, true, Site::of(ev), call.stream});
-  }
+  if (own != nullptr) return observe_own(*own, call, out);
+  // Another thread, while the region runs: what a capture of it prohibits process-wide.
+  RehearsalFacts& facts = out.emplace_back(facts_of(call, first_open->execution));
+  facts.other_thread = true;
 }
 
-void RehearsalModel::judge_own(Live& live, const Call& call, std::vector<RehearsalJudgement>& out) {
+void RehearsalModel::observe_own(Live& live, const Call& call, std::vector<RehearsalFacts>& out) {
   const trace::ApiEvent& ev = *call.ev;
   const ApiKind kind = call.api.kind;
-  const auto judged = [&](RehearsalBreak what) {
-    out.push_back({what, live.execution, false, Site::of(ev), call.stream});
-  };
   if (call.has_stream && live.members.empty() && orders_stream(kind)) {
     add_member(live, call.stream);
     live.origin_non_blocking = call.stream_non_blocking;
   }
   const int member = call.has_stream ? member_of(live, call.stream) : -1;
-  const bool origin_legacy = !live.members.empty() && live.members[0].stream.is_legacy();
-  // Legacy-stream use beside a capture of another stream: 906 when that stream blocks, an
-  // escape otherwise (capture-semantics.md, section 1 and 2).
-  const bool non_blocking_origin = live.origin_non_blocking == true;
-  switch (kind) {
-    case ApiKind::DeviceSync:
-      return judged(RehearsalBreak::Sync);
-    case ApiKind::StreamSync:
-      if (member >= 0 || call.stream_is_legacy() || live.members.empty())
-        judged(RehearsalBreak::Sync);
-      return;
-    case ApiKind::EventSync:
-      if (call.has_stream || !ev.has(Field::Event)) return;
-      if (live.events.find(ev.event) != nullptr) judged(RehearsalBreak::CapturedEventSync);
-      return;
-    case ApiKind::Unsafe:
-      if (mode_ == CaptureMode::Relaxed) return judged(RehearsalBreak::RelaxedUnsafe);
-      if (prohibits_unsafe(call, true)) judged(RehearsalBreak::Unsafe);
-      return;
-    case ApiKind::Unsupported:
-      return judged(RehearsalBreak::Unsupported);
-    case ApiKind::SyncCopy:
-      // The capture's stream decides: a non-blocking one lets the copy run now, uncaptured;
-      // a blocking one (or the legacy stream the region ran on) is invalidated.
-      return judged(non_blocking_origin ? RehearsalBreak::EscapedSyncCopy
-                                        : RehearsalBreak::LegacyStream);
-    default:
-      break;
-  }
-  if (!call.has_stream || !orders_stream(kind)) return;
+  const RecordedEvent* recorded = ev.has(Field::Event) ? live.events.find(ev.event) : nullptr;
+  // What the call meets, before it changes the region's streams.
+  RehearsalFacts& facts = out.emplace_back(facts_of(call, live.execution));
+  facts.has_stream = call.has_stream;
+  facts.stream_legacy = call.has_stream && call.stream_is_legacy();
+  facts.stream_in_region = member >= 0;
+  facts.region_has_streams = !live.members.empty();
+  facts.origin_legacy = !live.members.empty() && live.members[0].stream.is_legacy();
+  facts.origin_non_blocking = live.origin_non_blocking == true;
+  facts.event_in_region = recorded != nullptr;
+  facts.wait_external = ev.has(Field::Flags) && (ev.flags & kWaitExternal) != 0;
+
+  if (!call.has_stream || !orders_stream(kind) || (member < 0 && kind != ApiKind::StreamWaitEvent))
+    return;
   if (kind == ApiKind::StreamWaitEvent) {
-    const RecordedEvent* recorded = ev.has(Field::Event) ? live.events.find(ev.event) : nullptr;
-    if (recorded == nullptr) {
-      // An event recorded before the region: a capture waiting on it fails (905) unless the
-      // wait is external.
-      if (member >= 0 && !(ev.has(Field::Flags) && (ev.flags & kWaitExternal)))
-        judged(RehearsalBreak::UncapturedEventWait);
-      return;
-    }
+    if (recorded == nullptr) return;
     if (member < 0) {  // a fork: the stream joins the rehearsed capture
       add_member(live, call.stream);
     } else if (member == 0 && recorded->member != 0) {
       Member& from = live.members[recorded->member];
       from.joined = std::max(from.joined, recorded->work);
-    }
-    return;
-  }
-  if (member < 0) {
-    if (call.stream_is_legacy() && !origin_legacy) {
-      judged(non_blocking_origin ? RehearsalBreak::EscapedLegacyWork
-                                 : RehearsalBreak::LegacyStream);
-    } else if (kind != ApiKind::EventRecord) {
-      judged(RehearsalBreak::EscapedSideStream);
     }
     return;
   }
@@ -241,14 +209,6 @@ bool RehearsalModel::follows_capture_query(const Call& call, const Live& live) {
   return follows;
 }
 
-bool RehearsalModel::prohibits_unsafe(const Call& call, bool own) const {
-  // The calling thread's interaction mode decides (cudaThreadExchangeStreamCaptureMode): relaxed
-  // allows everything; thread_local prohibits only while the thread itself captures.
-  const CaptureMode thread_mode = call.thread != nullptr ? call.thread->mode : CaptureMode::Global;
-  if (thread_mode == CaptureMode::Relaxed) return false;
-  return own || thread_mode == CaptureMode::Global;
-}
-
 void settle_verdict(RehearsalInfo& info, std::vector<RehearsalItem> items) {
   info.warmup.clear();
   info.breaks.clear();
@@ -262,7 +222,7 @@ void settle_verdict(RehearsalInfo& info, std::vector<RehearsalItem> items) {
     verdict = RehearsalVerdict::AfterWarmup;
     info.warmups = last;
   }
-  info.verdict = to_string(verdict);
+  info.verdict = verdict;
   for (RehearsalItem& item : items)
     (verdict == RehearsalVerdict::NotCapturable && item.last_execution >= info.executions
          ? info.breaks

@@ -1,9 +1,10 @@
 // Capture rehearsal (issue 19): what would happen to each call of a region the program ran
 // eagerly (a rehearsed NVTX range, trace format v6) if that region were captured in the chosen
-// mode. The judgement follows what CUDA answers in a real capture (docs: capture-semantics),
-// by API kind: the rules name it with their own ids (rules/rehearsal.cpp). Each execution of a
-// region is judged on its own; the verdict compares executions (capturable, capturable after N
-// warm-up executions, not capturable).
+// mode. The model follows the region's streams and events and says what a capture would meet at
+// each call (RehearsalFacts); the rules judge that as CUDA would answer in a real capture (docs:
+// capture-semantics), each rule that declares Rule::on_rehearsal in its own file. Each
+// execution of a region is judged on its own; the verdict compares executions (capturable,
+// capturable after N warm-up executions, not capturable).
 //
 // The region's streams become the rehearsed capture's: its first stream with work is the
 // origin, a stream that waits on an event recorded on one of its streams is forked in, and a
@@ -25,34 +26,29 @@
 
 namespace capguard {
 
-// Why a call would break (or escape) a capture of the region; rules/rehearsal.cpp maps each to
-// its rule id and words it.
-enum class RehearsalBreak : uint8_t {
-  Sync,                 // synchronizes a stream of the region, the legacy stream or the device
-  CapturedEventSync,    // queries or waits for an event recorded in the region
-  Unsafe,               // allocation, free, pinning: prohibited in global/thread_local mode
-  RelaxedUnsafe,        // the same, allowed only because the mode is relaxed
-  Unsupported,          // not capturable at all
-  LegacyStream,         // legacy-stream use (a blocking capture: CUDA answers 906)
-  EscapedSyncCopy,      // a synchronous copy/memset: runs now, absent from the graph
-  EscapedLegacyWork,    // async work on the legacy stream: absent from the graph
-  EscapedSideStream,    // work on a stream never forked into the region
-  UncapturedEventWait,  // a region stream waits on an event recorded outside the region
-  UnjoinedFork,         // a forked stream's last work was never joined back
-};
-
-struct RehearsalJudgement {
-  RehearsalBreak what = RehearsalBreak::Sync;
-  uint64_t execution = 0;     // RehearsalModel's serial number of the execution
-  bool other_thread = false;  // made by a thread other than the region's
-  Site site;                  // the call (for UnjoinedFork: the stream's last work)
-  StreamKey stream;           // UnjoinedFork: the stream left unjoined
-};
-
-// A region's verdict over its executions.
-enum class RehearsalVerdict : uint8_t {
-#define CAPGUARD_REHEARSAL_VERDICT(value, name) value,
-#include "model/enum_names.def"
+// What a capture of the region would meet at one call the program ran eagerly in it: what the
+// model saw, not a verdict. The rules that declare Rule::on_rehearsal judge it
+// (rules/rehearsal.cpp asks them in table order), so a rule is rehearsed by declaring it.
+struct RehearsalFacts {
+  ApiInfo api;             // the call's kind and memory effect
+  uint64_t execution = 0;  // RehearsalModel's serial number of the execution
+  trace::CaptureMode mode = trace::CaptureMode::Global;  // the mode rehearsed
+  // The calling thread's capture interaction mode (cudaThreadExchangeStreamCaptureMode).
+  trace::CaptureMode thread_mode = trace::CaptureMode::Global;
+  bool other_thread = false;         // made by a thread other than the region's
+  bool has_stream = false;           // the call names a stream
+  bool stream_legacy = false;        // ... the legacy stream
+  bool stream_in_region = false;     // ... the region's origin or a stream forked into it
+  bool region_has_streams = false;   // the region has an origin stream (it put work on one)
+  bool origin_legacy = false;        // the origin is the legacy stream
+  bool origin_non_blocking = false;  // the origin was created cudaStreamNonBlocking
+  bool event_in_region = false;      // its event was recorded on a stream of the region
+  bool wait_external = false;        // a wait with cudaEventWaitExternal
+  // At the range's end: a stream forked into the region whose last work the origin never
+  // waited for (site: that work; stream: the stream).
+  bool unjoined_fork = false;
+  Site site;         // the call
+  StreamKey stream;  // the call's stream
 };
 
 // What a region's closed executions add up to; memory bounded by the distinct breaks, however
@@ -82,13 +78,14 @@ class RehearsalModel {
   void range_begin(uint64_t seq, uint32_t tid, uint64_t id, std::string_view domain,
                    std::string_view name);
   // Ends the execution (an id never opened is ignored); its unjoined forks go to `out`. The
-  // caller notes them, then calls settle().
-  void range_end(uint64_t id, std::vector<RehearsalJudgement>& out);
+  // caller judges and notes them, then calls settle().
+  void range_end(uint64_t id, std::vector<RehearsalFacts>& out);
   // Adds the ended executions to their regions' summaries.
   void settle();
-  // Judges one call the capture model has prepared (call.own_capture, call.stream_capture: a
-  // call inside a real capture is the real rules' alone). Appends what it would break.
-  void judge(const Call& call, std::vector<RehearsalJudgement>& out);
+  // Observes one call the capture model has prepared (call.own_capture, call.stream_capture: a
+  // call inside a real capture is the real rules' alone): appends what a capture of the region
+  // would meet at it, for the rules to judge.
+  void observe(const Call& call, std::vector<RehearsalFacts>& out);
   // Notes that the execution had the break identified by `key` (same call site, same rule: the
   // same key in every execution); true the first time in that execution.
   bool note(uint64_t execution, uint64_t key);
@@ -132,15 +129,13 @@ class RehearsalModel {
   Live* live_on(uint32_t tid);
   int member_of(const Live& live, const StreamKey& stream) const;
   static void add_member(Live& live, const StreamKey& stream);
-  void judge_own(Live& live, const Call& call, std::vector<RehearsalJudgement>& out);
+  void observe_own(Live& live, const Call& call, std::vector<RehearsalFacts>& out);
 
   Live* live(uint64_t execution);
   // Whether the thread's previous call in a rehearsal asked if a stream of `live` captures (no
   // stream yet: any), then remembers this call.
   bool follows_capture_query(const Call& call, const Live& live);
-  // Whether a capture of the region would prohibit this unsafe call (own: made by the region's
-  // thread), given the mode the calling thread set with cudaThreadExchangeStreamCaptureMode.
-  bool prohibits_unsafe(const Call& call, bool own) const;
+  RehearsalFacts facts_of(const Call& call, uint64_t execution) const;
 
   trace::CaptureMode mode_;
   uint64_t next_execution_ = 1;
@@ -155,8 +150,6 @@ class RehearsalModel {
   };
   FlatMap<uint64_t, Query, U64Hash> queried_;
 };
-
-const char* to_string(RehearsalVerdict verdict);  // capturable | capturable_after_warmup | ...
 
 // A region's verdict from its items (each with RehearsalItem::last_execution) and its closed
 // executions: none broke, capturable; the last one broke, not capturable (`breaks`: what it did,

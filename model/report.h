@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/cupti_clients.h"
+#include "trace/format.h"
 
 namespace capguard {
 
@@ -78,6 +79,14 @@ struct Finding {
   // "Tensor.item()", and the fix in the framework's words. Empty otherwise.
   std::string framework_call;
   std::string framework_fix;
+  // Else, when the culprit is a framework's code (framework_fixes.def), what happened in its
+  // words ("a PyTorch op ran on the default stream inside torch.cuda.graph: ..."), said before
+  // CUDA's account, and the rule's fix in its words (framework_fix). Empty otherwise.
+  std::string framework_headline;
+  // On a thread a framework started, with no user frame ("PyTorch autograd thread"); empty
+  // otherwise. Such a finding's "started-by" related location is the user line that started
+  // the thread's work.
+  std::string thread_name;
   // The test that was running (pytest node id, from the plugin's marks: engine/test_marks.h).
   std::string test;
   // Capture rehearsal (issue 19): found in a region run eagerly (`capguard run --rehearse`),
@@ -88,6 +97,12 @@ struct Finding {
 
 enum class CaptureState {
 #define CAPGUARD_CAPTURE_STATE(value, name) value,
+#include "model/enum_names.def"
+};
+
+// A rehearsed region's verdict over its executions (model/rehearsal.h).
+enum class RehearsalVerdict : uint8_t {
+#define CAPGUARD_REHEARSAL_VERDICT(value, name) value,
 #include "model/enum_names.def"
 };
 
@@ -111,7 +126,7 @@ struct CaptureInfo {
   uint32_t process = 0;  // as Finding::process
   uint32_t thread = 0;
   uint64_t stream = 0;
-  std::string mode;  // global | thread_local | relaxed
+  trace::CaptureMode mode = trace::CaptureMode::Global;
   CaptureState status = CaptureState::Open;
   std::optional<uint64_t> nodes;
   Location begin;
@@ -165,15 +180,19 @@ struct RehearsalItem {
   uint32_t calls = 1;           // calls at the same user line merged into this item
   std::string first_use;  // the framework's words when the stack shows them (framework_calls.def)
   Location location;
+  // On a framework's thread without a user frame (issue 32): its name, and the user line that
+  // likely started its work (its finding's "started-by"); empty otherwise.
+  std::string thread_name;
+  std::optional<Frame> started_by;
 };
 struct RehearsalInfo {
   uint32_t pid = 0;
   uint32_t process = 0;  // as Finding::process
   std::string name, domain;
-  std::string mode;         // the capture mode judged against: global | thread_local | relaxed
-  std::string verdict;      // capturable | capturable_after_warmup | not_capturable
-  uint32_t executions = 0;  // closed ones
-  uint32_t warmups = 0;     // capturable_after_warmup: executions to run before capturing
+  trace::CaptureMode mode = trace::CaptureMode::Global;  // the capture mode judged against
+  RehearsalVerdict verdict = RehearsalVerdict::Capturable;
+  uint32_t executions = 0;            // closed ones
+  uint32_t warmups = 0;               // capturable_after_warmup: executions to run before capturing
   std::vector<RehearsalItem> warmup;  // what only the warm-up executions did
   std::vector<RehearsalItem> breaks;  // not_capturable: what the last execution still broke
 };
@@ -213,6 +232,13 @@ struct ToolProblem {
   std::string message;
 };
 
+// A rule option (rules/rules.def) set to other than its default (--rule-option).
+struct RuleOptionValue {
+  std::string rule, option;
+  uint64_t value = 0;
+  uint64_t default_value = 0;
+};
+
 struct Report {
   std::vector<ProcessInfo> processes;
   std::vector<CaptureInfo> captures;
@@ -220,6 +246,7 @@ struct Report {
   std::vector<ToolProblem> problems;
   std::vector<GraphSiteInfo> graph_sites;  // the lifecycle table, most captures first per process
   std::vector<RehearsalInfo> rehearsals;   // capture rehearsal (issue 19)
+  std::vector<RuleOptionValue> rule_options;  // only those not at their default
 
   uint64_t capture_count() const {
     uint64_t n = 0;
@@ -296,7 +323,10 @@ class ProcessOwners {
   std::unordered_map<uint32_t, std::vector<size_t>> by_pid_;
 };
 
+// The names of enum_names.def, as reports write them.
 const char* to_string(Severity s);
 const char* to_string(CaptureState s);
+const char* to_string(RehearsalVerdict verdict);  // capturable | capturable_after_warmup | ...
+const char* mode_name(trace::CaptureMode mode);   // global | thread_local | relaxed
 
 }  // namespace capguard

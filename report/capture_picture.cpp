@@ -36,7 +36,7 @@ std::string stream_label(uint64_t stream) {
 }
 
 std::string capture_title(const CaptureInfo& capture) {
-  return fmt::format("capture #{} ({} mode, {})", capture.id, capture.mode,
+  return fmt::format("capture #{} ({} mode, {})", capture.id, mode_name(capture.mode),
                      to_string(capture.status));
 }
 

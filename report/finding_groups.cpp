@@ -15,6 +15,11 @@ std::string group_key(const Report& report, const Finding& f) {
     where = user_line_key(*user);
   } else {
     where = fmt::format("#{}", l.stack_id);
+    // A thread with no user frame: twins are the findings of one rule on that kind of thread
+    // for work one user line started (issue 32: the autograd thread's cuBLAS set-up, 4 calls).
+    for (const Related& related : f.related)
+      if (const Frame* start = related.location.user(); start && related.role == "started-by")
+        where = fmt::format("{} started at {}", f.thread_name, user_line_key(*start));
   }
   const CaptureInfo* capture = report.find_capture(f.capture);
   return fmt::format("{}\n{}\n{}\n{}\n{}\n{}", f.rule, f.pid, f.process, where,

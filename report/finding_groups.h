@@ -1,5 +1,6 @@
 // Identical findings: the same rule, process, user line and capture site (and test, under the
-// pytest plugin). The text report prints a group once ("and N more times"); JSON and SARIF keep
+// pytest plugin); on a thread without a user frame, the thread's kind and the user line that
+// started its work. The text report prints a group once ("and N more times"); JSON and SARIF keep
 // each finding and give the findings of a group one id. One place, so that formats agree.
 #pragma once
 

@@ -75,6 +75,12 @@ std::string site_cell(const Location& site, size_t width) {
     where = fmt::format("{}+0x{:x}", base_name(frame.module), frame.offset);
   else
     where = fmt::format("0x{:x}", frame.address);
+  // Too wide: the file's name is cut, never its line ("torch_default_stream_in_captu…:14").
+  if (width != SIZE_MAX && text_width(where) > width && !frame.file.empty()) {
+    const std::string line = fmt::format(":{}", frame.line);
+    if (width > line.size() + 4)
+      return ellipsize(base_name(frame.file), width - line.size()) + line;
+  }
   if (frame.function.empty()) return ellipsize(where, width);
   const size_t decoration = text_width(where) + 3;  // " (" and ")"
   // A function cut below a few characters says nothing: drop it instead.

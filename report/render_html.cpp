@@ -170,13 +170,13 @@ class HtmlWriter {
   void write_rehearsals() {
     out_ += "<h2 id=\"rehearsals\">Capture rehearsal</h2>\n<ul class=\"rehearsals\">\n";
     for (const RehearsalInfo& r : report_.rehearsals) {
-      if (r.verdict == "never_executed") {
+      if (r.verdict == RehearsalVerdict::NeverExecuted) {
         put("<li><code>{}</code> (--rehearse): <b>{}</b></li>\n", esc(r.name),
             esc(verdict_words(r)));
         continue;
       }
       put("<li><code>{}</code> (process {}, {} mode, {} execution(s)): <b>{}</b>", esc(r.name),
-          r.pid, esc(r.mode), r.executions, esc(verdict_words(r)));
+          r.pid, esc(mode_name(r.mode)), r.executions, esc(verdict_words(r)));
       for (const auto* items : {&r.warmup, &r.breaks}) {
         if (items->empty()) continue;
         put("<br>{}<ul>\n", items == &r.warmup ? kWarmupHeading : kBreaksHeading);
@@ -296,17 +296,23 @@ class HtmlWriter {
     out_ += "<ol class=\"stack\">\n";
     write_frame_item(location, view.user, true, context);
     if (!view.via.empty()) {
-      put("<li class=\"via\"><details><summary>which called {}</summary><ol class=\"stack\">\n",
+      put("<li class=\"via\"><details><summary>→ {}</summary><ol class=\"stack\">\n",
           esc(view.via));
       for (size_t i = view.user; i-- > shown.first;)
         if (!is_interpreter_frame(location.frames[i])) write_frame_item(location, i, false, 0);
       out_ += "</ol></details></li>\n";
     }
-    for (size_t k : view.callers) write_frame_item(location, k, false, 0);
+    for (const PythonCaller& caller : view.callers) {
+      if (caller.count > 1)
+        put("<li class=\"via\">… {} ({} frames)</li>\n", esc(caller.group), caller.count);
+      else
+        write_frame_item(location, caller.frame, false, 0);
+    }
     out_ += "</ol>\n";
-    put("<p class=\"hidden\">({} frames inside CUDA/capguard, {} interpreter frames and {} outer "
-        "frames not shown)</p>\n",
-        shown.hidden_inner(), view.interpreter, shown.hidden_outer(location));
+    put("<p class=\"hidden\">({} frames inside CUDA/capguard, {} interpreter frames, {} library "
+        "frames folded and {} outer frames not shown)</p>\n",
+        shown.hidden_inner(), view.interpreter, view.folded_python + view.folded_native,
+        shown.hidden_outer(location));
   }
 
   void write_source(const Frame& frame, int context) {

@@ -95,7 +95,7 @@ void write_capture(JsonWriter& json, const CaptureInfo& capture) {
   json.key("pid"), json.value(uint64_t{capture.pid});
   json.key("thread"), json.value(uint64_t{capture.thread});
   json.key("stream"), json.value(fmt::format("0x{:x}", capture.stream));
-  json.key("mode"), json.value(capture.mode);
+  json.key("mode"), json.value(mode_name(capture.mode));
   json.key("status"), json.value(to_string(capture.status));
   json.key("nodes");
   capture.nodes ? json.value(*capture.nodes) : json.null();
@@ -143,14 +143,19 @@ void write_finding(JsonWriter& json, const Finding& finding, uint32_t group) {
   json.key("severity"), json.value(to_string(finding.severity));
   json.key("message"), json.value(finding.message);
   json.key("api"), json.value(finding.api);
-  if (!finding.framework_call.empty()) {  // what the user wrote (framework_calls.def)
+  if (!finding.framework_call.empty())  // what the user wrote (framework_calls.def)
     json.key("framework_call"), json.value(finding.framework_call);
+  if (!finding.framework_headline.empty())  // what happened in its words (framework_fixes.def)
+    json.key("framework_headline"), json.value(finding.framework_headline);
+  if (!finding.framework_fix.empty()) {
     json.key("framework_fix"), json.value(finding.framework_fix);
   }
   json.key("result");
   finding.result_name.empty() ? json.null() : json.value(finding.result_name);
   json.key("pid"), json.value(uint64_t{finding.pid});
   json.key("thread"), json.value(uint64_t{finding.thread});
+  if (!finding.thread_name.empty())  // a framework's thread (framework_calls.def Thread)
+    json.key("thread_name"), json.value(finding.thread_name);
   json.key("capturing_thread"), json.value(finding.capturing_thread);
   json.key("capture");
   finding.capture ? json.value(uint64_t{*finding.capture}) : json.null();
@@ -185,6 +190,7 @@ void write_rehearsal_items(JsonWriter& json, const std::vector<RehearsalItem>& i
     json.key("calls"), json.value(uint64_t{item.calls});
     json.key("other_thread"), json.value(item.other_thread);
     if (!item.first_use.empty()) json.key("first_use"), json.value(item.first_use);
+    if (!item.thread_name.empty()) json.key("thread_name"), json.value(item.thread_name);
     json.key("location"), write_location(json, item.location);
     json.end_object();
   }
@@ -196,9 +202,9 @@ void write_rehearsal(JsonWriter& json, const RehearsalInfo& r) {
   json.key("pid"), json.value(uint64_t{r.pid});
   json.key("name"), json.value(r.name);
   json.key("domain"), json.value(r.domain);
-  json.key("mode"), json.value(r.mode);
+  json.key("mode"), json.value(mode_name(r.mode));
   json.key("executions"), json.value(uint64_t{r.executions});
-  json.key("verdict"), json.value(r.verdict);
+  json.key("verdict"), json.value(to_string(r.verdict));
   json.key("warmups"), json.value(uint64_t{r.warmups});
   json.key("warmup"), write_rehearsal_items(json, r.warmup);
   json.key("breaks"), write_rehearsal_items(json, r.breaks);
@@ -242,6 +248,19 @@ void render_json(const Report& report, const JsonSink& sink) {
     json.key("rehearsals");
     json.begin_array();
     for (const RehearsalInfo& r : report.rehearsals) write_rehearsal(json, r);
+    json.end_array();
+  }
+  if (!report.rule_options.empty()) {  // only then: reports with the defaults keep their shape
+    json.key("rule_options");
+    json.begin_array();
+    for (const RuleOptionValue& o : report.rule_options) {
+      json.begin_object();
+      json.key("rule"), json.value(o.rule);
+      json.key("option"), json.value(o.option);
+      json.key("value"), json.value(o.value);
+      json.key("default"), json.value(o.default_value);
+      json.end_object();
+    }
     json.end_array();
   }
   if (!report.problems.empty()) {  // only then: reports of complete analyses keep their shape

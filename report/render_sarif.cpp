@@ -172,7 +172,7 @@ class SarifRenderer {
       w_.key("toolExecutionNotifications").begin_array();
       for (const ProcessInfo& p : report_.processes) {
         if (p.attached) continue;
-        w_.begin_object().field("level", "error").key("message").begin_object();
+        w_.begin_object().field("level", to_string(Severity::Error)).key("message").begin_object();
         w_.field("text", "capguard did not attach to process " + std::to_string(p.pid) + " (" +
                              sarif_text(p.command) + "): " + sarif_text(p.attach_message));
         w_.end_object().end_object();

@@ -3,6 +3,7 @@
 // related locations, the fix), then one greppable SUMMARY line.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -28,7 +29,8 @@ constexpr size_t kLongFunctionName = 100;      // shortened past this many bytes
 
 struct Style {
   bool color = false;
-  bool native_frames = false;  // Python stacks: every frame, not the Python-first view
+  bool native_frames = false;    // Python stacks: every frame, not the Python-first view
+  std::string_view source_root;  // Python stacks: the user's files shown relative to it
   std::string_view paint(std::string_view code) const { return color ? code : ""; }
   std::string_view bold() const { return paint("\033[1m"); }
   std::string_view reset() const { return paint("\033[0m"); }
@@ -91,34 +93,75 @@ void append_source(std::string& out, SourceReader& sources, const Frame& frame,
   }
 }
 
-// A Python program's stack, Python-first (python_stack.h): the user's line and its source, how
-// it reached CUDA in one line, then its callers; interpreter frames left out.
+// What a finding's Python stacks showed and left out: a block whose user line an earlier block
+// showed is said in one line, and what all of them folded is said once, after them (issue 32).
+struct PythonBlocks {
+  std::string source_root;
+  std::vector<std::pair<std::string, std::string>> shown;  // user line key, its via line
+  size_t inner = 0, interpreter = 0, outer = 0, native = 0, python = 0;
+};
+
+// "#0 torch_default_stream_in_capture.py:14 in capture": a traceback's line, no address.
+void append_python_frame(std::string& out, size_t number, const Frame& frame,
+                         const std::string& path, const Style& style, bool is_user_frame) {
+  fmt::format_to(std::back_inserter(out), "    {}#{} {}:{} in {}{}\n",
+                 is_user_frame ? style.bold() : "", number, terminal_safe(path), frame.line,
+                 terminal_safe(frame.function), is_user_frame ? style.reset() : "");
+}
+
+// A Python program's stack, Python-first (python_stack.h): the user's line (#0) and its source,
+// how it reached CUDA in one line, then its callers; interpreter frames left out.
 void append_python_stack(std::string& out, const Location& location, const ShownFrames& shown,
-                         const Style& style, SourceReader* sources) {
+                         const Style& style, SourceReader* sources, PythonBlocks& blocks) {
   const PythonStackView view = python_stack_view(location, shown.first, shown.last);
   const auto& frames = location.frames;
-  append_frame(out, view.user, frames[view.user], style, true);
-  if (sources) append_source(out, *sources, frames[view.user], style);
-  if (!view.via.empty())
-    fmt::format_to(std::back_inserter(out), "      which called {}\n", terminal_safe(view.via));
-  for (size_t k : view.callers) append_frame(out, k, frames[k], style, false);
-  std::vector<std::string> hidden;
-  if (shown.hidden_inner() > 0)
-    hidden.push_back(plural(static_cast<int>(shown.hidden_inner()), "frame", "frames") +
-                     " inside CUDA/capguard");
-  if (view.interpreter > 0)
-    hidden.push_back(
-        plural(static_cast<int>(view.interpreter), "interpreter frame", "interpreter frames"));
-  if (shown.hidden_outer(location) > 0)
-    hidden.push_back(
-        plural(static_cast<int>(shown.hidden_outer(location)), "outer frame", "outer frames"));
+  const std::string script_dir = script_dir_of(location);
+  auto path = [&](const Frame& f) { return display_path(f.file, blocks.source_root, script_dir); };
+  auto it = std::back_inserter(out);
+  const Frame& user = frames[view.user];
+  const std::string key = user_line_key(user);
+  for (const auto& [seen, via] : blocks.shown) {
+    if (seen != key) continue;
+    fmt::format_to(it, "    #0 {}:{} in {} (the same line as above)\n", terminal_safe(path(user)),
+                   user.line, terminal_safe(user.function));
+    if (!view.via.empty() && view.via != via)
+      fmt::format_to(it, "      → {}\n", terminal_safe(view.via));
+    return;
+  }
+  blocks.shown.emplace_back(key, view.via);
+  append_python_frame(out, 0, user, path(user), style, true);
+  if (sources) append_source(out, *sources, user, style);
+  if (!view.via.empty()) fmt::format_to(it, "      → {}\n", terminal_safe(view.via));
+  size_t number = 1;
+  for (const PythonCaller& caller : view.callers) {
+    const Frame& frame = frames[caller.frame];
+    if (caller.count > 1)
+      fmt::format_to(it, "    … {} ({} frames)\n", terminal_safe(caller.group), caller.count);
+    else if (is_python_frame(frame))
+      append_python_frame(out, number++, frame, path(frame), style, false);
+    else
+      append_frame(out, number++, frame, style, false);
+  }
+  blocks.inner += shown.hidden_inner();
+  blocks.interpreter += view.interpreter;
+  blocks.outer += shown.hidden_outer(location);
+  blocks.native += view.folded_native;
+  blocks.python += view.folded_python;
+}
+
+// "(8 CUDA/capguard, 22 library Python, ... frames not shown; --native-frames)", once.
+void append_python_footer(std::string& out, const PythonBlocks& blocks) {
   std::string note;
-  for (const std::string& h : hidden) note += (note.empty() ? "" : ", ") + h;
-  if (view.folded > 0)
-    note += fmt::format("{}{} folded", note.empty() ? "" : "; ",
-                        plural(static_cast<int>(view.folded), "native frame", "native frames"));
+  auto add = [&](size_t n, std::string_view what) {
+    if (n > 0) note += fmt::format("{}{} {}", note.empty() ? "" : ", ", n, what);
+  };
+  add(blocks.inner, "CUDA/capguard");
+  add(blocks.python, "library Python");
+  add(blocks.native, "native library");
+  add(blocks.interpreter, "interpreter");
+  add(blocks.outer, "outer");
   if (!note.empty())
-    fmt::format_to(std::back_inserter(out), "    ({}; --native-frames shows them)\n", note);
+    fmt::format_to(std::back_inserter(out), "  ({} frames not shown; --native-frames)\n", note);
 }
 
 // Shows the stack from the first frame outside CUDA and capguard: the library frames that led
@@ -127,7 +170,7 @@ void append_python_stack(std::string& out, const Location& location, const Shown
 // counted, not listed. With a SourceReader, the user frame's line follows it with one line of
 // context, as compilers print it.
 void append_stack(std::string& out, const Location& location, const Style& style,
-                  SourceReader* sources) {
+                  SourceReader* sources, PythonBlocks& blocks) {
   const auto& frames = location.frames;
   if (frames.empty()) {
     out += location.addresses.empty() ? "    (no stack recorded)\n" : "    (not symbolized)\n";
@@ -137,7 +180,7 @@ void append_stack(std::string& out, const Location& location, const Style& style
   auto it = std::back_inserter(out);
   if (!style.native_frames && location.user_frame >= 0 &&
       is_python_frame(frames[static_cast<size_t>(location.user_frame)])) {
-    append_python_stack(out, location, shown, style, sources);
+    append_python_stack(out, location, shown, style, sources, blocks);
     return;
   }
   const size_t libraries = shown.anchor - shown.first;
@@ -167,6 +210,25 @@ void append_stack(std::string& out, const Location& location, const Style& style
                    plural(static_cast<int>(outer), "outer frame", "outer frames"));
 }
 
+// A framework's thread's stack, as a Python user wants it: one line from its body to CUDA,
+// each library's run folded (python_stack.h); --native-frames lists every frame.
+void append_thread_stack(std::string& out, const Location& location, const Style& style,
+                         PythonBlocks& blocks) {
+  const auto& frames = location.frames;
+  if (style.native_frames || frames.empty())
+    return append_stack(out, location, style, nullptr, blocks);
+  const ShownFrames shown = frames_to_show(location);
+  size_t end = frames.size();
+  while (end > shown.first + 1 && is_outer_runtime_frame(frames[end - 1])) --end;
+  const PythonStackView view = python_stack_view(location, shown.first, end);
+  fmt::format_to(std::back_inserter(out), "    → {}\n", terminal_safe(view.via));
+  blocks.inner += shown.hidden_inner();
+  blocks.interpreter += view.interpreter;
+  blocks.outer += frames.size() - end;
+  blocks.native += view.folded_native;
+  blocks.python += view.folded_python;
+}
+
 }  // namespace
 
 std::string related_heading(const Related& related) {
@@ -183,6 +245,8 @@ std::string related_heading(const Related& related) {
     heading = "last work on that stream here";
   else if (related.role == "join-record-failed")
     heading = "the join's event record failed here";
+  else if (related.role == "started-by")
+    heading = "its work likely started here";
   else
     heading = related.role;
   if (!related.detail.empty()) heading += fmt::format(" ({})", terminal_safe(related.detail));
@@ -210,7 +274,15 @@ void append_finding(std::string& out, const Report& report, const Finding& findi
                  style.severity(finding.severity), heading_word(finding.severity), finding.rule,
                  finding.rehearsed ? rehearsed_heading(finding.severity) : "", style.reset());
   if (!finding.test.empty()) fmt::format_to(it, "  in test {}\n", terminal_safe(finding.test));
-  // The message first: what went wrong, the call and what CUDA answered, said once.
+  // In a framework's words first where the culprit is its code (issue 32): what happened, the
+  // fix, then CUDA's account (streams, error codes).
+  const bool headline = !finding.framework_headline.empty();
+  if (headline) {
+    fmt::format_to(it, "  {}\n", terminal_safe(finding.framework_headline));
+    if (!finding.framework_fix.empty())
+      fmt::format_to(it, "  fix: {}\n", terminal_safe(finding.framework_fix));
+  }
+  // The message: what went wrong, the call and what CUDA answered, said once.
   if (!finding.message.empty()) {
     if (!finding.framework_call.empty())  // what the user wrote, then what CUDA saw
       fmt::format_to(it, "  {}: ", terminal_safe(finding.framework_call));
@@ -229,33 +301,58 @@ void append_finding(std::string& out, const Report& report, const Finding& findi
     else
       fmt::format_to(it, "{} ({})\n", finding.result_name, finding.result);
   }
-  out += "  called here";
-  if (!mentions_thread(finding.message, finding.thread)) {
-    fmt::format_to(it, " on thread {}", finding.thread);
-    if (finding.capture)
-      out += finding.capturing_thread ? " (the capturing thread)" : " (not the capturing thread)";
+  PythonBlocks blocks;
+  blocks.source_root = std::string(style.source_root);
+  const Related* started = nullptr;  // kept only for a finding without a user frame
+  for (const Related& related : finding.related)
+    if (related.role == "started-by") started = &related;
+  if (started != nullptr) {
+    // A thread with no user frame (issue 32): the user line that started its work first.
+    const std::string thread = finding.thread_name.empty()
+                                   ? fmt::format("thread {}", finding.thread)
+                                   : fmt::format("{} {}", finding.thread_name, finding.thread);
+    fmt::format_to(it, "  called on the {}, for work likely started here ({}):\n", thread,
+                   terminal_safe(started->detail));
+    append_stack(out, started->location, style, sources, blocks);
+    fmt::format_to(it, "  on the {}:\n", thread);
+    append_thread_stack(out, finding.location, style, blocks);
+  } else {
+    out += "  called here";
+    if (!finding.thread_name.empty()) {
+      fmt::format_to(it, " on the {} (thread {})", finding.thread_name, finding.thread);
+    } else if (!mentions_thread(finding.message, finding.thread)) {
+      fmt::format_to(it, " on thread {}", finding.thread);
+      if (finding.capture)
+        out += finding.capturing_thread ? " (the capturing thread)" : " (not the capturing thread)";
+    }
+    out += ":\n";
+    if (!finding.thread_name.empty())
+      append_thread_stack(out, finding.location, style, blocks);
+    else
+      append_stack(out, finding.location, style, sources, blocks);
   }
-  out += ":\n";
-  append_stack(out, finding.location, style, sources);
 
   const CaptureInfo* capture = report.find_capture(finding.capture);
   if (capture != nullptr) {
     fmt::format_to(it, "  capture #{} (stream 0x{:x}, {} mode, thread {}, {}) began here:\n",
-                   capture->id, capture->stream, capture->mode, capture->thread,
+                   capture->id, capture->stream, mode_name(capture->mode), capture->thread,
                    to_string(capture->status));
-    append_stack(out, capture->begin, style, sources);
+    append_stack(out, capture->begin, style, sources, blocks);
   }
   for (const auto& related : finding.related) {
     const bool repeats_capture_begin = capture != nullptr && related.role == "capture-begin" &&
                                        related.location.seq == capture->begin.seq;
-    if (repeats_capture_begin) continue;
+    if (repeats_capture_begin || &related == started) continue;
     fmt::format_to(it, "  {}:\n", related_heading(related));
-    append_stack(out, related.location, style, sources);
+    append_stack(out, related.location, style, sources, blocks);
   }
+  append_python_footer(out, blocks);
   if (finding.consequences > 0)
     fmt::format_to(it, "  {} failed only because of this one (folded into this finding)\n",
                    plural(static_cast<int>(finding.consequences), "later call", "later calls"));
-  if (!finding.framework_fix.empty())
+  if (headline)
+    ;  // its fix came with the headline
+  else if (!finding.framework_fix.empty())
     fmt::format_to(it, "  fix: {}\n", terminal_safe(finding.framework_fix));
   else if (const RuleInfo* rule = find_rule_in(rules, finding.rule);
            rule != nullptr && !rule->fix.empty())
@@ -341,10 +438,18 @@ std::string summary_line(const Report& report) {
     parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", n, to_string(s));
   }
   if (!parts.empty()) captures += ": " + parts;
-  return fmt::format("SUMMARY: capguard: {}, {}, {} in {} ({})\n",
-                     plural(report.count(Severity::Error), "error", "errors"),
-                     plural(report.count(Severity::Warning), "warning", "warnings"),
-                     plural(report.count(Severity::Note), "note", "notes"),
+  // Repeats print once ("and N more times"): say how many findings the report shows.
+  const FindingGroups groups = group_findings(report);
+  const size_t repeats =
+      static_cast<size_t>(std::count(groups.repeat.begin(), groups.repeat.end(), true));
+  if (repeats > 0)
+    captures +=
+        fmt::format("; {} shown, {} more repeat them", report.findings.size() - repeats, repeats);
+  const auto count = [&](Severity s) {  // "1 error", "2 warnings": the severities' own names
+    return plural(report.count(s), to_string(s), std::string(to_string(s)) + "s");
+  };
+  return fmt::format("SUMMARY: capguard: {}, {}, {} in {} ({})\n", count(Severity::Error),
+                     count(Severity::Warning), count(Severity::Note),
                      plural(static_cast<int>(report.processes.size()), "process", "processes"),
                      captures);
 }
@@ -372,11 +477,15 @@ void append_repeats(std::string& out, const Report& report, const std::vector<si
 }
 
 std::string render_text(const Report& report, const RenderOptions& options) {
-  const Style style{options.color, options.native_frames};
+  const Style style{options.color, options.native_frames, options.source_root};
   const FindingGroups groups = group_findings(report);
   SourceReader reader(options.source_root);
   SourceReader* sources = options.source ? &reader : nullptr;
   std::string out;
+  // Thresholds not at their default (--rule-option) change what is reported: said first.
+  for (const RuleOptionValue& o : report.rule_options)
+    out += fmt::format("capguard: rule option {}.{} = {} (default {})\n", o.rule, o.option, o.value,
+                       o.default_value);
   const bool several = report.processes.size() > 1;
   // Grouped once: a report may hold any number of processes.
   std::vector<std::vector<const Finding*>> by_process(report.processes.size());

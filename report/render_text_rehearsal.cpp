@@ -7,24 +7,39 @@
 #include "report/lifecycle_table.h"
 #include "report/rehearsal_section.h"
 #include "report/utf8.h"
+#include "util/base_name.h"
 
 namespace capguard {
 
 std::string verdict_words(const RehearsalInfo& r) {
-  if (r.verdict == "capturable_after_warmup")
-    return fmt::format("capturable after {} warm-up {}", r.warmups,
-                       r.warmups == 1 ? "execution" : "executions");
-  if (r.verdict == "not_capturable") return "not capturable";
-  if (r.verdict == "never_executed")
-    return "never executed: no NVTX range with a matching message ran, nothing was rehearsed";
-  return "capturable";
+  switch (r.verdict) {
+    case RehearsalVerdict::AfterWarmup:
+      return fmt::format("capturable after {} warm-up {}", r.warmups,
+                         r.warmups == 1 ? "execution" : "executions");
+    case RehearsalVerdict::NotCapturable:
+      return "not capturable";
+    case RehearsalVerdict::NeverExecuted:
+      return "never executed: no NVTX range with a matching message ran, nothing was rehearsed";
+    case RehearsalVerdict::Capturable:
+      break;
+  }
+  return to_string(RehearsalVerdict::Capturable);
 }
 
 std::string item_line(const RehearsalItem& item, uint32_t executions) {
-  return fmt::format("{}: {}{} {}at {}{} [{}], in {} of {} executions", item.what, item.api,
-                     item.calls > 1 ? fmt::format(" ({} calls)", item.calls) : "",
-                     item.other_thread ? fmt::format("on thread {} ", item.thread) : "",
-                     site_cell(item.location),
+  std::string thread;
+  if (!item.thread_name.empty())  // a framework's thread (issue 32)
+    thread = fmt::format("on the {} {} ", terminal_safe(item.thread_name), item.thread);
+  else if (item.other_thread)
+    thread = fmt::format("on thread {} ", item.thread);
+  // Without a user frame, the user line that likely started its thread's work.
+  const std::string where =
+      item.started_by
+          ? fmt::format("for work started at {}:{}",
+                        terminal_safe(base_name(item.started_by->file)), item.started_by->line)
+          : "at " + site_cell(item.location);
+  return fmt::format("{}: {}{} {}{}{} [{}], in {} of {} executions", item.what, item.api,
+                     item.calls > 1 ? fmt::format(" ({} calls)", item.calls) : "", thread, where,
                      item.first_use.empty() ? "" : " (" + item.first_use + ")", item.rule,
                      item.executions, executions);
 }
@@ -34,13 +49,14 @@ std::string rehearsal_text(const Report& report) {
   std::string out = "capture rehearsal:\n";
   auto it = std::back_inserter(out);
   for (const RehearsalInfo& r : report.rehearsals) {
-    if (r.verdict == "never_executed") {
+    if (r.verdict == RehearsalVerdict::NeverExecuted) {
       fmt::format_to(it, "  \"{}\" (--rehearse): {}\n", terminal_safe(r.name), verdict_words(r));
       continue;
     }
     fmt::format_to(it, "  \"{}\"{} (process {}, {} mode, {} {}): {}\n", terminal_safe(r.name),
-                   r.domain.empty() ? "" : " in domain " + terminal_safe(r.domain), r.pid, r.mode,
-                   r.executions, r.executions == 1 ? "execution" : "executions", verdict_words(r));
+                   r.domain.empty() ? "" : " in domain " + terminal_safe(r.domain), r.pid,
+                   mode_name(r.mode), r.executions, r.executions == 1 ? "execution" : "executions",
+                   verdict_words(r));
     for (const auto* items : {&r.warmup, &r.breaks}) {
       if (items->empty()) continue;
       fmt::format_to(it, "    {}\n", items == &r.warmup ? kWarmupHeading : kBreaksHeading);

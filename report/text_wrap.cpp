@@ -66,6 +66,15 @@ void wrap_line(std::string& out, std::string_view line, size_t width) {
   }
 }
 
+// "==42==capguard: ...": a process's notice (not attached, stopped watching).
+bool is_process_notice(std::string_view line) {
+  if (!line.starts_with("==")) return false;
+  const size_t end = line.find("==", 2);
+  return end != std::string_view::npos && end > 2 &&
+         line.substr(2, end - 2).find_first_not_of("0123456789") == std::string_view::npos &&
+         line.substr(end).starts_with("==capguard: ");
+}
+
 }  // namespace
 
 size_t display_width(std::string_view line) {
@@ -86,7 +95,10 @@ std::string wrap_long_lines(std::string_view text, bool keep_frames, size_t widt
   while (!text.empty()) {
     const size_t end = text.find('\n');
     const std::string_view line = text.substr(0, end);
-    if (display_width(line) <= width || (keep_frames && is_frame_line(line)))
+    // The SUMMARY line and a process's notices ("==42==capguard: stopped watching: ...") stay
+    // one line whatever their width: scripts grep them.
+    if (display_width(line) <= width || (keep_frames && is_frame_line(line)) ||
+        line.starts_with("SUMMARY: ") || is_process_notice(line))
       out.append(line);
     else
       wrap_line(out, line, width);

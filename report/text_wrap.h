@@ -1,7 +1,8 @@
 // The text report's width: no line over kTextWidth columns, so that a report reads in a
 // terminal and a CI log without horizontal scrolling. Lines are broken at spaces, the rest
 // indented under the line's own text (after "fix: ", else two more spaces); a word longer than
-// the line is kept whole.
+// the line is kept whole, and so are the greppable "SUMMARY: " line and a process's notices
+// ("==42==capguard: stopped watching: ...").
 #pragma once
 
 #include <cstddef>
@@ -10,7 +11,7 @@
 
 namespace capguard {
 
-inline constexpr size_t kTextWidth = 160;
+inline constexpr size_t kTextWidth = 120;
 
 // Columns of a line as a terminal shows it: code points, ANSI color sequences not counted.
 size_t display_width(std::string_view line);

@@ -1,6 +1,7 @@
 // captured-event-query: cudaEventQuery/cudaEventSynchronize on an event recorded in a capture.
 #include <fmt/format.h>
 
+#include "rules/rehearsal.h"
 #include "rules/rule.h"
 
 namespace capguard::rules {
@@ -20,6 +21,17 @@ bool check(const Call& call, const CaptureModel&, Draft& draft) {
     draft.related.push_back(
         {"event-record", fmt::format("event {} recorded in the capture here", hex(call.ev->event)),
          call.event->record});
+  return true;
+}
+
+// Rehearsal: the region's thread queries or waits for an event recorded in the region.
+bool rehearse(const RehearsalFacts& f, RehearsalWords& words) {
+  if (f.other_thread || f.api.kind != ApiKind::EventSync || f.has_stream || !f.event_in_region)
+    return false;
+  words = {
+      "the event would be recorded inside the capture: CUDA would return "
+      "cudaErrorCapturedEvent and invalidate the capture",
+      "synchronize"};
   return true;
 }
 
@@ -43,6 +55,7 @@ constinit const Rule kCapturedEventQuery{
     &check,
     nullptr,
     nullptr,
-    Accepts::FailedCalls};
+    Accepts::FailedCalls,
+    &rehearse};
 
 }  // namespace capguard::rules

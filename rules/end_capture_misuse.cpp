@@ -28,7 +28,7 @@ bool check_end(const Call& call, Draft& draft) {
           "{} on thread {} for {}, begun by thread {}: in {} mode only the beginning thread may "
           "end a capture; CUDA returned {} and terminated the capture",
           call.ev->api, call.ev->tid, what, capture ? capture->tid : 0,
-          capture ? mode_name(capture->mode) : "global", describe_result(call));
+          mode_name(capture ? capture->mode : trace::CaptureMode::Global), describe_result(call));
       return true;
     case kErrIllegalState:
       draft.message = fmt::format(

@@ -2,6 +2,7 @@
 // non-blocking stream captures: accepted, run eagerly, not in the graph.
 #include <fmt/format.h>
 
+#include "rules/rehearsal.h"
 #include "rules/rule.h"
 
 namespace capguard::rules {
@@ -17,6 +18,15 @@ bool check(const Call& call, const CaptureModel&, Draft& draft) {
       "{} on the legacy NULL stream while this thread records {} on a non-blocking stream: the "
       "work ran once, now, and is not part of the graph",
       call.ev->api, describe_capture(*capture));
+  return true;
+}
+
+// Rehearsal: work on the legacy stream by the region's thread while it runs on a non-blocking
+// stream.
+bool rehearse(const RehearsalFacts& f, RehearsalWords& words) {
+  if (f.other_thread || !f.origin_non_blocking || !escapes_to_legacy_stream(f)) return false;
+  words = {"work on the legacy stream would run once, now, and be missing from the graph",
+           "legacy stream"};
   return true;
 }
 
@@ -36,6 +46,9 @@ constinit const Rule kEscapedLegacyWork{
      "Fix: pass the capturing stream (or a stream forked into the capture) to every launch.",
      "launch on the capturing stream instead of the default stream"},
     &check,
-    nullptr};
+    nullptr,
+    nullptr,
+    Accepts::AnyCall,
+    &rehearse};
 
 }  // namespace capguard::rules

@@ -1,6 +1,7 @@
 // escaped-side-stream-work: a capturing thread enqueues on a stream outside its capture.
 #include <fmt/format.h>
 
+#include "rules/rehearsal.h"
 #include "rules/rule.h"
 
 namespace capguard::rules {
@@ -23,6 +24,18 @@ bool check(const Call& call, const CaptureModel&, Draft& draft) {
   return true;
 }
 
+// Rehearsal: the region's thread puts work on a stream never forked into the region.
+bool rehearse(const RehearsalFacts& f, RehearsalWords& words) {
+  if (f.other_thread || !f.has_stream || f.stream_in_region) return false;
+  if (f.api.kind != ApiKind::Enqueue && f.api.kind != ApiKind::GraphLaunch) return false;
+  if (escapes_to_legacy_stream(f)) return false;  // the legacy stream's rules
+  words = {
+      "the stream was never forked into the region (no event recorded in it was waited "
+      "on): this work would run once, now, and be missing from the graph",
+      "stream not forked in"};
+  return true;
+}
+
 }  // namespace
 
 extern const Rule kEscapedSideStreamWork;
@@ -39,6 +52,9 @@ constinit const Rule kEscapedSideStreamWork{
      "cudaStreamWaitEvent(s2, e)) and join it back before cudaStreamEndCapture.",
      "fork the stream into the capture (record on the origin, wait on the side stream)"},
     &check,
-    nullptr};
+    nullptr,
+    nullptr,
+    Accepts::AnyCall,
+    &rehearse};
 
 }  // namespace capguard::rules

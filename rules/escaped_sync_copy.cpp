@@ -2,6 +2,7 @@
 // capture stream is non-blocking), ran once now and is not in the graph.
 #include <fmt/format.h>
 
+#include "rules/rehearsal.h"
 #include "rules/rule.h"
 
 namespace capguard::rules {
@@ -17,6 +18,16 @@ bool check(const Call& call, const CaptureModel&, Draft& draft) {
       "{} is synchronous: it ran once, now, on {} while this thread records {} on a "
       "non-blocking stream; it is not part of the graph and replays will not repeat it",
       call.ev->api, describe_stream(call.stream), describe_capture(*capture));
+  return true;
+}
+
+// Rehearsal: a synchronous copy by the region's thread while it runs on a non-blocking stream.
+bool rehearse(const RehearsalFacts& f, RehearsalWords& words) {
+  if (f.other_thread || f.api.kind != ApiKind::SyncCopy || !f.origin_non_blocking) return false;
+  words = {
+      "a synchronous copy or memset runs now, at capture time, and would be missing from "
+      "the graph",
+      "host copy"};
   return true;
 }
 
@@ -39,6 +50,9 @@ constinit const Rule kEscapedSyncCopy{
      "or do the copy outside the captured region.",
      "use cudaMemcpyAsync/cudaMemsetAsync on the capturing stream"},
     &check,
-    nullptr};
+    nullptr,
+    nullptr,
+    Accepts::AnyCall,
+    &rehearse};
 
 }  // namespace capguard::rules

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "rules/rule.h"
+#include "rules/rule_options.h"
 
 namespace capguard::rules {
 namespace {
@@ -43,8 +44,9 @@ std::pair<std::string, std::string> what_differed(const CaptureDiff& d) {
 }
 
 bool check(const GraphFacts& facts, Draft& draft) {
-  if (facts.kind != GraphFactKind::Rebuilt || facts.churn == nullptr) return false;
+  if (facts.kind != GraphFactKind::KeyRecaptured || facts.churn == nullptr) return false;
   const ChurnFacts& c = *facts.churn;
+  if (c.steps < option(OptionId::kChurnSteps)) return false;
   const double per_step = c.steps != 0 ? static_cast<double>(c.step_launches) / c.steps : 0;
   std::string cost;
   if (c.cost_ns != 0) {

@@ -11,9 +11,8 @@ namespace {
 bool check(const GraphFacts& facts, Draft& draft) {
   if (facts.kind != GraphFactKind::ReplayFailed || facts.ev == nullptr) return false;
   const trace::ApiEvent& ev = *facts.ev;
-  const trace::ApiDomain domain = ev.has(trace::Field::Domain) ? ev.domain
-                                  : ev.api.starts_with("cuda") ? trace::ApiDomain::Runtime
-                                                               : trace::ApiDomain::Driver;
+  const trace::ApiDomain domain =
+      ev.has(trace::Field::Domain) ? ev.domain : classify_api(ev.api).domain;
   const std::string result = fmt::format("{} ({})", result_name(ev.result, domain), ev.result);
   const bool certain = !facts.in_flight.empty();
   const auto& graphs = certain ? facts.in_flight : facts.maybe_in_flight;

@@ -2,6 +2,7 @@
 // capture is begun on the legacy stream.
 #include <fmt/format.h>
 
+#include "rules/rehearsal.h"
 #include "rules/rule.h"
 
 namespace capguard::rules {
@@ -38,6 +39,18 @@ bool check(const Call& call, const CaptureModel&, Draft& draft) {
   return true;
 }
 
+// Rehearsal: the region runs on a blocking stream, and its thread copies synchronously or puts
+// work on the legacy stream (not the region's): CUDA would answer 906.
+bool rehearse(const RehearsalFacts& f, RehearsalWords& words) {
+  if (f.other_thread || f.origin_non_blocking) return false;
+  if (f.api.kind != ApiKind::SyncCopy && !escapes_to_legacy_stream(f)) return false;
+  words = {
+      "the legacy stream synchronizes with a blocking capturing stream: CUDA would "
+      "return cudaErrorStreamCaptureImplicit and invalidate the capture",
+      f.api.kind == ApiKind::SyncCopy ? "host copy" : "legacy stream"};
+  return true;
+}
+
 }  // namespace
 
 extern const Rule kLegacyStreamDuringCapture;
@@ -60,6 +73,7 @@ constinit const Rule kLegacyStreamDuringCapture{
     &check,
     nullptr,
     nullptr,
-    Accepts::FailedCalls};
+    Accepts::FailedCalls,
+    &rehearse};
 
 }  // namespace capguard::rules

@@ -2,6 +2,7 @@
 // exchanged thread mode; under the default Global mode it would invalidate the capture.
 #include <fmt/format.h>
 
+#include "rules/rehearsal.h"
 #include "rules/rule.h"
 
 namespace capguard::rules {
@@ -37,6 +38,18 @@ bool check(const Call& call, const CaptureModel& model, Draft& draft) {
   return true;
 }
 
+// Rehearsal: the region's own unsafe call, allowed only because the region is rehearsed in
+// relaxed mode.
+bool rehearse(const RehearsalFacts& f, RehearsalWords& words) {
+  if (f.other_thread || f.api.kind != ApiKind::Unsafe || f.mode != trace::CaptureMode::Relaxed)
+    return false;
+  words = {
+      "allowed only because the capture would be in relaxed mode; global or thread_local "
+      "mode would invalidate it",
+      "allocation or pinning"};
+  return true;
+}
+
 }  // namespace
 
 extern const Rule kRelaxedModeUnsafeCall;
@@ -54,6 +67,9 @@ constinit const Rule kRelaxedModeUnsafeCall{
      "Fix: allocate before the capture or with cudaMallocAsync on the capturing stream.",
      "allocate before the capture, or with cudaMallocAsync on the capturing stream"},
     &check,
-    nullptr};
+    nullptr,
+    nullptr,
+    Accepts::AnyCall,
+    &rehearse};
 
 }  // namespace capguard::rules

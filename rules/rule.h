@@ -15,6 +15,7 @@
 
 #include "model/capture_model.h"
 #include "model/graph_lifetime.h"
+#include "model/rehearsal.h"
 #include "rules/rule_ids.h"
 #include "rules/rule_table.h"
 
@@ -40,6 +41,17 @@ using OpenCheck = bool (*)(const Capture& capture, bool thread_exited, Draft& dr
 // Graph lifetime (issue 9): a fact the graph-lifetime model concluded (graph_lifetime.h).
 using GraphCheck = bool (*)(const GraphFacts& facts, Draft& draft);
 
+// Capture rehearsal (issue 19): what a rule says of a call the program ran eagerly in a
+// rehearsed region, judged from what the rehearsal model saw (RehearsalFacts).
+struct RehearsalWords {
+  std::string_view consequence;  // what CUDA would do at a capture of the region, in words
+  std::string_view category;     // the verdict list's word: synchronize, host copy, ... (an
+                                 // allocation or a free is said so whatever the rule)
+};
+// A rule that can tell a call would break (or escape) a capture declares it: the rehearsal asks
+// every rule that has one, in table order, and the first that accepts names the finding.
+using RehearsalCheck = bool (*)(const RehearsalFacts& facts, RehearsalWords& words);
+
 // Which calls on_call can accept. Nearly every call made during a capture succeeded and killed
 // no capture: the replay tries only the AnyCall rules on those.
 enum class Accepts : uint8_t {
@@ -60,6 +72,7 @@ struct Rule {
   OpenCheck on_open = nullptr;
   GraphCheck on_graph = nullptr;
   Accepts accepts = Accepts::AnyCall;
+  RehearsalCheck on_rehearsal = nullptr;  // rehearsable: rules/rehearsal.cpp asks it
 
   constexpr RuleInfo info() const {
     const RuleHead& head = kRuleHeads[static_cast<size_t>(id)];
@@ -72,6 +85,8 @@ std::span<const Rule* const> rule_list();
 // The rules with an on_call, in table order: for a call that failed or killed a capture all of
 // them, for any other call those that accept any call.
 std::span<const Rule* const> call_rules(bool failed_call);
+// The rules with an on_rehearsal, in table order.
+std::span<const Rule* const> rehearsal_rules();
 
 // Wording shared by the rules (describe.cpp).
 std::string describe_stream(const StreamKey& stream);  // "stream 0x5555", "the legacy stream"

@@ -2,6 +2,8 @@
 // rule that accepts a call reports it (rules.def says how its rows are ordered).
 #include <algorithm>
 #include <array>
+#include <iterator>
+#include <string_view>
 #include <vector>
 
 #include "rules/rule.h"
@@ -18,6 +20,27 @@ constinit const Rule* const kRules[] = {
 };
 }  // namespace
 
+// model/framework_calls.def names rules by id (model/ cannot know the rules): each id must be a
+// row of rules.def, checked here when the table is built.
+constexpr bool is_rule_id(std::string_view id) {
+  return std::any_of(std::begin(kRuleHeads), std::end(kRuleHeads),
+                     [&](const RuleHead& head) { return head.id == id; });
+}
+constexpr bool are_rule_ids(std::string_view ids) {  // space-separated
+  while (!ids.empty()) {
+    const size_t space = ids.find(' ');
+    if (space != 0 && !is_rule_id(ids.substr(0, space))) return false;
+    if (space == std::string_view::npos) break;
+    ids.remove_prefix(space + 1);
+  }
+  return true;
+}
+static_assert(are_rule_ids("sync-during-capture unjoined-fork") && !are_rule_ids("no-such-rule"));
+#define CAPGUARD_FRAMEWORK_CALL(kind, function, file, words, rules, fix)         \
+  static_assert(are_rule_ids(rules), "model/framework_calls.def: not a rule of " \
+                                     "rules.def: " rules);
+#include "model/framework_calls.def"
+
 std::span<const Rule* const> rule_list() { return kRules; }
 
 std::span<const Rule* const> call_rules(bool failed_call) {
@@ -31,6 +54,16 @@ std::span<const Rule* const> call_rules(bool failed_call) {
     return out;
   }();
   return lists[failed_call ? 1 : 0];
+}
+
+std::span<const Rule* const> rehearsal_rules() {
+  static const auto list = [] {
+    std::vector<const Rule*> out;
+    for (const Rule* rule : kRules)
+      if (rule->on_rehearsal) out.push_back(rule);
+    return out;
+  }();
+  return list;
 }
 
 }  // namespace capguard::rules

@@ -1,6 +1,7 @@
 // sync-during-capture: a stream/device/context synchronize or query while work is captured.
 #include <fmt/format.h>
 
+#include "rules/rehearsal.h"
 #include "rules/rule.h"
 
 namespace capguard::rules {
@@ -37,6 +38,24 @@ bool check(const Call& call, const CaptureModel& model, Draft& draft) {
   return true;
 }
 
+// Rehearsal: a synchronize a capture of the region would make wait on work not yet run -- of a
+// region stream, the legacy stream, or (before the region has a stream) any; the device from
+// any thread in global mode.
+bool rehearse(const RehearsalFacts& f, RehearsalWords& words) {
+  const ApiKind kind = f.api.kind;
+  const bool breaks = f.other_thread
+                          ? kind == ApiKind::DeviceSync && f.mode == trace::CaptureMode::Global
+                          : kind == ApiKind::DeviceSync ||
+                                (kind == ApiKind::StreamSync &&
+                                 (f.stream_in_region || f.stream_legacy || !f.region_has_streams));
+  if (!breaks) return false;
+  words = {
+      "a capture would make it wait on captured work that has not run: CUDA would return "
+      "cudaErrorStreamCaptureUnsupported and invalidate the capture",
+      "synchronize"};
+  return true;
+}
+
 }  // namespace
 
 extern const Rule kSyncDuringCapture;
@@ -59,6 +78,7 @@ constinit const Rule kSyncDuringCapture{
     &check,
     nullptr,
     nullptr,
-    Accepts::FailedCalls};
+    Accepts::FailedCalls,
+    &rehearse};
 
 }  // namespace capguard::rules

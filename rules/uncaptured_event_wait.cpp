@@ -1,6 +1,7 @@
 // uncaptured-event-wait: a capturing stream waits on an event recorded outside capture (905).
 #include <fmt/format.h>
 
+#include "rules/rehearsal.h"
 #include "rules/rule.h"
 
 namespace capguard::rules {
@@ -27,6 +28,18 @@ bool check(const Call& call, const CaptureModel&, Draft& draft) {
   return true;
 }
 
+// Rehearsal: a region stream waits on an event recorded before the region, not externally.
+bool rehearse(const RehearsalFacts& f, RehearsalWords& words) {
+  if (f.other_thread || f.api.kind != ApiKind::StreamWaitEvent || !f.stream_in_region ||
+      f.event_in_region || f.wait_external)
+    return false;
+  words = {
+      "the event was recorded before the region: a capturing stream waiting on it makes "
+      "CUDA return cudaErrorStreamCaptureIsolation (use cudaEventWaitExternal)",
+      "event wait"};
+  return true;
+}
+
 }  // namespace
 
 extern const Rule kUncapturedEventWait;
@@ -47,6 +60,7 @@ constinit const Rule kUncapturedEventWait{
     &check,
     nullptr,
     nullptr,
-    Accepts::FailedCalls};
+    Accepts::FailedCalls,
+    &rehearse};
 
 }  // namespace capguard::rules

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "model/cuda_errors.h"
+#include "rules/rehearsal.h"
 #include "rules/rule.h"
 
 namespace capguard::rules {
@@ -68,6 +69,17 @@ bool check(const Call& call, const CaptureModel& model, Draft& draft) {
   return true;
 }
 
+// Rehearsal: at the region's end, a stream forked into it whose last work the origin never
+// waited for.
+bool rehearse(const RehearsalFacts& f, RehearsalWords& words) {
+  if (!f.unjoined_fork) return false;
+  words = {
+      "the region's first stream never waited for this stream's last work: "
+      "cudaStreamEndCapture would return cudaErrorStreamCaptureUnjoined",
+      "unjoined stream"};
+  return true;
+}
+
 }  // namespace
 
 extern const Rule kUnjoinedFork;
@@ -89,6 +101,7 @@ constinit const Rule kUnjoinedFork{
     &check,
     nullptr,
     nullptr,
-    Accepts::FailedCalls};
+    Accepts::FailedCalls,
+    &rehearse};
 
 }  // namespace capguard::rules

@@ -1,6 +1,7 @@
 // unsafe-call-during-capture: allocation/free/pinning prohibited by the capture mode.
 #include <fmt/format.h>
 
+#include "rules/rehearsal.h"
 #include "rules/rule.h"
 
 namespace capguard::rules {
@@ -34,6 +35,19 @@ bool check(const Call& call, const CaptureModel& model, Draft& draft) {
   return true;
 }
 
+// Rehearsal: an allocation, free or pinning a global or thread_local capture of the region
+// prohibits (another thread's too, in global mode).
+bool rehearse(const RehearsalFacts& f, RehearsalWords& words) {
+  if (f.api.kind != ApiKind::Unsafe || f.mode == trace::CaptureMode::Relaxed) return false;
+  if (f.other_thread && f.mode != trace::CaptureMode::Global) return false;
+  if (!capture_prohibits_unsafe(f)) return false;
+  words = {
+      "the capture mode prohibits it: CUDA would return "
+      "cudaErrorStreamCaptureUnsupported and invalidate the capture",
+      "allocation or pinning"};
+  return true;
+}
+
 }  // namespace
 
 extern const Rule kUnsafeCallDuringCapture;
@@ -55,6 +69,7 @@ constinit const Rule kUnsafeCallDuringCapture{
     &check,
     nullptr,
     nullptr,
-    Accepts::FailedCalls};
+    Accepts::FailedCalls,
+    &rehearse};
 
 }  // namespace capguard::rules

@@ -1,6 +1,7 @@
 // unsupported-during-capture: any other call that capture does not support (900).
 #include <fmt/format.h>
 
+#include "rules/rehearsal.h"
 #include "rules/rule.h"
 
 namespace capguard::rules {
@@ -43,6 +44,14 @@ bool check(const Call& call, const CaptureModel& model, Draft& draft) {
   return true;
 }
 
+// Rehearsal: a call stream capture does not support, on the region's thread.
+bool rehearse(const RehearsalFacts& f, RehearsalWords& words) {
+  if (f.other_thread || f.api.kind != ApiKind::Unsupported) return false;
+  words = {"stream capture does not support it: CUDA would invalidate the capture",
+           "unsupported call"};
+  return true;
+}
+
 }  // namespace
 
 extern const Rule kUnsupportedDuringCapture;
@@ -61,6 +70,7 @@ constinit const Rule kUnsupportedDuringCapture{
     &check,
     nullptr,
     nullptr,
-    Accepts::FailedCalls};
+    Accepts::FailedCalls,
+    &rehearse};
 
 }  // namespace capguard::rules

@@ -133,6 +133,14 @@ bool check_call(const Call& /*call*/, const CaptureModel& /*model*/, Draft& /*dr
   return false;  // TODO(add_rule.py): true after filling `draft` for a call this rule reports
 }}
 
+// Capture rehearsal (capguard run --rehearse): whether a capture of a region the program ran
+// eagerly would break at this call, from what the rehearsal model saw (model/rehearsal.h).
+// Every rule with one is asked, in table order (rules/rehearsal.cpp); set on_rehearsal to
+// nullptr below if a rehearsal cannot tell.
+bool rehearse(const RehearsalFacts& /*facts*/, RehearsalWords& /*words*/) {{
+  return false;  // TODO(add_rule.py): true after setting `words` (consequence, category)
+}}
+
 }}  // namespace
 
 extern const Rule {symbol};
@@ -141,7 +149,10 @@ constinit const Rule {symbol}{{
     {{"TODO(add_rule.py): what happens, a minimal example, and the fix.",
      "TODO(add_rule.py): the fix, in one line"}},
     &check_call,
-    nullptr}};
+    nullptr,  // on_open
+    nullptr,  // on_graph
+    Accepts::AnyCall,
+    &rehearse}};
 
 }}  // namespace capguard::rules
 """
@@ -212,6 +223,21 @@ PROGRAM_BASE = 0x100000  # where the synthetic program is mapped; its frames liv
 STREAM, GRAPH = 0x5000, 0x6000
 
 
+def format_header(root=os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)):
+    """(tool version, format version) as trace/format.h declares them: the format the synthetic
+    traces are written in is the current one."""
+    with open(os.path.join(root, "trace", "format.h"), encoding="utf-8") as f:
+        text = f.read()
+    tool = re.search(r'kToolVersion\[\] = "([^"]+)"', text)
+    version = re.search(r"kFormatVersion = (\d+);", text)
+    if not tool or not version:
+        raise Refused("trace/format.h: kToolVersion or kFormatVersion not found")
+    return tool.group(1), int(version.group(1))
+
+
+TOOL_VERSION, FORMAT_VERSION = format_header()
+
+
 def escaped(text):
     """The trace grammar's escaping (trace/format.h): bytes outside 0x21..0x7e and '%' as %XX."""
     return "".join(chr(b) if 0x21 <= b <= 0x7E and b != 0x25 else f"%{b:02X}"
@@ -220,7 +246,8 @@ def escaped(text):
 
 def synthetic_trace(program, source_path, source):
     """(trace, symbols) for the testcase `program` (a name of testcases/recorded/traces/):
-    the calls of the generated testcase, written by hand in the trace grammar (format 4) as the
+    the calls of the generated testcase, written by hand in the trace grammar (the current
+    format, trace/format.h) as the
     interposer would, with the frames in a .symbols cache so that no binary is needed. The
     culprit line's call is the placeholder launch: edit the records to make the mistake."""
     lines = source.splitlines()
@@ -237,7 +264,7 @@ def synthetic_trace(program, source_path, source):
         ("cudaStreamEndCapture", line_of("cudaStreamEndCapture"),
          f"st={STREAM:x} sf=1 sb=1 sa=0 ci=1 gr={GRAPH:x} nd=1 dm=0"),
     ]
-    trace = ["v 0.1.0 4", "p 1 0 0", "c " + escaped(SYNTHETIC_NOTE),
+    trace = [f"v {TOOL_VERSION} {FORMAT_VERSION}", "p 1 0 0", "c " + escaped(SYNTHETIC_NOTE),
              f"m {PROGRAM_BASE:x} {PROGRAM_BASE:x} {PROGRAM_BASE + 0x10000:x} {escaped(module)}",
              # capguard attached, as every recording says: a trace without it fails the gate.
              "i ok cupti"]

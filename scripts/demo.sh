@@ -5,7 +5,7 @@
 #   Without one, or with DEMO_FROM_TRACES=1: re-analyzes their recorded traces
 #   (testcases/recorded/traces/) with `capguard report`.
 # BUILD_DIR (default build) holds capguard and libcapguard.so (and testcases/ with a GPU).
-# At most 60 lines of at most 160 columns without a GPU (tests/demo_test.sh checks it).
+# At most 60 lines of at most 120 columns without a GPU (tests/demo_test.sh checks it).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
@@ -20,26 +20,34 @@ fi
 # program | what it shows | how much of its stack: all (up to where the capture is described)
 # or user (up to the user's line and its source, no frames beyond it)
 cases=(
-  "unjoined_fork|a C++ capture that forks a stream and never joins it (its picture is in the HTML)|all"
   "torch_item_in_capture|PyTorch: Tensor.item() inside torch.cuda.graph|all"
-  "escaped_sync_copy|a silent escape: cudaMemcpy during a capture ran once, now, not in the graph|all"
-  "graph_replay_after_free|a graph replaying memory freed after it was instantiated|all"
+  "unjoined_fork|a C++ capture that forks a stream and never joins it (its picture is in the HTML)|user"
+  "escaped_sync_copy|a silent escape: cudaMemcpy during a capture ran once, now, not in the graph|user"
+  "graph_replay_after_free|a graph replaying memory freed after it was instantiated|user"
   "torch_graph_rebuilt_every_step|PyTorch: the same graph captured again every step|user"
 )
 
 # The first finding of a report, up to where its capture is described: the heading, the
-# message, the user's line with its source (with `user`: nothing after that source). The
-# count of frames not shown is left out: the last lines say how to see any case in full. The
-# report's lines are 160 columns at most already (report/text_wrap.h); `cut -c` would count
-# bytes, not columns, and cut words off lines holding "…".
+# message, the user's line (its source line without the context around it; with `user`: no
+# frames after it), then its fix: line. The count of frames not shown is left out: the last
+# lines say how to see any case in full. The report's lines are 120 columns at most already
+# (report/text_wrap.h); `cut -c` would count bytes, not columns, and cut words off lines
+# holding "…".
 first_finding() {
   awk -v user_only="$([[ $1 == user ]] && echo 1 || echo 0)" '
        /^==[0-9]+==(ERROR|WARNING|NOTE)/ {on = 1}
        !on {next}
-       /^  (capture #|fix:|stream forked|event recorded|last work|capture began)/ {exit}
-       /^    \(.*(not shown|shows them)\)$/ {next}
-       culprit && user_only && !/^ +[0-9]+ \|/ {exit}
-       /^      > +[0-9]+ \|/ {culprit = 1}
+       infix && /^       / {print; next}
+       infix && skipping {exit}
+       {infix = 0}
+       skipping && /^  fix:/ {print; infix = 1; next}
+       skipping {next}
+       /^  fix:/ {fixed = 1; print; infix = 1; next}
+       /^  (capture #|stream forked|event recorded|last work|capture began|instantiate|\[)/ ||
+         (culprit && user_only && !/^ +[0-9]+ \|/) {if (fixed) exit; skipping = 1; next}
+       /^ +\(.*(not shown|shows them|--native-frames)\)$/ {next}
+       /^      > +[0-9]+ \|/ {culprit = 1; print; next}
+       /^ +[0-9]+ \|/ {next}
        {print}'
 }
 
@@ -64,9 +72,9 @@ done
 # Every recorded case in one HTML report; its summary line is the one line about the rest.
 if [[ -d $recorded ]]; then
   summary=$("$capguard" report --fail-on never --format html -o "$html" "$recorded"/*/ 2>&1 |
-            grep '^SUMMARY' | sed 's/^SUMMARY: capguard: //')
+            grep '^SUMMARY' | sed 's/^SUMMARY: capguard: //; s/ (\([0-9]* captures\?\).*/, \1/')
   count=$(find "$recorded" -mindepth 1 -maxdepth 1 -type d | wc -l)
   echo "All $count recorded programs: ${summary:-see the report}."
   echo "Every finding, with a picture of each capture: $html"
-  echo "Any one of them in full: $capguard report $recorded/<program>   (ls $recorded)"
+  echo "Any one of them in full: $capguard report $recorded/<program>"
 fi

@@ -10,6 +10,7 @@ second run with the same id refuses and changes nothing.
 """
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -122,8 +123,14 @@ def main():
         # The synthetic recordings say what they are, and replay without a GPU: the twins pass
         # the recorded-trace check now (the mistake passes once the rule and its trace are made).
         with open(os.path.join(scratch, synthetic[0]), encoding="utf-8") as f:
-            if "\nc synthetic%20trace" not in f.read():
+            text = f.read()
+            if "\nc synthetic%20trace" not in text:
                 fail(f"{synthetic[0]} is not marked as synthetic")
+        # ... in the current trace format (trace/format.h), not a frozen older one.
+        with open(os.path.join(scratch, "trace", "format.h"), encoding="utf-8") as f:
+            current = re.search(r"kFormatVersion = (\d+);", f.read()).group(1)
+        if text.split("\n", 1)[0].split(" ")[-1] != current:
+            fail(f"{synthetic[0]} starts {text.split(chr(10), 1)[0]!r}, not format {current}")
         capguard = os.environ.get("CAPGUARD")
         if capguard:
             checked = subprocess.run(

@@ -59,7 +59,7 @@ TEST_CASE("capture model: a capture's identity, mode, thread and flags") {
   CHECK(model.open_captures().empty());
   const Report& r = sim.finish();
   REQUIRE(r.captures.size() == 1);
-  CHECK(r.captures[0].mode == "thread_local");
+  CHECK(r.captures[0].mode == CaptureMode::ThreadLocal);
   CHECK(r.captures[0].thread == 7u);
   CHECK(r.captures[0].stream == kS);
   CHECK(r.captures[0].pid == 4242u);

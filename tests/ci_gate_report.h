@@ -46,7 +46,7 @@ inline Report ci_gate_report() {
   broken.pid = 1000;
   broken.thread = 7;
   broken.stream = 0xabc0;
-  broken.mode = "global";
+  broken.mode = trace::CaptureMode::Global;
   broken.status = CaptureState::Invalidated;
   broken.begin = user_stack("train_step(float*, CUstream_st*)", "/repo/src/train.cu", 40);
   broken.root_cause = 0;
@@ -57,7 +57,7 @@ inline Report ci_gate_report() {
   fine.pid = 1000;
   fine.thread = 7;
   fine.stream = 0xdef0;
-  fine.mode = "thread_local";
+  fine.mode = trace::CaptureMode::ThreadLocal;
   fine.status = CaptureState::Ok;
   fine.nodes = 4;
   fine.begin = user_stack("eval_step()", "/repo/src/eval.cu", 20);

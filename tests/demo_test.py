@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """scripts/demo.sh from the recorded traces (DEMO_FROM_TRACES=1, as without a GPU) fits a screen:
-at most 60 lines of at most 160 columns, five chosen cases each showing its finding (the C++
-one pointing at its picture, the PyTorch one with the user's line as its first frame, a silent
-escape, a graph replaying freed memory), then one line about every recorded program, where the
+at most 60 lines of at most 120 columns, five chosen cases each showing its finding and its fix:
+line (the PyTorch one first, with the user's line as its first frame; the C++ one pointing at its
+picture, a silent escape, a graph replaying freed memory), then one line about every recorded program, where the
 HTML report is (written), and how to see any one in full.
 
   demo_test.py BUILD_DIR SOURCE_DIR      (BUILD_DIR holds capguard)"""
@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 MAX_LINES = 60
-MAX_COLUMNS = 160
+MAX_COLUMNS = 120
 
 
 def main(build, source):
@@ -38,11 +38,13 @@ def main(build, source):
             check(len(line) <= MAX_COLUMNS, "line %d has %d columns: %s" % (number, len(line), line))
 
         cases = {}  # program -> its lines, heading included
+        order = []
         current = None
         for line in lines:
             match = re.match(r"── (\w+): ", line)
             if match:
                 current = cases.setdefault(match.group(1), [])
+                order.append(match.group(1))
             elif not line:
                 current = None
             if current is not None:
@@ -55,8 +57,10 @@ def main(build, source):
                       for line in body), "%s: no %s finding shown: %r" % (program, rule, body))
             frames = [line for line in body if re.match(r" +#\d+ ", line)]
             check(bool(frames), "%s: no frame shown" % program)
+            check(any(re.match(r"  fix: \S", line) for line in body), "%s: no fix: line" % program)
             return body, frames
 
+        check(order[:1] == ["torch_item_in_capture"], "the demo does not open with PyTorch: %r" % order)
         body, _ = case("unjoined_fork", "unjoined-fork")
         check(bool(body) and "picture" in body[0], "unjoined_fork: its heading names no picture")
         _, frames = case("torch_item_in_capture", "sync-during-capture")
@@ -64,7 +68,7 @@ def main(build, source):
               "torch_item_in_capture: the first frame is not the user's line: %r" % frames[:1])
         case("escaped_sync_copy", "escaped-sync-copy")
         case("graph_replay_after_free", "replay-after-free")
-        check("torch_graph_rebuilt_every_step" in cases, "no fifth case (torch_graph_rebuilt_every_step)")
+        case("torch_graph_rebuilt_every_step", "graph-rebuilt-every-step")
 
         recorded = os.path.join(source, "testcases", "recorded", "traces")
         count = sum(os.path.isdir(os.path.join(recorded, d)) for d in os.listdir(recorded))

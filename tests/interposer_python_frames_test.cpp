@@ -33,6 +33,19 @@ class Model:
 def generator():
     yield Model().forward()  # line 8
 list(generator())
+class Graph:
+    def __enter__(self):
+        return self
+    def __exit__(self, *args):
+        probe_exception()  # line 14: while the exception propagates
+def capture():
+    with Graph():
+        raise RuntimeError("no copy during capture\nsecond line")  # line 17
+try:
+    capture()
+except RuntimeError:
+    pass
+probe_exception()  # line 22: nothing handled
 )";
 
 struct Child {
@@ -41,12 +54,13 @@ struct Child {
   void (*restore_thread)(void*) = nullptr;
   void* none = nullptr;
   int calls = 0;
+  int exception_calls = 0;
 };
 Child* g_child = nullptr;
 
-void record(uint32_t stack_id) {
+void record(uint32_t stack_id, bool handled_exception = false) {
   uint32_t ids[64];
-  const size_t depth = capture_python_frames(ids, 64, g_child->writer, 1);
+  const size_t depth = capture_python_frames(ids, 64, g_child->writer, 1, handled_exception);
   trace::ApiEvent e;
   e.api = "probe";
   e.seq = stack_id;
@@ -68,6 +82,16 @@ void* probe(void*, void*) {
   record(base + 4);
   g_child->restore_thread(state);
   reattach_python_for_testing(false);
+  return g_child->none;
+}
+
+// probe_exception(): as a call that ends a capture (issue 32), GIL held, then released.
+void* probe_exception(void*, void*) {
+  const uint32_t base = 100 * static_cast<uint32_t>(++g_child->exception_calls);
+  record(base + 1, true);
+  void* state = g_child->save_thread();
+  record(base + 2, true);
+  g_child->restore_thread(state);
   return g_child->none;
 }
 
@@ -104,9 +128,15 @@ F symbol(void* lib, const char* name) {
   void* builtins = symbol<void* (*)(const char*)>(lib, "PyImport_ImportModule")("builtins");
   if (fn == nullptr || builtins == nullptr) _exit(13);
   symbol<int (*)(void*, const char*, void*)>(lib, "PyObject_SetAttrString")(builtins, "probe", fn);
+  static MethodDef exception_def = {"probe_exception", probe_exception, 0x0004, nullptr};
+  void* exception_fn = symbol<void* (*)(MethodDef*, void*, void*)>(lib, "PyCFunction_NewEx")(
+      &exception_def, nullptr, nullptr);
+  if (exception_fn == nullptr) _exit(13);
+  symbol<int (*)(void*, const char*, void*)>(lib, "PyObject_SetAttrString")(
+      builtins, "probe_exception", exception_fn);
   const std::string run = "import runpy; runpy.run_path(" + std::string("'") + script + "')";
   if (symbol<int (*)(const char*)>(lib, "PyRun_SimpleString")(run.c_str()) != 0) _exit(14);
-  _exit(child.calls == 1 ? 0 : 15);
+  _exit(child.calls == 1 && child.exception_calls == 2 ? 0 : 15);
 }
 
 struct Frames : trace::testing::RecordingSink {
@@ -188,6 +218,27 @@ TEST_CASE("python frames are read inside a real interpreter, GIL held or release
       CHECK(saw_runpy);
     }
     CHECK(sink.python_stacks[11].size() == sink.python_stacks[12].size());
+
+    // Ending a capture while an exception propagates through a `with` (issue 32): a pseudo
+    // frame first, naming it and the line it came through; none once it was handled.
+    for (uint32_t id : {101u, 102u}) {
+      CAPTURE(id);
+      const auto& stack = sink.python_stacks[id];
+      REQUIRE(stack.size() >= 3);
+      CHECK(stack[0].file == trace::kPythonExceptionFile);
+      CHECK(stack[0].function == "RuntimeError: no copy during capture");
+      CHECK(stack[0].line == 17);
+      CHECK(stack[1].function == "Graph.__exit__");
+      CHECK(stack[1].line == 14);
+      CHECK(stack[2].function == "capture");
+    }
+    for (uint32_t id : {201u, 202u}) {
+      CAPTURE(id);
+      const auto& stack = sink.python_stacks[id];
+      REQUIRE(!stack.empty());
+      CHECK(stack[0].file == script);
+      CHECK(stack[0].line == 22);
+    }
     // The stable API is never used without the GIL: no frames, no stack.
     CHECK(sink.python_stacks.count(14) == 0);
     bool unstacked = false;

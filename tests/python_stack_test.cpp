@@ -1,9 +1,10 @@
 // The Python-first view of stacks (report/python_stack.*): names for reading, libraries, what
 // is folded and what is left out.
+#include "report/python_stack.h"
+
 #include <doctest/doctest.h>
 
 #include "model/frame_owner.h"
-#include "report/python_stack.h"
 
 using namespace capguard;
 
@@ -28,15 +29,76 @@ Frame python(std::string function, std::string file, int line) {
 }  // namespace
 
 TEST_CASE("short function names: templates, lambdas, parameters") {
-  CHECK(short_function_name("c10::impl::wrap_kernel_functor_unboxed_<c10::impl::detail::X<int>, "
-                            "c10::Scalar>::call(c10::OperatorKernel*, at::Tensor const&)") ==
-        "c10::impl::wrap_kernel_functor_unboxed_<…>::call(c10::OperatorKernel*, at::Tensor const&)");
+  CHECK(
+      short_function_name("c10::impl::wrap_kernel_functor_unboxed_<c10::impl::detail::X<int>, "
+                          "c10::Scalar>::call(c10::OperatorKernel*, at::Tensor const&)") ==
+      "c10::impl::wrap_kernel_functor_unboxed_<…>::call(c10::OperatorKernel*, at::Tensor const&)");
   CHECK(short_function_name("at::native::_local_scalar_dense_cuda(at::Tensor const&)::{lambda()#1}"
                             "::operator()() const [clone .isra.0]",
                             true) == "at::native::_local_scalar_dense_cuda::{lambda}::operator()");
   CHECK(short_function_name("std::vector<int>::operator<(std::vector<int> const&)", true) ==
         "std::vector<…>::operator<");
   CHECK(short_function_name("main") == "main");
+}
+
+TEST_CASE("brief C++ names for a via line: no return type, parameters or namespaces") {
+  CHECK(brief_function_name("at::cuda::CUDAGraph::capture_begin(at::cuda::MempoolId_t)") ==
+        "CUDAGraph::capture_begin");
+  CHECK(
+      brief_function_name("void at::native::gpu_kernel_impl_nocast<at::native::X>(at::Tensor&)") ==
+      "gpu_kernel_impl_nocast<…>");
+  CHECK(brief_function_name("torch::autograd::THPVariable_add_(_object*, _object*)") ==
+        "THPVariable_add_");
+  CHECK(brief_function_name("pybind11::cpp_function::dispatcher(_object*)") ==
+        "cpp_function::dispatcher");
+  CHECK(brief_function_name("") == "");
+  CHECK(brief_function_name("__pyx_pw_4cupy_4cuda_6stream_11_BaseStream_19synchronize") ==
+        "_BaseStream.synchronize");
+  CHECK(brief_function_name(
+            "__pyx_f_13cupy_backends_4cuda_3api_7runtime_streamSynchronize(long, int)") ==
+        "runtime.streamSynchronize");
+}
+
+TEST_CASE("paths as a Python user reads them: from the package, or from the source root") {
+  CHECK(display_path("/opt/v/lib/python3.12/site-packages/torch/_inductor/utils.py", "", "") ==
+        "torch/_inductor/utils.py");
+  CHECK(display_path("/usr/lib/python3.12/unittest/case.py", "", "") == "unittest/case.py");
+  CHECK(display_path("/src/app/train.py", "/src", "/src/app") == "app/train.py");
+  CHECK(display_path("/work/main/testcases/python/common.py", "/elsewhere",
+                     "/work/main/testcases/python") == "common.py");
+  CHECK(display_path("/other/x.py", "/src", "/work") == "/other/x.py");
+  Location l;
+  l.frames = {python("f", "/work/t/common.py", 3), python("<module>", "/work/t/main.py", 9)};
+  CHECK(script_dir_of(l) == "/work/t");
+}
+
+TEST_CASE("library Python frames fold into one named step: torch.compile, nn.Module") {
+  const std::string sp = "/v/lib/python3.12/site-packages/";
+  Location l;
+  l.frames = {
+      native("cudaStreamBeginCapture", "/usr/local/cuda/lib64/libcudart.so.13"),          // 0
+      native("at::cuda::CUDAGraph::capture_begin()", sp + "torch/lib/libtorch_cuda.so"),  // 1
+      python("CUDAGraph.capture_begin", sp + "torch/cuda/graphs.py", 115),                // 2
+      python("graph.__enter__", sp + "torch/cuda/graphs.py", 257),                        // 3
+      python("CUDAGraphNode._record", sp + "torch/_inductor/cudagraph_trees.py", 1),      // 4
+      python("Module._call_impl", sp + "torch/nn/modules/module.py", 1790),               // 5
+      python("OptimizedModule.__call__", sp + "torch/_dynamo/eval_frame.py", 472),        // 6
+      python("<module>", "/work/t.py", 36)};                                              // 7
+  l.user_frame = 7;
+  const PythonStackView view = python_stack_view(l, 1, l.frames.size());
+  CHECK(view.via ==
+        "torch.compile (3 frames) → graph.__enter__ → CUDAGraph.capture_begin → torch: "
+        "CUDAGraph::capture_begin");
+  CHECK(view.folded_python == 3u);
+  CHECK(python_group_of(l.frames[5]) == "nn.Module");
+  CHECK(python_group_of(l.frames[3]).empty());
+
+  Location unnamed;  // a native run without names is named by its library, never empty
+  unnamed.frames = {native("cudaLaunchKernel", "/usr/local/cuda/lib64/libcudart.so.13"),
+                    native("", "/home/u/.triton/cache/x/__triton_launcher.so"),
+                    python("<module>", "/work/t.py", 3)};
+  unnamed.user_frame = 2;
+  CHECK(python_stack_view(unnamed, 1, 3).via == "triton (1 frame)");
 }
 
 TEST_CASE("library of a native frame: the package under site-packages, else the module") {
@@ -51,24 +113,24 @@ TEST_CASE("library of a native frame: the package under site-packages, else the 
 TEST_CASE("the Python-first view: user frame, one line to CUDA, callers; no interpreter") {
   Location l;
   const std::string torch = "/v/lib/python3.12/site-packages/torch/lib/libtorch_cpu.so";
-  l.frames = {native("cudaStreamSynchronize", "/usr/local/cuda/lib64/libcudart.so.13"),  // 0
-              native("at::native::item(at::Tensor const&)", torch),                      // 1
-              native("torch::autograd::THPVariable_item(_object*, _object*)", torch),    // 2
-              native("_PyEval_EvalFrameDefault", "/usr/bin/python3.12"),                 // 3
+  l.frames = {native("cudaStreamSynchronize", "/usr/local/cuda/lib64/libcudart.so.13"),      // 0
+              native("at::native::item(at::Tensor const&)", torch),                          // 1
+              native("torch::autograd::THPVariable_item(_object*, _object*)", torch),        // 2
+              native("_PyEval_EvalFrameDefault", "/usr/bin/python3.12"),                     // 3
               python("Tensor.item", "/v/lib/python3.12/site-packages/torch/_tensor.py", 9),  // 4
-              python("step", "/work/train.py", 13),                                      // 5
-              native("_PyEval_EvalFrameDefault", "/usr/bin/python3.12"),                 // 6
-              native("pybind11::cpp_function::dispatcher", torch),                      // 7
-              python("<module>", "/work/train.py", 20)};                                  // 8
+              python("step", "/work/train.py", 13),                                          // 5
+              native("_PyEval_EvalFrameDefault", "/usr/bin/python3.12"),                     // 6
+              native("pybind11::cpp_function::dispatcher", torch),                           // 7
+              python("<module>", "/work/train.py", 20)};                                     // 8
   l.user_frame = 5;
   const PythonStackView view = python_stack_view(l, 1, l.frames.size());
   CHECK(view.user == 5u);
-  CHECK(view.via ==
-        "Tensor.item (_tensor.py:9) → torch: torch::autograd::THPVariable_item → at::native::item "
-        "(2 frames)");
-  CHECK(view.callers == std::vector<size_t>{8});  // the interpreter left out, torch glue folded
+  CHECK(view.via == "Tensor.item → torch: THPVariable_item → item (2 frames)");
+  REQUIRE(view.callers.size() == 1u);  // the interpreter left out, torch glue folded
+  CHECK(view.callers[0].frame == 8u);
+  CHECK(view.callers[0].count == 0u);
   CHECK(view.interpreter == 2u);
-  CHECK(view.folded == 3u);
+  CHECK(view.folded_native == 3u);
   CHECK(has_python_frames(l));
   CHECK(is_interpreter_frame(l.frames[3]));
   CHECK_FALSE(is_interpreter_frame(l.frames[5]));
@@ -117,4 +179,127 @@ TEST_CASE("framework calls: the entry point closest to the user, else a library'
   name_framework_calls(report);
   CHECK(report.findings[0].framework_call == "Tensor.item()");
   CHECK(report.findings[0].framework_fix.find("after replay()") != std::string::npos);
+}
+
+TEST_CASE("a first use closest to the user wins over the library call it makes (issue 32)") {
+  const std::string torch = "/v/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so";
+  Location l;
+  l.frames = {native("cudaFree", "/usr/local/cuda/lib64/libcudart.so.13"),
+              native("cublasCreate_v2", "/v/site-packages/nvidia/cu13/lib/libcublas.so.13"),
+              native("at::cuda::getCurrentCUDABlasHandle()", torch),
+              python("<module>", "/work/train.py", 20)};
+  l.user_frame = 3;
+  REQUIRE(framework_call_of(l) != nullptr);
+  CHECK(framework_call_of(l)->words == "cuBLAS handle and workspace creation on first use");
+  l.user_frame = -1;  // on a thread without a user frame: from the outermost frame in
+  l.frames.pop_back();
+  CHECK(framework_call_of(l)->words == "cuBLAS handle and workspace creation on first use");
+}
+
+TEST_CASE("a rule's fix in the framework's words; CUDA's for a C++ program") {
+  const std::string sp = "/v/lib/python3.12/site-packages/";
+  Finding f;
+  f.rule = "unjoined-fork";
+  f.message = "stream 0x2 was never joined. Fix: record an event";
+  f.location.frames = {
+      native("cudaStreamEndCapture", "/usr/local/cuda/lib64/libcudart.so.13"),
+      native("at::cuda::CUDAGraph::capture_end()", sp + "torch/lib/libtorch_cuda.so"),
+      python("graph.__exit__", sp + "torch/cuda/graphs.py", 265),
+      python("<module>", "/work/t.py", 12)};
+  f.location.user_frame = 3;
+  CHECK(framework_of(f.location) == Framework::PyTorch);
+  Report report;
+  report.findings.push_back(f);
+  Finding cxx = f;
+  cxx.location.frames = {f.location.frames[0], native("main", "/work/app")};
+  cxx.location.user_frame = 1;
+  CHECK(framework_of(cxx.location) == Framework::None);
+  report.findings.push_back(cxx);
+  name_framework_calls(report);
+  CHECK(report.findings[0].framework_fix.find("torch.cuda.current_stream().wait_stream(side)") !=
+        std::string::npos);
+  CHECK_FALSE(report.findings[0].framework_headline.empty());
+  CHECK(report.findings[0].message == "stream 0x2 was never joined");  // CUDA's fix gives way
+  CHECK(report.findings[1].framework_fix.empty());
+  CHECK(report.findings[1].message == f.message);
+  // torch.compile's own words, else PyTorch's.
+  CHECK(framework_fix(Framework::TorchCompile, "graph-specialization-growth")
+            ->fix.find("cudagraph_skip_dynamic_graphs") != std::string_view::npos);
+  CHECK(framework_fix(Framework::TorchCompile, "unjoined-fork") ==
+        framework_fix(Framework::PyTorch, "unjoined-fork"));
+  for (const FrameworkFix& fix : framework_fixes()) {  // no fix says "eagerly" (issue 32)
+    CAPTURE(fix.fix);
+    CHECK(fix.fix.find("eager") == std::string_view::npos);
+  }
+  for (const FrameworkCall& call : framework_calls())
+    CHECK(call.fix.find("eager") == std::string_view::npos);
+}
+
+TEST_CASE("a framework's thread is named, and keeps the user line that started its work") {
+  const std::string torch = "/v/lib/python3.12/site-packages/torch/lib/libtorch_cpu.so";
+  Finding f;
+  f.rule = "unsafe-call-during-capture";
+  f.location.frames = {
+      native("cudaMalloc", "/usr/local/cuda/lib64/libcudart.so.13"),
+      native("torch::autograd::Engine::thread_main(std::shared_ptr<X> const&)", torch)};
+  Related start;
+  start.role = "started-by";
+  start.location.frames = {python("<module>", "/work/train.py", 21)};
+  start.location.user_frame = 0;
+  f.related.push_back(start);
+  Finding main_thread = f;  // a finding with a user frame drops the guess
+  main_thread.location.frames.push_back(python("<module>", "/work/train.py", 20));
+  main_thread.location.user_frame = 2;
+  Report report;
+  report.findings = {f, main_thread};
+  name_framework_calls(report);
+  CHECK(report.findings[0].thread_name == "PyTorch autograd thread");
+  CHECK(report.findings[0].related.size() == 1u);
+  CHECK(report.findings[1].thread_name.empty());
+  CHECK(report.findings[1].related.empty());
+}
+
+#include "rules/capture_ended_by_exception.h"
+#include "trace/format.h"
+
+TEST_CASE("a capture ended while Python handled an exception is a finding, not \"ok\"") {
+  Report report;
+  CaptureInfo capture;
+  capture.id = 1;
+  capture.pid = 7;
+  capture.status = CaptureState::Ok;
+  capture.nodes = 3;
+  Location end;
+  end.frames = {
+      native("cudaStreamEndCapture", "/usr/local/cuda/lib64/libcudart.so.13"),
+      python("RuntimeError: Cannot copy between CPU and CUDA tensors", trace::kPythonExceptionFile,
+             25),
+      python("graph.__exit__", "/v/lib/python3.12/site-packages/torch/cuda/graphs.py", 265),
+      python("capture", "/work/t/first_call.py", 22)};
+  end.user_frame = choose_user_frame(end.frames);
+  CHECK(end.user_frame == 3);  // the pseudo frame is nobody's code
+  CHECK(is_python_exception_frame(end.frames[1]));
+  capture.end = end;
+  report.captures.push_back(capture);
+  CaptureInfo failed = capture;  // a capture CUDA failed has its own finding
+  failed.id = 2;
+  failed.status = CaptureState::Invalidated;
+  report.captures.push_back(failed);
+  CaptureInfo clean = capture;
+  clean.id = 3;
+  clean.end->frames.erase(clean.end->frames.begin() + 1);
+  report.captures.push_back(clean);
+  rules::find_captures_ended_by_exception(report);
+  REQUIRE(report.findings.size() == 1u);
+  const Finding& f = report.findings[0];
+  CHECK(f.rule == "capture-ended-by-exception");
+  CHECK(f.severity == Severity::Error);
+  CHECK(f.capture == 1u);
+  CHECK(f.message.find("RuntimeError: Cannot copy between CPU and CUDA tensors (through "
+                       "first_call.py:25)") != std::string::npos);
+  CHECK(f.message.find("3 nodes") != std::string::npos);
+  const PythonStackView view = python_stack_view(f.location, 1, f.location.frames.size());
+  CHECK(view.via == "graph.__exit__");  // the pseudo frame is not a step
+  name_framework_calls(report);
+  CHECK(report.findings[0].framework_headline.find("torch.cuda.graph") != std::string::npos);
 }

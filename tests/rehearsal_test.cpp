@@ -44,7 +44,7 @@ TEST_SUITE("rehearsal_test") {
     CHECK(f.message.find("global mode") != std::string::npos);
     const RehearsalInfo& info = only_rehearsal(r);
     CHECK(info.executions == 3);
-    CHECK(info.verdict == "not_capturable");
+    CHECK(info.verdict == RehearsalVerdict::NotCapturable);
     REQUIRE(info.breaks.size() == 1);
     CHECK(info.breaks[0].what == "synchronize");
     CHECK(info.breaks[0].rule == "sync-during-capture");
@@ -62,7 +62,7 @@ TEST_SUITE("rehearsal_test") {
     const Report& r = sim.finish();
     CHECK(rules_of(r) == Rules{"unsafe-call-during-capture"});
     const RehearsalInfo& info = only_rehearsal(r);
-    CHECK(info.verdict == "capturable_after_warmup");
+    CHECK(info.verdict == RehearsalVerdict::AfterWarmup);
     CHECK(info.warmups == 1);
     REQUIRE(info.warmup.size() == 1);
     CHECK(info.warmup[0].what == "allocation");
@@ -81,7 +81,7 @@ TEST_SUITE("rehearsal_test") {
     const Report& r = sim.finish();
     const RehearsalInfo& info = only_rehearsal(r);
     CHECK(info.executions == 10003);
-    CHECK(info.verdict == "capturable_after_warmup");
+    CHECK(info.verdict == RehearsalVerdict::AfterWarmup);
     CHECK(info.warmups == 3);
     REQUIRE(info.warmup.size() == 2);
     CHECK(info.warmup[0].what == "allocation");
@@ -96,7 +96,7 @@ TEST_SUITE("rehearsal_test") {
     step(sim, memcpy_async(kS));
     const Report& r = sim.finish();
     CHECK(r.findings.empty());
-    CHECK(only_rehearsal(r).verdict == "capturable");
+    CHECK(only_rehearsal(r).verdict == RehearsalVerdict::Capturable);
     CHECK(only_rehearsal(r).executions == 2);
   }
 
@@ -107,7 +107,7 @@ TEST_SUITE("rehearsal_test") {
     step(sim, malloc_());
     const Report& r = sim.finish();
     CHECK(rules_of(r) == Rules{"relaxed-mode-unsafe-call"});
-    CHECK(only_rehearsal(r).mode == "relaxed");
+    CHECK(only_rehearsal(r).mode == CaptureMode::Relaxed);
   }
 
   TEST_CASE("another thread's allocation breaks a global-mode region, not a thread_local one") {
@@ -178,7 +178,7 @@ TEST_SUITE("rehearsal_test") {
     const Report& r = sim.finish();
     REQUIRE(rules_of(r) == Rules{"sync-during-capture"});
     CHECK_FALSE(r.findings[0].rehearsed);
-    CHECK(only_rehearsal(r).verdict == "capturable");
+    CHECK(only_rehearsal(r).verdict == RehearsalVerdict::Capturable);
   }
 
   TEST_CASE("calls outside rehearsed regions are not judged") {
@@ -196,7 +196,7 @@ TEST_SUITE("rehearsal_test") {
     sim(launch(kS))(device_sync());
     const Report& r = sim.finish();
     CHECK(rules_of(r) == Rules{"sync-during-capture"});
-    CHECK(only_rehearsal(r).verdict == "not_capturable");
+    CHECK(only_rehearsal(r).verdict == RehearsalVerdict::NotCapturable);
   }
 
   TEST_CASE("the message numbers executions from 1") {
@@ -250,7 +250,7 @@ TEST_SUITE("rehearsal_test") {
     step(sim, stream_sync(kS).stack(5));
     const Report& r = sim.finish();
     const RehearsalInfo& info = only_rehearsal(r);
-    CHECK(info.verdict == "not_capturable");
+    CHECK(info.verdict == RehearsalVerdict::NotCapturable);
     REQUIRE(info.breaks.size() == 1);
     CHECK(info.breaks[0].what == "synchronize");
     REQUIRE(info.warmup.size() == 1);
@@ -266,7 +266,7 @@ TEST_SUITE("rehearsal_test") {
     name_regions_never_executed(analysis);
     REQUIRE(analysis.report.rehearsals.size() == 2);
     CHECK(analysis.report.rehearsals[1].name == "decode");
-    CHECK(analysis.report.rehearsals[1].verdict == "never_executed");
+    CHECK(analysis.report.rehearsals[1].verdict == RehearsalVerdict::NeverExecuted);
     REQUIRE(analysis.incomplete.size() == 1);
     CHECK(analysis.incomplete[0].find("--rehearse decode") == 0);
   }
@@ -341,19 +341,19 @@ TEST_SUITE("rehearsal_test") {
     info.pid = 7;
     info.executions = 3;
     settle_verdict(info, {item(10, 1), item(20, 3)});
-    CHECK(info.verdict == "not_capturable");
+    CHECK(info.verdict == RehearsalVerdict::NotCapturable);
     settle_rehearsals(report);
     // The region's own thread: relaxed while capturing, dropped. Another thread's stays, and
     // still breaks the last execution.
     REQUIRE(report.findings.size() == 1);
     CHECK(report.findings[0].location.seq == 20u);
-    CHECK(info.verdict == "not_capturable");
+    CHECK(info.verdict == RehearsalVerdict::NotCapturable);
     CHECK(info.warmup.empty());
     REQUIRE(info.breaks.size() == 1);
 
     report.findings.clear();  // e.g. suppressed: nothing is left to break the region
     settle_rehearsals(report);
-    CHECK(info.verdict == "capturable");
+    CHECK(info.verdict == RehearsalVerdict::Capturable);
     CHECK(info.breaks.empty());
   }
 
@@ -364,11 +364,11 @@ TEST_SUITE("rehearsal_test") {
     early.last_execution = 1;
     late.last_execution = 2;
     settle_verdict(info, {early, late});
-    CHECK(info.verdict == "capturable_after_warmup");
+    CHECK(info.verdict == RehearsalVerdict::AfterWarmup);
     CHECK(info.warmups == 2);
     CHECK(info.warmup.size() == 2);
     settle_verdict(info, {});
-    CHECK(info.verdict == "capturable");
+    CHECK(info.verdict == RehearsalVerdict::Capturable);
     CHECK(info.warmups == 0);
   }
 }

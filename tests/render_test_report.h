@@ -67,7 +67,7 @@ inline Report sample_report() {
   capture.pid = 4242;
   capture.thread = 4243;
   capture.stream = 0x5555deadbeef;
-  capture.mode = "global";
+  capture.mode = trace::CaptureMode::Global;
   capture.status = CaptureState::Invalidated;
   capture.begin = begin_stack();
   capture.root_cause = 0;

@@ -50,6 +50,11 @@ TEST_CASE("a fix continues under its text; a frame line stays whole when asked")
   const std::string frame = "    #3 0x1234 in " + words(30);
   CHECK(wrap_long_lines(frame, true, 50) == frame);
   CHECK(wrap_long_lines(frame, false, 50) != frame);
+  const std::string summary = "SUMMARY: capguard: " + words(30);  // scripts grep it: whole
+  CHECK(wrap_long_lines(summary + "\n", false, 50) == summary + "\n");
+  const std::string notice = "==42==capguard: stopped watching: " + words(30);
+  CHECK(wrap_long_lines(notice, false, 50) == notice);
+  CHECK(wrap_long_lines("==42==ERROR: " + words(30), false, 50) != "==42==ERROR: " + words(30));
 }
 
 TEST_CASE("one word longer than the line is kept whole; colors and UTF-8 are not columns") {
@@ -58,10 +63,11 @@ TEST_CASE("one word longer than the line is kept whole; colors and UTF-8 are not
   CHECK(display_width("\033[1mab\033[0m→") == 3);
 }
 
-TEST_CASE("the text report has no line over 160 columns, however long the message") {
+TEST_CASE("the text report has no line over 120 columns, however long the message") {
   Report report = testing::sample_report();
   report.findings[0].message = words(60);
   const std::string text = render_text(report, testing::with_rules());
+  CHECK(kTextWidth == 120u);
   CHECK(widest_line(text) <= kTextWidth);
   CHECK(text.find("word59") != std::string::npos);
 }

@@ -128,6 +128,11 @@ namespace capguard::trace {
 inline constexpr int kFormatVersion = 7;
 inline constexpr char kToolVersion[] = "0.1.0";
 
+// A python-frame record with this file is no frame: the Python exception the thread was
+// handling when it ended a capture (issue 32), innermost in its stack's Python part; function
+// "Type: first line of the message", line where it passed through the frame handling it.
+inline constexpr char kPythonExceptionFile[] = "<exception>";
+
 // Bounds both sides agree on. The writer never produces more; the reader rejects more, so a
 // damaged trace cannot make it allocate without limit.
 inline constexpr unsigned kMaxApiNameLength = 256;     // bytes of an event's `api`

@@ -52,7 +52,8 @@ printf "$header"'e 1 a 1e241 cudaStreamBeginCapture 0 0 st=5000 sf=1 sb=0 sa=1 c
 'e 3 1e 1e241 cudaStreamEndCapture 385 0 st=5000 sf=1 sb=2 sa=0 ci=1\nz 28 0\n' >"$t/sync.trace"
 printf "$header"'z 28 0\n' >"$t/clean.trace"
 : >"$t/empty.trace"
-head -c 512 /dev/urandom >"$t/random.trace"
+# Random bytes, the first one fixed: a leading newline would make the first line empty (1 in 256).
+{ printf '\x01'; head -c 511 /dev/urandom; } >"$t/random.trace"
 head -c 150 "$t/sync.trace" >"$t/truncated.trace"  # cut inside the first event
 printf 'v 9.0.0 8\np 1 1 0\n' >"$t/newer.trace"
 cp "$t/sync.trace" "$t/clean.trace" "$t/dir/"
@@ -99,11 +100,12 @@ grep -q 'noend.trace) has no end record' "$work/err" || fail "a trace without en
 grep -v '^z ' "$t/sync.trace" >"$t/sync_noend.trace"
 expect 1 '^SUMMARY: capguard: 1 error' -- "$capguard" report "$t/sync_noend.trace"
 grep -q '^capguard: warning: .*has no end record' "$work/err" || fail "missing end record not a warning"
-expect 0 '^SUMMARY: capguard: 0 errors' -- "$capguard" report --fail-on never "$t/noend.trace"
+expect 0 '^SUMMARY: capguard: 0 errors' -- "$capguard" report --fail-on never -o "json:$t/noend.json" "$t/noend.trace"
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["problems"]; assert [x["level"] for x in p] == ["warning"] and "no end record" in p[0]["message"], p' "$t/noend.json" || fail "report --fail-on never: the missing end record is not in the report"
 # capguard never attached: 3, whatever later records say.
 printf 'v 0.1.0 1\np 1e240 1 0\nc ./app\ni failed no CUPTI\ni ok attached\nz 28 0\n' >"$t/failed.trace"
 expect 3 '^SUMMARY: capguard: 0 errors' -- "$capguard" report "$t/failed.trace"
-grep -q 'capguard did not attach to process 123456 ' "$work/err" || fail "not attached not said"
+grep -q 'cannot attach to process 123456 ' "$work/err" || fail "not attached not said"
 # -o naming an input (directly, through a link, or inside a directory given): usage, untouched.
 cp "$t/clean.trace" "$t/keep.trace"
 ln -sf "$t/keep.trace" "$t/keep-link.json"
@@ -314,7 +316,13 @@ echo hi | "$work/alone/capguard" run --no-require-attach -- /bin/sh -c 'read l; 
 grep -q '^capguard: warning: cannot attach: libcapguard.so not found.*(--no-require-attach)$' "$work/err" || fail "no warning without libcapguard.so"
 printf 'v 0.1.0 1\np 1e240 1 0\nc ./app\ni failed CUPTI%%20already%%20in%%20use%%20by%%20another%%20subscriber\n' >"$t/taken.trace"
 expect 3 '^SUMMARY: capguard: 0 errors' -- run_fake -- "$fake" "$t/taken.trace" 0
-grep -q '^capguard: cannot attach to process 123456 (./app): CUPTI already in use by another subscriber$' "$work/err" || fail "why not attached is not said"
+grep -q '^capguard: cannot attach to process 123456 (./app, .*/capguard\.[0-9]*\.trace): CUPTI already in use by another subscriber$' "$work/err" || fail "why not attached is not said"
+# run checks the end record as report does (engine/gate.h): a trace cut short fails closed, and
+# with --fail-on never it is a warning in the report, not only on stderr.
+expect 3 '^SUMMARY: capguard: 0 errors' -- run_fake -o "json:$t/noend.json" -- "$fake" "$t/noend.trace" 0
+grep -q '^capguard: the trace of process 123456 (./app, .*) has no end record' "$work/err" || fail "run: a trace without end record not named"
+expect 0 '^SUMMARY: capguard: 0 errors' -- run_fake --fail-on never -o "json:$t/noend.json" -- "$fake" "$t/noend.trace" 0
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["problems"]; assert [x["level"] for x in p] == ["warning"] and "no end record" in p[0]["message"], p' "$t/noend.json" || fail "run --fail-on never: the missing end record is not in the report"
 
 # --- The program's own CUPTI client (trace format 5, 'k' records): shared, the report says so
 # and passes; capguard's subscription lost (CUPTI finalized behind its back), every format says
@@ -400,6 +408,19 @@ python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rehearsals"]; asser
 expect 0 'SUMMARY: capguard: 0 errors' -- "$capguard" report --fail-on never "$t/never_clean.trace"
 expect 1 'SUMMARY: capguard: 1 error' -- "$capguard" report "$t/never.trace"
 grep -q 'warning: --rehearse decode' "$work/err" || fail "rehearse: never executed is not a warning when findings fail the gate"
+
+# --- Rule options (rules.def CAPGUARD_RULE_OPTION): explain lists them; --rule-option changes
+# what is reported and the report says so; a bad one is a usage error.
+"$capguard" explain graph-specialization-growth | grep -q '^  late-graphs = 8: ' || fail "explain does not list the rule's options"
+growth=$(cd "$(dirname "$0")/../.." && pwd)/testcases/recorded/traces/graph_specialization_growth
+if [ -d "$growth" ]; then
+  expect 0 '^SUMMARY: capguard: 0 errors, 1 warning' -- "$capguard" report "$growth"
+  expect 0 '^SUMMARY: capguard: 0 errors, 0 warnings' -- "$capguard" report --rule-option graph-specialization-growth.late-graphs=100 -o json:"$work/opt.json" "$growth"
+  grep -q '^capguard: rule option graph-specialization-growth.late-graphs = 100 (default 8)$' "$work/err" || fail "text: a changed rule option is not said"
+  python3 -c 'import json,sys; o=json.load(open(sys.argv[1]))["rule_options"]; assert o == [{"rule": "graph-specialization-growth", "option": "late-graphs", "value": 100, "default": 8}], o' "$work/opt.json" || fail "JSON: rule_options"
+fi
+expect 2 'no such rule option' --one-line -- "$capguard" report --rule-option graph-specialization-growth.nope=1 "$t/clean.trace"
+expect 2 'non-negative integer' --one-line -- "$capguard" run --rule-option graph-rebuilt-every-step.steps=-1 -- /bin/true
 
 # --- --user-code reaches every format: a recorded trace whose culprit is a std::thread lambda;
 # naming libstdc++'s headers as the user's code moves the user frame into <bits/invoke.h>.

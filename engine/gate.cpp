@@ -1,0 +1,63 @@
+#include "engine/gate.h"
+
+#include <algorithm>
+
+namespace capguard {
+
+bool reaches_fail_on(const std::vector<Finding>& findings, std::optional<Severity> fail_on) {
+  return fail_on && std::any_of(findings.begin(), findings.end(),
+                                [&](const Finding& f) { return f.severity >= *fail_on; });
+}
+
+GateResult judge_gate(const GateInput& input, const GateOptions& options) {
+  static const std::vector<Finding> kNone;
+  const bool failing = reaches_fail_on(input.findings ? *input.findings : kNone, options.fail_on);
+  GateResult result;
+  bool closed = false;
+  const auto fail_closed = [&](std::string message) {
+    closed = true;
+    result.reasons.push_back({Severity::Error, std::move(message)});
+  };
+  for (const std::string& message : input.unreadable) fail_closed(message);
+  // Not watched: what findings say cannot be trusted, whatever they are.
+  const auto not_attached = [&](std::string message) {
+    if (options.require_attach)
+      fail_closed(std::move(message));
+    else
+      result.reasons.push_back(
+          {Severity::Warning, message + " (" + std::string(options.tolerated_by) + ")"});
+  };
+  // Watched in part: fails closed unless findings fail the gate anyway (a program that aborts
+  // right after its mistake); without a gate (--fail-on never) a warning in the report.
+  const auto unfinished = [&](std::string message) {
+    if (options.fail_on && !failing)
+      fail_closed(std::move(message));
+    else
+      result.reasons.push_back({Severity::Warning, std::move(message)});
+  };
+  for (const TraceFacts& trace : input.traces) {
+    if (trace.attach_failed)
+      not_attached("cannot attach to " + trace.who +
+                   (trace.attach_message.empty() ? std::string(" (an 'i failed' record)")
+                                                 : ": " + trace.attach_message));
+    else if (!trace.has_attach)
+      not_attached("capguard never attached to " + trace.who + " (its trace has no attach record)");
+    if (trace.still_running_after_s > 0)
+      unfinished(trace.who + " was still running " + std::to_string(trace.still_running_after_s) +
+                 " s after the program exited: what it did after its last record is not "
+                 "analyzed");
+    else if (!trace.has_end)
+      unfinished("the trace of " + trace.who +
+                 " has no end record: the process was killed, crashed or is still running, or "
+                 "the trace was cut; what it did after its last record is unknown");
+  }
+  for (const std::string& message : input.incomplete) unfinished(message);
+  if (!input.nothing_attached.empty()) not_attached(input.nothing_attached);
+
+  result.status = closed    ? kExitCannotRead
+                  : failing ? options.findings_status
+                            : input.program_status;
+  return result;
+}
+
+}  // namespace capguard

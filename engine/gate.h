@@ -1,0 +1,64 @@
+// The gate: the exit status of `capguard run` and `capguard report` (README.md, "Exit status";
+// docs/security.md, "Pass a gate by accident"), decided here and nowhere else, from what the
+// analysis found and what the traces say about themselves. Pure: no file is read here.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/report.h"
+
+namespace capguard {
+
+inline constexpr int kExitFindings = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitCannotRead = 3;  // report: unreadable trace; run: could not attach
+
+struct GateOptions {
+  std::optional<Severity> fail_on = Severity::Error;  // nullopt: --fail-on never
+  // A process capguard did not attach to fails closed (run: --require-attach; report: unless
+  // --fail-on never); otherwise it is a warning saying what tolerated it.
+  bool require_attach = true;
+  std::string_view tolerated_by = "--no-require-attach";
+  int findings_status = kExitFindings;  // run: --error-exitcode
+};
+
+// What one traced process's trace says beyond its findings.
+struct TraceFacts {
+  std::string who;                // "process 12 (./app, /tmp/t/capguard.12.trace)"
+  bool attach_failed = false;     // an 'i failed' record, or the process says it was not attached
+  std::string attach_message;     // why, when the trace says
+  bool has_attach = true;         // any 'i' record: none, and capguard never attached (issue 35)
+  bool has_end = true;            // its end record ('z')
+  int still_running_after_s = 0;  // run: still running this long after the program exited
+};
+
+struct GateInput {
+  const std::vector<Finding>* findings = nullptr;
+  std::vector<std::string> unreadable;  // traces that could not be read (in full): always exit 3
+  std::vector<TraceFacts> traces;
+  // Analysis::incomplete: memory budgets, lost CUPTI subscriptions, never-executed rehearsals.
+  std::vector<std::string> incomplete;
+  std::string nothing_attached;  // run: why no process was watched at all; empty otherwise
+  int program_status = 0;        // run: the program's own exit status
+};
+
+struct GateResult {
+  int status = 0;
+  // Why, one line each, for report.problems (Error: the gate failed closed because of it).
+  std::vector<ToolProblem> reasons;
+};
+
+// Whether a finding reaches --fail-on.
+bool reaches_fail_on(const std::vector<Finding>& findings, std::optional<Severity> fail_on);
+
+GateResult judge_gate(const GateInput& input, const GateOptions& options);
+
+// After the reports were written: one that could not be is exit 2, unless the gate failed closed.
+inline int status_after_writing(const GateResult& gate, bool written) {
+  return gate.status == kExitCannotRead || written ? gate.status : kExitUsage;
+}
+
+}  // namespace capguard
