@@ -29,7 +29,7 @@ def _candidate_roots():
     yield os.path.dirname(sysconfig.get_path("scripts"))
     yield sys.prefix
     yield getattr(site, "USER_BASE", None) or ""
-    # <root>/lib/pythonX.Y/site-packages/capguard -> <root>
+    # <root>/lib/pythonX.Y/site-packages/capguard_cuda -> <root>
     yield os.path.normpath(os.path.join(here, "..", "..", "..", ".."))
 
 
