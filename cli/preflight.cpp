@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 
+#include "engine/gate.h"
+
 namespace capguard::cli {
 namespace {
 
@@ -101,13 +103,17 @@ std::optional<int> preflight(const RunOptions& options, const std::vector<Output
   const std::string message = preflight_message(result, !stop, options.require_attach);
   if (!message.empty()) say(message);
   if (!stop) return std::nullopt;
-  // Failed closed like a run that could not attach, with every report written.
+  // Failed closed like a run that could not attach (the gate, engine/gate.h, decides; whatever
+  // --no-require-attach says, as the program was not run), with every report written.
+  GateInput gate;
+  gate.nothing_attached =
+      "cannot attach: no usable GPU here; the program was not started (--fail-fast)";
+  GateOptions gate_options;
+  gate_options.fail_on = options.report.fail_on;
+  const GateResult verdict = judge_gate(gate, gate_options);
   Report report;
-  report.problems.push_back({Severity::Error,
-                             "cannot attach: no usable GPU here; the program was not started "
-                             "(--fail-fast)"});
-  write_report(report, targets, options.report);
-  return kExitCannotRead;
+  report.problems = verdict.reasons;
+  return status_after_writing(verdict, write_report(report, targets, options.report));
 }
 
 }  // namespace capguard::cli
