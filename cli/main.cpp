@@ -55,6 +55,7 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
       .add_option("--rule-option", options.rule_options,
                   "RULE.NAME=VALUE: a rule's threshold (capguard explain RULE lists them); "
                   "repeatable")
+      ->type_name("RULE.NAME=VALUE")
       ->allow_extra_args(false);
   command.add_option("--suppressions", options.suppressions, "file of findings to ignore")
       ->check(CLI::ExistingFile);

@@ -57,8 +57,10 @@ def roff(text):
 def readable_type(type_):
     """CLI11's `TEXT:{a,b}=a` -> (`{a,b}`, `a`); `INT:INT in [1 - 255]=1` -> (`N`, `1`)."""
     default = None
-    if "=" in type_ and not type_.endswith("="):
-        type_, default = type_.rsplit("=", 1)
+    # Only CLI11's own types carry a default after '='; a type name may hold one (RULE.NAME=VALUE).
+    with_default = re.match(r"^((?:TEXT|INT|UINT|FLOAT)\b.*?)=([^=]+)$", type_)
+    if with_default:
+        type_, default = with_default.groups()
     type_ = re.sub(r"^(TEXT|INT|UINT|FLOAT):", "", type_)
     type_ = re.sub(r"^INT in \[(\d+) - (\d+)\]$", r"N", type_)
     type_ = type_.replace(" REQUIRED", "").replace("TEXT ...", "...").strip()
