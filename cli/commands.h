@@ -32,7 +32,7 @@ struct ReportOptions {
   std::string source_root;     // SARIF paths, relative --user-code, source files; empty: the cwd
   bool no_source = false;      // text, html: no source lines around the user frames
   bool native_frames = false;  // text: every native frame of Python stacks
-  std::vector<std::string> user_code;  // --user-code globs: what the user's own code is
+  std::vector<std::string> user_code;     // --user-code globs: what the user's own code is
   std::vector<std::string> rule_options;  // --rule-option RULE.NAME=VALUE (rules/rule_options.h)
   std::string symbol_cache;  // --symbol-cache: DIR or "off"; empty: CAPGUARD_SYMBOL_CACHE, XDG
   bool debuginfod = false;   // --debuginfod: separate debug files from DEBUGINFOD_URLS too
@@ -43,7 +43,8 @@ struct RunOptions {
   ReportOptions report;
   std::string trace_dir;  // empty: a temporary directory, removed after a clean run
   int error_exitcode = kExitFindings;
-  bool require_attach = true;         // capguard not attached (or never reached CUDA): exit 3
+  bool require_attach = true;  // capguard not attached (or never reached CUDA): exit 3
+  bool fail_fast = false;      // no usable GPU found before the start: exit 3, program not started
   std::vector<std::string> rehearse;  // capture rehearsal: NVTX ranges whose message matches a glob
   std::vector<std::string> command;
 };
