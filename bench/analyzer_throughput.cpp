@@ -35,6 +35,19 @@ uint64_t write_trace(const std::string& dir, uint64_t target_events) {
   return p.events();
 }
 
+uint64_t count_lines(const std::string& path) {
+  std::FILE* file = std::fopen(path.c_str(), "r");
+  if (file == nullptr) return 0;
+  uint64_t lines = 0;
+  char buffer[1 << 16];
+  size_t got;
+  while ((got = std::fread(buffer, 1, sizeof buffer, file)) > 0) {
+    for (size_t i = 0; i < got; ++i) lines += buffer[i] == '\n';
+  }
+  std::fclose(file);
+  return lines;
+}
+
 long peak_rss_kib() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -43,15 +56,28 @@ long peak_rss_kib() {
 
 }  // namespace
 
+// bench_analyzer_throughput [EVENTS] writes, times and removes its trace;
+// bench_analyzer_throughput --keep DIR [EVENTS] writes it into DIR and keeps it, and
+// bench_analyzer_throughput --read TRACE times an existing one (for a profiler: analysis only).
 int main(int argc, char** argv) {
-  const uint64_t events = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 5'000'000;
-  char dir[] = "/tmp/capguard-bench-XXXXXX";
-  if (!mkdtemp(dir)) return 2;
-  const uint64_t written = write_trace(dir, events);
+  const std::string option = argc > 2 ? argv[1] : "";
+  const bool keep = option == "--keep", read_only = option == "--read";
+  const char* count = keep ? (argc > 3 ? argv[3] : nullptr) : (argc > 1 ? argv[1] : nullptr);
+  const uint64_t events = count != nullptr ? std::strtoull(count, nullptr, 10) : 5'000'000;
+  char temp_dir[] = "/tmp/capguard-bench-XXXXXX";
+  std::string dir = keep ? argv[2] : "";
+  std::string path = read_only ? argv[2] : "";
+  uint64_t written = 0;
+  if (!read_only) {
+    if (!keep && !mkdtemp(temp_dir)) return 2;
+    if (!keep) dir = temp_dir;
+    written = write_trace(dir, events);
+    path = dir + "/capguard.4242.trace";
+  }
+  if (read_only) written = count_lines(path);  // one event a line, near enough for a rate
   const long rss_before = peak_rss_kib();
 
   capguard::Analysis analysis;
-  const std::string path = std::string(dir) + "/capguard.4242.trace";
   const auto start = std::chrono::steady_clock::now();
   capguard::analyze_trace(path, analysis);
   const double elapsed =
@@ -65,7 +91,9 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(analysis.report.capture_count()));
   std::printf("metric analyzer_findings %zu findings\n", analysis.report.findings.size());
   std::printf("metric analyzer_peak_rss_growth %ld KiB\n", peak_rss_kib() - rss_before);
-  unlink(path.c_str());
-  rmdir(dir);
+  if (!keep && !read_only) {
+    unlink(path.c_str());
+    rmdir(dir.c_str());
+  }
   return analysis.errors.empty() ? 0 : 1;
 }

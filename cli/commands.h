@@ -45,7 +45,8 @@ struct RunOptions {
   ReportOptions report;
   std::string trace_dir;  // empty: a temporary directory, removed after a clean run
   int error_exitcode = kExitFindings;
-  bool require_attach = true;         // capguard not attached (or never reached CUDA): exit 3
+  bool require_attach = true;  // capguard not attached (or never reached CUDA): exit 3
+  bool fail_fast = false;      // no usable GPU found before the start: exit 3, program not started
   std::vector<std::string> rehearse;  // capture rehearsal: NVTX ranges whose message matches a glob
   std::vector<std::string> command;
 };

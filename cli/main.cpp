@@ -35,6 +35,7 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
       .add_option("-o,--output", options.outputs,
                   "write the report to FILE ('-' = stdout) in --format, or FORMAT:FILE; "
                   "repeatable; the text report still goes to stderr unless --quiet")
+      ->type_name("[FORMAT:]FILE")
       ->allow_extra_args(false);
   command
       .add_option_function<std::string>(
@@ -54,6 +55,7 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
       .add_option("--rule-option", options.rule_options,
                   "RULE.NAME=VALUE: a rule's threshold (capguard explain RULE lists them); "
                   "repeatable")
+      ->type_name("RULE.NAME=VALUE")
       ->allow_extra_args(false);
   command.add_option("--suppressions", options.suppressions, "file of findings to ignore")
       ->check(CLI::ExistingFile);
@@ -64,11 +66,13 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
   command.add_flag("-q,--quiet", options.quiet, "with -o: no text report on stderr");
   command.add_flag("--no-default-suppressions", options.no_default_suppressions,
                    "also report what the built-in suppressions hide (see capguard suppressions)");
-  command.add_option("--source-root", options.source_root,
-                     "SARIF: paths under DIR are written relative to it; relative --user-code "
-                     "globs are taken relative to it; text, html: source lines are shown only from "
-                     "source files under DIR, found by the recorded path or its tail (default: "
-                     "the current directory; see docs/security.md)");
+  command
+      .add_option("--source-root", options.source_root,
+                  "SARIF: paths under DIR are written relative to it; relative --user-code "
+                  "globs are taken relative to it; text, html: source lines are shown only from "
+                  "source files under DIR, found by the recorded path or its tail (default: "
+                  "the current directory; see docs/security.md)")
+      ->type_name("DIR");
   command.add_flag("--no-source", options.no_source,
                    "text, html: do not show the source lines around each user frame");
   command.add_flag("--native-frames", options.native_frames,
@@ -79,17 +83,20 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
                   "GLOB: source files or modules that are your code, where capguard guesses "
                   "wrong (default: everything but CUDA, the system, the toolkit and "
                   "site-packages); repeatable")
+      ->type_name("GLOB")
       ->allow_extra_args(false);
   command
       .add_option("-j,--jobs", options.jobs,
                   "analyse N traces at once (default: the machine's cores); each worker holds "
                   "one trace's replay, bounded as docs/security.md says")
       ->type_name("N");
-  command.add_option("--symbol-cache", options.symbol_cache,
-                     "DIR: keep the names found in libraries there, by build-id, so that the "
-                     "next analysis reads no symbol table again; 'off': none (default: "
-                     "$CAPGUARD_SYMBOL_CACHE, else $XDG_CACHE_HOME/capguard, else "
-                     "~/.cache/capguard; safe to delete)");
+  command
+      .add_option("--symbol-cache", options.symbol_cache,
+                  "DIR: keep the names found in libraries there, by build-id, so that the "
+                  "next analysis reads no symbol table again; 'off': none (default: "
+                  "$CAPGUARD_SYMBOL_CACHE, else $XDG_CACHE_HOME/capguard, else "
+                  "~/.cache/capguard; safe to delete)")
+      ->type_name("DIR");
   command.add_flag("--debuginfod", options.debuginfod,
                    "look for missing separate debug files on the servers of DEBUGINFOD_URLS "
                    "too (default: local files only, no network)");
@@ -98,25 +105,36 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
 namespace {
 
 int run_main(int argc, char** argv) {
-  CLI::App app{"capguard: finds the mistakes that break CUDA stream capture"};
-  app.set_version_flag("--version", "capguard " CAPGUARD_VERSION);
+  // Named, not argv[0]: usage lines say "capguard", never the path it was started by (python -m
+  // capguard_cuda runs it by its absolute path).
+  CLI::App app{"capguard: finds the mistakes that break CUDA stream capture", "capguard"};
+  app.set_version_flag("-V,--version", "capguard " CAPGUARD_VERSION, "print the version and exit");
   app.require_subcommand(1);
 
   RunOptions run;
   CLI::App* run_app = app.add_subcommand("run", "run PROGRAM under capguard and report");
   add_report_options(*run_app, run.report);
-  run_app->add_option("--trace-dir", run.trace_dir,
-                      "keep the traces in DIR (default: a temporary directory, removed after a "
-                      "clean run)");
+  run_app
+      ->add_option("--trace-dir", run.trace_dir,
+                   "keep the traces in DIR (default: a temporary directory, removed after a "
+                   "clean run)")
+      ->type_name("DIR");
   run_app
       ->add_option("--error-exitcode", run.error_exitcode,
                    "exit status when findings reach --fail-on (1-255)")
       // A wider value would wrap modulo 256 in the shell: 256 would make a failing gate pass.
       ->check(CLI::Range(1, 255))
       ->capture_default_str();
-  run_app->add_flag("--require-attach,!--no-require-attach", run.require_attach,
+  // Two flags rather than CLI11's "!--no-" form, which help shows as "--a,--no-a{false}".
+  run_app->add_flag("--require-attach", run.require_attach,
                     "exit 3 when capguard could not attach or the program never reached CUDA "
-                    "(default on; with --no-require-attach that is only a warning)");
+                    "(the default)");
+  run_app->add_flag_callback(
+      "--no-require-attach", [&run] { run.require_attach = false; },
+      "only warn when capguard could not attach, and exit with the program's status");
+  run_app->add_flag("--fail-fast", run.fail_fast,
+                    "exit 3 at once, without starting the program, when no CUDA driver or GPU "
+                    "device is found (the check runs and is said first either way)");
   run_app
       ->add_option("--rehearse", run.rehearse,
                    "rehearse a capture of every NVTX range whose message matches GLOB: the "

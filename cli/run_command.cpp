@@ -24,6 +24,7 @@
 
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "cli/preflight.h"
 #include "cli/process.h"
 #include "cli/trace_ending.h"
 #include "model/who_ran.h"
@@ -42,11 +43,13 @@ std::string directory_of_executable() {
   return fs::path(std::string(path, static_cast<size_t>(n))).parent_path().string();
 }
 
-// libcapguard.so sits next to capguard in the build tree and in ../lib/ once installed.
+// libcapguard.so sits next to capguard in the build tree and in ../lib/capguard/ once installed
+// (../lib/ in installs before 0.1.0's packaging, issue 31).
 std::string find_interposer() {
   const fs::path bin = directory_of_executable();
   for (const fs::path& candidate :
-       {bin / "libcapguard.so", bin / ".." / "lib" / "libcapguard.so"}) {
+       {bin / "libcapguard.so", bin / ".." / "lib" / "capguard" / "libcapguard.so",
+        bin / ".." / "lib" / "libcapguard.so"}) {
     std::error_code error;
     if (fs::is_regular_file(candidate, error)) return fs::canonical(candidate, error).string();
   }
@@ -295,10 +298,11 @@ int run_command(const RunOptions& options) {
     say(*message);
     return kExitUsage;
   }
+  if (auto status = preflight(options, targets)) return *status;  // first: driver, CUPTI
   const std::string interposer = find_interposer();
   if (interposer.empty()) {
     const std::string why = "cannot attach: libcapguard.so not found next to " +
-                            directory_of_executable() + "/capguard or in its ../lib/";
+                            directory_of_executable() + "/capguard or in its ../lib/capguard/";
     return run_unwatched(program, options, targets, why);
   }
 

@@ -20,8 +20,9 @@ if(CAPGUARD_GLIBC_STUBS)
   # both names; a PIE's copy relocation of environ would then never see what libc stores in it
   # (capguard run crashed reading it). Compiled -fPIC, capguard reads such variables through
   # the GOT, from libc itself; the link still makes a PIE.
-  set_target_properties(capguard PROPERTIES POSITION_INDEPENDENT_CODE OFF)
+  set_target_properties(capguard capguard_cli PROPERTIES POSITION_INDEPENDENT_CODE OFF)
   target_compile_options(capguard PRIVATE -fPIC)
+  target_compile_options(capguard_cli PRIVATE -fPIC)
   foreach(target capguard capguard_interposer)
     # -L before the compiler's own directories: -lc, -lm, -lpthread and -ldl find the stubs.
     # pthread and dl are named because glibc 2.28 has them in their own libraries.

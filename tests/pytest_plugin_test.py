@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The pytest plugin (python/capguard/pytest_plugin.py) writes one begin and one end mark per
+"""The pytest plugin (python/capguard_cuda/pytest_plugin.py) writes one begin and one end mark per
 test to $CAPGUARD_TRACE_DIR/capguard.<pid>.tests, on the monotonic clock, and says when
 capguard is not attached. Skipped (exit 77, with the reason) where pytest is not installed."""
 
@@ -26,7 +26,7 @@ def run_pytest(directory, env_extra, *args, plugin=True):
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
     env.update(env_extra)
     env.pop("PYTEST_ADDOPTS", None)
-    load = ["-p", "capguard.pytest_plugin"] if plugin else []
+    load = ["-p", "capguard_cuda.pytest_plugin"] if plugin else []
     return subprocess.run(
         [sys.executable, "-m", "pytest", *load, "-p", "no:cacheprovider", *args,
          os.path.join(directory, "test_sample.py")],
@@ -91,15 +91,15 @@ def main():
         # As installed: pyproject.toml's pytest11 entry point, in a dist-info on the path, loads
         # the plugin for --capguard, and -p beside it finds it loaded rather than a second copy.
         installed = os.path.join(work, "site")
-        info = os.path.join(installed, "capguard-0.0.0.dist-info")
+        info = os.path.join(installed, "capguard_cuda-0.0.0.dist-info")
         os.makedirs(info)
-        shutil.copytree(os.path.join(ROOT, "python", "capguard"),
-                        os.path.join(installed, "capguard"))
+        shutil.copytree(os.path.join(ROOT, "python", "capguard_cuda"),
+                        os.path.join(installed, "capguard_cuda"))
         with open(os.path.join(info, "METADATA"), "w") as f:
-            f.write("Metadata-Version: 2.1\nName: capguard\nVersion: 0.0.0\n")
+            f.write("Metadata-Version: 2.1\nName: capguard-cuda\nVersion: 0.0.0\n")
         with open(os.path.join(info, "entry_points.txt"), "w") as f:
             f.write("[pytest11]\n%s = %s\n" % pytest11_entry_point())
-        for args in (["--capguard"], ["-p", "capguard.pytest_plugin", "--capguard"]):
+        for args in (["--capguard"], ["-p", "capguard_cuda.pytest_plugin", "--capguard"]):
             result = run_pytest(work, {"CAPGUARD_TRACE_DIR": traces, "PYTHONPATH": installed},
                                 *args, plugin=False)
             check(result.returncode == 1 and "capguard: attached" in result.stdout,

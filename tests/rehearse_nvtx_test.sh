@@ -2,7 +2,7 @@
 # Capture rehearsal's NVTX side on the CPU: `capguard run --rehearse GLOB` makes NVTX load
 # libcapguard.so (NVTX_INJECTION64_PATH), matching ranges reach the trace as 'r'/'R' records and
 # the report's verdicts; without --rehearse NVTX never loads capguard. Python's
-# capguard.rehearse (context manager and decorator) through libnvToolsExt.so.1.
+# capguard_cuda.rehearse (context manager and decorator) through libnvToolsExt.so.1.
 #   tests/rehearse_nvtx_test.sh CAPGUARD RANGES_PROGRAM NVTX_LIB_DIR PYTHON_PACKAGE_DIR
 set -uo pipefail
 capguard=$1 program=$2
@@ -36,15 +36,15 @@ has '^  "nothing" \(--rehearse\): never executed' "$work/err" "the glob that mat
 has '^  "step" \(process [0-9]+, global mode, 3 executions\): capturable$' "$work/err" "a second --rehearse lost the first"
 
 cat >"$work/app.py" <<'PY'
-import capguard
+import capguard_cuda
 
-@capguard.rehearse("decode")
+@capguard_cuda.rehearse("decode")
 def decode():
     return 1
 
 for _ in range(2):
     decode()
-with capguard.rehearse("prefill"):
+with capguard_cuda.rehearse("prefill"):
     pass
 print("python: done", decode.__name__)
 PY

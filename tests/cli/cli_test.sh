@@ -10,12 +10,20 @@ failures=0
 
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-# expect STATUS STDERR_REGEX [--one-line] -- COMMAND...: checks the exit status and that the
-# last line on stderr matches (and, with --one-line, that it is the only line).
+# `run` says first, before the program starts, what this machine lacks (no driver, no GPU):
+# then one line more.
+preflight_lines=0
+python3 -c 'import ctypes, glob, os, sys; ctypes.CDLL("libcuda.so.1"); sys.exit(not (glob.glob("/dev/nvidia[0-9]*") or os.path.exists("/dev/dxg")))' 2>/dev/null ||
+  preflight_lines=1
+
+# expect STATUS STDERR_REGEX [--one-line|--run-line] -- COMMAND...: checks the exit status and
+# that the last line on stderr matches (and, with --one-line, that it is the only line; with
+# --run-line, that it is the only one after run's preflight line, where this machine has one).
 expect() {
-  local status=$1 pattern=$2 one_line=0
+  local status=$1 pattern=$2 one_line=0 extra=0
   shift 2
   [ "$1" = --one-line ] && one_line=1 && shift
+  [ "$1" = --run-line ] && one_line=1 && extra=$preflight_lines && shift
   shift  # --
   "$@" >"$work/out" 2>"$work/err"
   local got=$?
@@ -25,8 +33,10 @@ expect() {
     fail "$* -> exit $got, expected $status; stderr:"; sed 's/^/    /' "$work/err"
   elif ! grep -Eq -- "$pattern" <<<"$last"; then
     fail "$* -> last stderr line '$last' does not match '$pattern'"
-  elif [ $one_line = 1 ] && [ "$(wc -l <"$work/err")" != 1 ]; then
-    fail "$* -> expected one line on stderr, got:"; sed 's/^/    /' "$work/err"
+  elif [ $one_line = 1 ] && [ "$(wc -l <"$work/err")" != $((1 + extra)) ]; then
+    fail "$* -> expected $((1 + extra)) line(s) on stderr, got:"; sed 's/^/    /' "$work/err"
+  elif [ $extra = 1 ] && ! head -n 1 "$work/err" | grep -q '^capguard: warning: before starting the program: '; then
+    fail "$* -> the first line is not run's preflight check:"; sed 's/^/    /' "$work/err"
   else
     echo "ok: $* -> $got"
   fi
@@ -235,8 +245,23 @@ if python3 -c 'import ctypes; ctypes.CDLL("libcuda.so.1")' 2>/dev/null; then
 else
   no_trace='no CUDA driver on this machine \(libcuda.so.1 not found\)'
 fi
-expect 3 "^capguard: cannot attach: $no_trace" --one-line -- "$capguard" run -- /bin/true
-expect 1 "^capguard: warning: cannot attach: $no_trace \\(--no-require-attach\\)" --one-line -- "$capguard" run --no-require-attach -- /bin/false
+expect 3 "^capguard: cannot attach: $no_trace" --run-line -- "$capguard" run -- /bin/true
+expect 1 "^capguard: warning: cannot attach: $no_trace \\(--no-require-attach\\)" --run-line -- "$capguard" run --no-require-attach -- /bin/false
+# --fail-fast: where the check finds no GPU, the program is not started, the reports say why.
+if [ $preflight_lines = 1 ]; then
+  expect 3 '^capguard: cannot attach: no usable GPU here; the program was not started \(--fail-fast\)$' -- "$capguard" run --fail-fast -o "json:$work/ff.json" -- /bin/sh -c "touch '$work/ff-ran'"
+  [ -e "$work/ff-ran" ] && fail "run --fail-fast started the program without a GPU"
+  head -n 1 "$work/err" | grep -q '^capguard: warning: before starting the program: no CUDA driver .*: the program is not started (--fail-fast)$' ||
+    fail "run --fail-fast: the first line does not say why: $(head -n 1 "$work/err")"
+  python3 -c 'import json,sys; assert "--fail-fast" in json.load(open(sys.argv[1]))["problems"][0]["message"]' "$work/ff.json" ||
+    fail "run --fail-fast: the JSON report does not say why nothing ran"
+  # Said before the program starts: its output comes after the line.
+  "$capguard" run -- /bin/sh -c 'echo program-started >&2' 2>"$work/order" >/dev/null
+  [ "$(sed -n 2p "$work/order")" = program-started ] && head -n 1 "$work/order" | grep -q 'before starting the program' ||
+    fail "the preflight line does not come before the program's output: $(cat "$work/order")"
+else
+  expect 3 "^capguard: cannot attach: $no_trace" --one-line -- "$capguard" run --fail-fast -- /bin/true
+fi
 # A real CUDA program (a testcase, when built): without a driver it still runs, prints what CUDA
 # returned, and capguard fails closed.
 cuda_program=$(dirname "$capguard")/testcases/sync_during_capture_ok

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks an installed capguard: PREFIX/bin/capguard lists the rules, re-analyzes a recorded
-# trace, finds PREFIX/lib/libcapguard.so and fails closed under `run` on this machine (no GPU,
-# or a program that never reaches CUDA). Shared by the install, .deb and wheel tests.
+# trace, finds PREFIX/lib/capguard/libcapguard.so and fails closed under `run` on this machine
+# (no GPU, or a program that never reaches CUDA); without a GPU it says so first, and
+# `run --fail-fast` does not start the program. Shared by the install, .deb and wheel tests.
 # Usage: check_installed.sh PREFIX SOURCE_DIR [CAPGUARD_COMMAND...]
 #   CAPGUARD_COMMAND defaults to PREFIX/bin/capguard (the wheel test also passes python -m).
 set -uo pipefail
@@ -14,7 +15,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 ok() { echo "ok: $*"; }
 
 [ -x "$prefix/bin/capguard" ] || fail "$prefix/bin/capguard missing or not executable"
-[ -f "$prefix/lib/libcapguard.so" ] || fail "$prefix/lib/libcapguard.so missing"
+[ -f "$prefix/lib/capguard/libcapguard.so" ] || fail "$prefix/lib/capguard/libcapguard.so missing"
 
 out=$("${capguard[@]}" rules 2>&1)
 if [ $? = 0 ] && grep -q '^unjoined-fork' <<<"$out"; then ok "rules"; else fail "rules: $out"; fi
@@ -36,6 +37,23 @@ if [ $status = 3 ] && ! grep -q 'libcapguard.so not found' <<<"$out"; then
   ok "run fails closed: $(tail -n 1 <<<"$out")"
 else
   fail "run -- /bin/true -> exit $status: $out"
+fi
+
+if ! python3 -c 'import ctypes, glob, os, sys; ctypes.CDLL("libcuda.so.1"); sys.exit(not (glob.glob("/dev/nvidia[0-9]*") or os.path.exists("/dev/dxg")))' 2>/dev/null; then
+  if head -n 1 <<<"$out" | grep -q '^capguard: warning: before starting the program: no CUDA driver'; then
+    ok "run says first that there is no driver: $(head -n 1 <<<"$out" | cut -c1-100)..."
+  else
+    fail "run's first line is not the missing driver: $out"
+  fi
+  marker=$(mktemp -u)
+  out=$("${capguard[@]}" run --fail-fast -- /bin/sh -c "touch '$marker'" 2>&1)
+  status=$?
+  if [ $status = 3 ] && [ ! -e "$marker" ]; then
+    ok "run --fail-fast stops before the program: $(tail -n 1 <<<"$out")"
+  else
+    fail "run --fail-fast -> exit $status, program started: $([ -e "$marker" ] && echo yes || echo no): $out"
+  fi
+  rm -f "$marker"
 fi
 
 ((failures == 0)) || { echo "$failures check(s) failed"; exit 1; }

@@ -1,5 +1,5 @@
 """Two pytest tests for the pytest plugin on the GPU (scripts/gpu_pytest_check.sh runs them under
-`capguard run -o junit:... -- python3 -m pytest -p capguard.pytest_plugin`): the JUnit report
+`capguard run -o junit:... -- python3 -m pytest -p capguard_cuda.pytest_plugin`): the JUnit report
 must fail test_item_in_capture, with sync-during-capture (the finding of
 ../torch_item_in_capture.py), and keep test_clean_capture clean.
 

@@ -1,6 +1,6 @@
 """capguard's pytest plugin: under `capguard run -- pytest ...` it marks where each test begins
 and ends, so that the report names the test each finding was made in (text "in test ...", a
-JUnit test case per test, JSON and SARIF `test`). Load it with `pytest -p capguard.pytest_plugin`,
+JUnit test case per test, JSON and SARIF `test`). Load it with `pytest -p capguard_cuda.pytest_plugin`,
 or, where the capguard package is installed, with `pytest --capguard`.
 
 The marks go to capguard.<pid>.tests in $CAPGUARD_TRACE_DIR, beside the process's trace, one
@@ -36,7 +36,7 @@ def _asked_for(config):
     """Whether the user asked for the plugin (--capguard or -p), rather than it being loaded
     only because the package is installed: then pytest runs without capguard are pointed out."""
     plugins = getattr(config.option, "plugins", None) or []
-    return config.getoption("capguard") or "capguard.pytest_plugin" in plugins
+    return config.getoption("capguard") or "capguard_cuda.pytest_plugin" in plugins
 
 
 def _file_name_host():

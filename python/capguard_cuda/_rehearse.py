@@ -1,6 +1,6 @@
 """Capture rehearsal (issue 19): mark a region for `capguard run --rehearse GLOB`.
 
-    with capguard.rehearse("decode"):      # or @capguard.rehearse("decode") on a function
+    with capguard_cuda.rehearse("decode"):      # or @capguard_cuda.rehearse("decode") on a function
         step(batch)
 
 opens an NVTX range named "decode" around the region; `capguard run --rehearse decode -- python
@@ -70,7 +70,7 @@ def _choose():
         except Exception:  # any missing piece: try the next way
             continue
     warnings.warn(
-        "capguard.rehearse: no NVTX library found (torch, the nvtx package or "
+        "capguard_cuda.rehearse: no NVTX library found (torch, the nvtx package or "
         "libnvToolsExt.so.1): regions are not marked",
         RuntimeWarning,
         stacklevel=3,
