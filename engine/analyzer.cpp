@@ -19,8 +19,8 @@
 #include "engine/test_marks.h"
 #include "model/cupti_clients.h"
 #include "model/rehearsal.h"
-#include "trace/format.h"
 #include "model/report_merge.h"
+#include "trace/format.h"
 #include "util/glob.h"
 
 namespace capguard {

@@ -169,7 +169,8 @@ class JunitRenderer {
   }
 
   static std::string capture_name(const CaptureInfo& c) {
-    std::string name = fmt::format("capture #{} (stream 0x{:x}, {})", c.id, c.stream, mode_name(c.mode));
+    std::string name =
+        fmt::format("capture #{} (stream 0x{:x}, {})", c.id, c.stream, mode_name(c.mode));
     if (const Frame* f = anchor_frame(c.begin)) {
       if (!f->file.empty()) {
         name += fmt::format(" at {}:{}", base_name(f->file), f->line);

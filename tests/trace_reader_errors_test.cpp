@@ -171,7 +171,8 @@ TEST_SUITE("trace_reader_errors_test") {
     expect_error(kGoodStart + "w 1 2\n", 3, "cuda record: CUPTI major is missing");
     expect_error(kGoodStart + "w 1 2 3 4 dynamic 0  \n", 3, "linkage must be");
     expect_error(kGoodStart + "w 1 2 3 4 shared 0 a b c\n", 3, "unexpected field 'c'");
-    expect_error(kGoodStart + "h h 2\n", 3, "who-ran record: launcher variable is not NAME=value: '2'");
+    expect_error(kGoodStart + "h h 2\n", 3,
+                 "who-ran record: launcher variable is not NAME=value: '2'");
     expect_error(kGoodStart + "h h RANK=%zz\n", 3, "bad %-escape: '%zz'");
     expect_error(kGoodStart + "h\n", 3, "who-ran record: host is missing");
     expect_error(kGoodStart + "q step extra\n", 3, "rehearse record: unexpected field");

@@ -66,7 +66,7 @@ class RecordParser {
   bool seen_end_ = false;
   const char* record_name_ = "";
   std::string error_;
-  std::string text_;  // unescaped string of the current record
+  std::string text_;               // unescaped string of the current record
   std::string cuda_runtime_path_;  // the 'w' record's first string, while text_ holds its second
   std::string text2_;
   std::vector<uint64_t> addresses_;

@@ -40,8 +40,9 @@ class TraceWriter {
   void write_cuda(uint32_t runtime, uint32_t driver, uint32_t cupti_major, uint32_t cupti_api,
                   const char* linkage, uint32_t other_runtime, const char* runtime_path,
                   const char* cupti_path);
-  // Who ran it (v8, issue 33): the 'h' record: the host and the launcher variables that were set, `count` pairs
-  // (names from trace/launcher_vars.def; a null value is left out), cut to fit one record.
+  // Who ran it (v8, issue 33): the 'h' record: the host and the launcher variables that were set,
+  // `count` pairs (names from trace/launcher_vars.def; a null value is left out), cut to fit one
+  // record.
   void write_who_ran(const char* host, const char* const* names, const char* const* values,
                      size_t count);
   void write_cupti_client(uint64_t time_ns, uint32_t tid, CuptiClientEvent what, const char* name);
