@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <unistd.h>
 
@@ -92,14 +93,17 @@ int visit(dl_phdr_info* object, size_t, void* data) {
   const int runtime = runtime_of_library_name(path);
   if (runtime == 0) return 0;
   // A symlinked soname (libcudart.so.12) says less than the file it points to.
-  char real[512];
+  char real[PATH_MAX];  // realpath needs PATH_MAX: under _FORTIFY_SOURCE a smaller buffer aborts
   const int precise = realpath(path, real) != nullptr ? runtime_of_library_name(real) : 0;
-  int found = precise / 1000 == runtime / 1000 ? precise : runtime;
+  const bool same_major = precise != 0 && precise / 1000 == runtime / 1000;
+  int found = same_major ? precise : runtime;
+  // libcudart.so.13.0.96 names its minor, 0; only a bare soname leaves it unknown.
+  const bool minor_named = same_major && strchr(base_name(real) + strlen("libcudart.so.") + 1, '.');
   // The soname alone (PyPI's libcudart.so.12) says no minor. The runtime itself is not asked:
   // this runs inside its initialization (cuInit), and CUDA 11.8's cudaRuntimeGetVersion waits
   // there for the initialization to finish, forever (seen on the H200). PyPI's wheel says it in
   // its dist-info folder's name; else the minor stays unknown.
-  if (found % 1000 == 0) {
+  if (found % 1000 == 0 && !minor_named) {
     const int wheel = runtime_of_wheel(path, found / 1000);
     found = wheel != 0 ? wheel : found + kMinorUnknown;
   }

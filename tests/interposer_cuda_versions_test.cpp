@@ -1,10 +1,13 @@
 // Which CUDA runtime a program runs, as the interposer finds it before loading CUPTI (issue 30):
 // libcudart file names and the toolkit version in a cubin's ELF header (no GPU needed).
+#include <dlfcn.h>
 #include <doctest/doctest.h>
 #include <elf.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "interposer/api_table.h"
@@ -52,6 +55,28 @@ TEST_CASE("probing this test process finds no CUDA runtime and leaves the versio
   CHECK(versions.runtime == 0);
   CHECK(versions.linkage == RuntimeLinkage::unknown);
   CHECK(versions.driver == 0);  // no libcuda.so.1 here
+}
+
+TEST_CASE("a loaded libcudart.so.13 soname link is resolved to its file's version, shared") {
+  // What PyTorch's process looks like (a symlinked soname in a long site-packages path): the
+  // probe resolves the link. A realpath buffer under PATH_MAX aborted here under
+  // _FORTIFY_SOURCE (the hardened build killed every PyTorch program at cuInit).
+  namespace fs = std::filesystem;
+  Dl_info libm{};
+  REQUIRE(dladdr(dlsym(RTLD_DEFAULT, "cos"), &libm) != 0);
+  fs::path dir = fs::temp_directory_path() / ("capguard-cudart-" + std::to_string(getpid()));
+  for (int i = 0; i < 12; ++i) dir /= "site-packages-nvidia-cuda_runtime-lib";  // a long path
+  fs::create_directories(dir);
+  fs::copy_file(libm.dli_fname, dir / "libcudart.so.13.0.96");
+  fs::create_symlink("libcudart.so.13.0.96", dir / "libcudart.so.13");
+  void* handle = dlopen((dir / "libcudart.so.13").c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(handle != nullptr);
+  CudaVersions versions;
+  probe_loaded_runtimes(versions);
+  CHECK(versions.runtime == 13000);
+  CHECK(versions.linkage == RuntimeLinkage::shared);
+  dlclose(handle);
+  fs::remove_all(fs::temp_directory_path() / ("capguard-cudart-" + std::to_string(getpid())));
 }
 
 TEST_CASE("both majors' tables answer; the selected one decodes first") {
