@@ -37,6 +37,8 @@ struct ReportOptions {
   std::string symbol_cache;  // --symbol-cache: DIR or "off"; empty: CAPGUARD_SYMBOL_CACHE, XDG
   bool debuginfod = false;   // --debuginfod: separate debug files from DEBUGINFOD_URLS too
   trace::CaptureMode rehearse_mode = trace::CaptureMode::Global;  // rehearsed regions are judged in
+  unsigned jobs = 0;      // -j: traces analysed at once; 0: the machine's cores (issue 33)
+  bool one_node = false;  // report --one-node: ranks on other nodes are the merge's to count
 };
 
 struct RunOptions {

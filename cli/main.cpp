@@ -86,6 +86,11 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
       ->type_name("GLOB")
       ->allow_extra_args(false);
   command
+      .add_option("-j,--jobs", options.jobs,
+                  "analyse N traces at once (default: the machine's cores); each worker holds "
+                  "one trace's replay, bounded as docs/security.md says")
+      ->type_name("N");
+  command
       .add_option("--symbol-cache", options.symbol_cache,
                   "DIR: keep the names found in libraries there, by build-id, so that the "
                   "next analysis reads no symbol table again; 'off': none (default: "
@@ -142,8 +147,14 @@ int run_main(int argc, char** argv) {
   std::vector<std::string> traces;
   CLI::App* report_app = app.add_subcommand("report", "analyze recorded traces");
   add_report_options(*report_app, report);
-  report_app->add_option("traces", traces, "trace files or directories of *.trace files")
+  report_app
+      ->add_option("traces", traces,
+                   "trace files, directories of *.trace files, or capguard JSON reports "
+                   "(*.json: one per node of a job, merged into one report)")
       ->required();
+  report_app->add_flag("--one-node", report.one_node,
+                       "the traces are one node's of a larger job: ranks that never reported are "
+                       "counted when the nodes' JSON reports are merged, not here");
 
   app.add_subcommand("rules", "list the rules: id, severity, summary");
   CLI::App* suppressions_app =

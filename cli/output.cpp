@@ -245,10 +245,14 @@ std::optional<std::string> check_outputs_not_inputs(const std::vector<OutputTarg
 
 std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
                                         const ReportOptions& options, Analysis& analysis,
-                                        bool save_symbol_caches) {
+                                        bool save_symbol_caches,
+                                        const std::set<std::string>& covered) {
   std::vector<std::string> problems, traces;
   for (const auto& path : paths) expand(path, traces, problems);
   drop_repeated_files(traces);
+  std::erase_if(traces, [&](const std::string& trace) {  // never read twice (issue 33)
+    return covered.contains(fs::path(trace).filename().string());
+  });
   analysis.rehearse_mode = options.rehearse_mode;
   PipelineOptions pipeline;
   pipeline.user_code = options.user_code;
@@ -259,6 +263,7 @@ std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
   pipeline.post.baseline = options.baseline;
   pipeline.symbol_cache = options.symbol_cache;
   pipeline.debuginfod = options.debuginfod;
+  pipeline.jobs = options.jobs;
   for (auto& problem : run_pipeline(traces, pipeline, analysis, say))
     problems.push_back(std::move(problem));
   return problems;

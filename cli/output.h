@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,9 +37,12 @@ std::optional<std::string> check_post_process_files(const ReportOptions& options
 // (first saving the frames beside each trace as <trace>.symbols when save_symbol_caches), then
 // the suppressions and baseline applied.
 // Problems that make a trace unusable are returned as one line each (without a newline).
+// Traces whose file name is in `covered` (those a merged JSON report already judged: issue 33)
+// are not read again.
 std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
                                         const ReportOptions& options, Analysis& analysis,
-                                        bool save_symbol_caches = false);
+                                        bool save_symbol_caches = false,
+                                        const std::set<std::string>& covered = {});
 
 // Writes every target (see ReportFile: regular files atomically, devices and FIFOs in place).
 // False after printing a line for each target that could not be written.

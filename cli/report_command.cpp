@@ -1,7 +1,13 @@
 // capguard report TRACE_OR_DIR...: re-analyzes recorded traces, e.g. on a machine without a GPU.
+#include <iterator>
+#include <set>
+
 #include "cli/commands.h"
+#include "cli/merge_reports.h"
 #include "cli/output.h"
 #include "cli/trace_ending.h"
+#include "model/report_merge.h"
+#include "report/finding_groups.h"
 
 namespace capguard::cli {
 
@@ -19,12 +25,34 @@ int report_command(const std::vector<std::string>& paths, const ReportOptions& o
     say(*message);
     return kExitUsage;
   }
+  // Per node, then merge (issue 33): JSON reports first, so that the traces they judged are
+  // not read again.
+  std::vector<std::string> json_paths, trace_paths;
+  for (const std::string& path : paths)
+    (is_json_report_path(path) ? json_paths : trace_paths).push_back(path);
+  std::vector<Report> node_reports;
+  std::set<std::string> covered;
+  std::vector<std::string> problems = read_json_reports(json_paths, node_reports, covered);
   Analysis analysis;
   GateInput gate;
-  gate.unreadable = analyze_traces(paths, options, analysis);
-  gate.findings = &analysis.report.findings;
-  gate.traces = scan_trace_facts(analysis.report);
+  gate.unreadable = std::move(problems);
+  if (!trace_paths.empty())
+    for (auto& problem : analyze_traces(trace_paths, options, analysis, false, covered))
+      gate.unreadable.push_back(std::move(problem));
+  gate.traces = scan_trace_facts(analysis.report);  // the traces read here, not the nodes'
   gate.incomplete = analysis.incomplete;
+  // The nodes' reports carry their own gates' problems: a merged report fails where one did.
+  uint32_t last_capture = last_capture_id(analysis.report);
+  for (Report& node : node_reports) {
+    std::move(node.problems.begin(), node.problems.end(), std::back_inserter(gate.node_problems));
+    node.problems.clear();
+    append_report(analysis.report, std::move(node), &last_capture);
+  }
+  gate.findings = &analysis.report.findings;  // every node's: one gate for the job
+  if (!options.one_node) {  // --one-node: the ranks on other nodes are the merge's to count
+    gate.world_size = world_size_of(analysis.report);
+    gate.missing_ranks = missing_ranks(analysis.report);
+  }
   GateOptions gate_options;
   gate_options.fail_on = options.fail_on;
   // report has no --require-attach: without a gate (--fail-on never) nothing fails closed but an

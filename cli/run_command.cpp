@@ -27,7 +27,9 @@
 #include "cli/preflight.h"
 #include "cli/process.h"
 #include "cli/trace_ending.h"
+#include "model/who_ran.h"
 #include "trace/process_clock.h"
+#include "trace/writer.h"
 
 namespace capguard::cli {
 namespace {
@@ -52,6 +54,31 @@ std::string find_interposer() {
     if (fs::is_regular_file(candidate, error)) return fs::canonical(candidate, error).string();
   }
   return {};
+}
+
+// Under a launcher (torchrun, srun, mpirun start one `capguard run` per rank, all given one
+// --trace-dir): this rank's own directory inside it, <host>/rank<R>, so that each run reports
+// on its own processes and the node's report finds them (issue 33). Empty outside a launcher.
+std::string rank_subdirectory() {
+  std::vector<std::pair<std::string_view, std::string_view>> vars;
+  static constexpr const char* kNames[] = {
+#define CAPGUARD_LAUNCHER_VAR(name, role) #name,
+#include "trace/launcher_vars.def"
+  };
+  for (const char* name : kNames)
+    if (const char* value = std::getenv(name)) vars.emplace_back(name, value);
+  const WhoRan who = who_ran_from("", vars);
+  if (!who.rank) return {};
+  char host[256] = {};
+  const char* named = std::getenv("CAPGUARD_HOST");  // as the interposer reads it
+  if (named != nullptr && named[0] != '\0')
+    std::snprintf(host, sizeof host, "%s", named);
+  else if (gethostname(host, sizeof host - 1) != 0)
+    host[0] = '\0';
+  char file_host[trace::TraceWriter::kMaxFileNameHost + 1];
+  trace::TraceWriter::file_name_host(host, file_host, sizeof file_host);
+  return std::string(file_host[0] != '\0' ? file_host : "host") + "/rank" +
+         std::to_string(*who.rank);
 }
 
 std::set<std::string> traces_in(const std::string& dir) {
@@ -290,9 +317,12 @@ int run_command(const RunOptions& options) {
       return kExitCannotRead;
     }
     trace_dir = pattern;
-  } else if (fs::create_directories(trace_dir, error); error) {
-    say("cannot create --trace-dir " + trace_dir + ": " + error.message());
-    return kExitUsage;
+  } else {
+    if (const std::string rank = rank_subdirectory(); !rank.empty()) trace_dir += "/" + rank;
+    if (fs::create_directories(trace_dir, error); error) {
+      say("cannot create --trace-dir " + trace_dir + ": " + error.message());
+      return kExitUsage;
+    }
   }
   trace_dir = fs::absolute(trace_dir).string();
   std::set<std::string> old_traces = traces_in(trace_dir);

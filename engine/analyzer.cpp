@@ -5,8 +5,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <iterator>
 #include <new>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -15,6 +19,7 @@
 #include "engine/test_marks.h"
 #include "model/cupti_clients.h"
 #include "model/rehearsal.h"
+#include "model/report_merge.h"
 #include "trace/format.h"
 #include "util/glob.h"
 
@@ -54,6 +59,11 @@ class ReplaySink : public trace::TraceSink {
     cuda.linkage = std::string(w.linkage);
     cuda.runtime_path = std::string(w.runtime_path);
     cuda.cupti_path = std::string(w.cupti_path);
+  }
+  void on_who_ran(const trace::WhoRanRecord& w) override {
+    std::vector<std::pair<std::string_view, std::string_view>> vars;
+    for (const trace::LauncherVar& v : w.vars) vars.emplace_back(v.name, v.value);
+    process_.who = who_ran_from(w.host, vars);
   }
   void on_attach(bool ok, std::string_view message) override {
     process_.attached = ok;
@@ -257,6 +267,53 @@ void analyze_trace(const std::string& path, Analysis& analysis) {
         std::to_string(kMaxRehearsalRegions) + " distinct regions, or more than " +
         std::to_string(kMaxOpenRehearsals) + " ranges open at once (docs/security.md)");
   if (error) analysis.errors.push_back(std::move(*error));
+}
+
+void append_analysis(Analysis& into, Analysis&& from, uint32_t* last_capture) {
+  const auto processes = static_cast<uint32_t>(into.report.processes.size());
+  for (ProcessModules& modules : from.modules) {
+    if (modules.process != 0) modules.process += processes;
+    into.modules.push_back(std::move(modules));
+  }
+  append_report(into.report, std::move(from.report), last_capture);
+  const auto move_all = [](auto& to, auto& items) {
+    to.insert(to.end(), std::make_move_iterator(items.begin()),
+              std::make_move_iterator(items.end()));
+  };
+  move_all(into.errors, from.errors);
+  move_all(into.skipped_lines, from.skipped_lines);
+  move_all(into.warnings, from.warnings);
+  move_all(into.incomplete, from.incomplete);
+  for (const std::string& glob : from.rehearse_globs) add_rehearse_glob(into, glob);
+}
+
+void analyze_trace_files(const std::vector<std::string>& paths, Analysis& analysis, unsigned jobs) {
+  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
+  jobs = static_cast<unsigned>(std::min<size_t>(jobs, paths.size()));
+  std::vector<Analysis> each(paths.size());
+  std::atomic<size_t> next{0};
+  std::vector<std::exception_ptr> failed(paths.size());  // rethrown here, as one thread would
+  const auto work = [&] {
+    for (size_t i = next.fetch_add(1); i < paths.size(); i = next.fetch_add(1)) {
+      each[i].rehearse_mode = analysis.rehearse_mode;
+      try {
+        analyze_trace(paths[i], each[i]);
+      } catch (...) {
+        failed[i] = std::current_exception();
+      }
+    }
+  };
+  if (jobs <= 1) {
+    work();
+  } else {
+    std::vector<std::thread> workers;
+    for (unsigned j = 0; j < jobs; ++j) workers.emplace_back(work);
+    for (std::thread& worker : workers) worker.join();
+  }
+  for (const std::exception_ptr& e : failed)
+    if (e) std::rethrow_exception(e);
+  uint32_t last_capture = last_capture_id(analysis.report);
+  for (Analysis& one : each) append_analysis(analysis, std::move(one), &last_capture);
 }
 
 void add_rehearse_glob(Analysis& analysis, std::string_view glob) {

@@ -38,6 +38,16 @@ inline constexpr uint64_t kSkippedLinesNamed = 10;
 // trace contributes what was read before the damage plus an entry in analysis.errors.
 void analyze_trace(const std::string& path, Analysis& analysis);
 
+// Replays each trace on its own (analyze_trace into an Analysis of its own), on `jobs` threads
+// at once (0: the machine's cores), and appends them in the order of `paths` (issue 33). Memory
+// stays bounded per worker: each holds one trace's replay (the budgets of docs/security.md),
+// and the report grows by what each trace found. The result is the same for any `jobs`.
+void analyze_trace_files(const std::vector<std::string>& paths, Analysis& analysis, unsigned jobs);
+
+// Appends `from` (one trace's, or one node's) to `into`; process indexes and capture ids move on.
+// `last_capture`: as append_report's.
+void append_analysis(Analysis& into, Analysis&& from, uint32_t* last_capture = nullptr);
+
 // After every trace: each --rehearse glob that no rehearsed region of any process matched gets
 // a "never_executed" verdict, and the analysis is incomplete (a gate must not pass on a
 // region that never ran).

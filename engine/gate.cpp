@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "report/finding_groups.h"
+
 namespace capguard {
 
 bool reaches_fail_on(const std::vector<Finding>& findings, std::optional<Severity> fail_on) {
@@ -53,6 +55,16 @@ GateResult judge_gate(const GateInput& input, const GateOptions& options) {
   }
   for (const std::string& message : input.incomplete) unfinished(message);
   if (!input.nothing_attached.empty()) not_attached(input.nothing_attached);
+  for (const ToolProblem& problem : input.node_problems) {
+    closed |= problem.level == Severity::Error && options.fail_on.has_value();
+    result.reasons.push_back(problem);
+  }
+  if (!input.missing_ranks.empty())
+    unfinished((input.missing_ranks.size() == 1 ? "rank " : "ranks ") +
+               rank_list(input.missing_ranks) + " of " + std::to_string(input.world_size) +
+               " never reported: no trace or report of theirs was read (the rank never started, "
+               "capguard never reached it, or its trace or report is missing); what they did is "
+               "unknown");
 
   result.status = closed    ? kExitCannotRead
                   : failing ? options.findings_status

@@ -3,6 +3,7 @@
 // analysis found and what the traces say about themselves. Pure: no file is read here.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,6 +44,14 @@ struct GateInput {
   std::vector<std::string> incomplete;
   std::string nothing_attached;  // run: why no process was watched at all; empty otherwise
   int program_status = 0;        // run: the program's own exit status
+  // report of the nodes' JSON reports (issue 33): the problems their own gates gave, kept as
+  // they were; an error among them fails this gate closed too (unless --fail-on never).
+  std::vector<ToolProblem> node_problems;
+  // report (issue 33): the job's size as its processes name it (WORLD_SIZE or the like), and
+  // its ranks that no trace or report names; they fail closed like a trace without its end.
+  // Empty under report --one-node (the merge counts them) and for run.
+  uint32_t world_size = 0;
+  std::vector<uint32_t> missing_ranks;
 };
 
 struct GateResult {

@@ -2,8 +2,8 @@
 
 #include "model/frame_owner.h"
 #include "model/framework_calls.h"
-#include "rules/rule_options.h"
 #include "rules/capture_ended_by_exception.h"
+#include "rules/rule_options.h"
 #include "symbolize/module_cache.h"
 #include "symbolize/symbol_cache.h"
 #include "symbolize/symbolizer.h"
@@ -15,7 +15,7 @@ std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
                                       const std::function<void(std::string_view)>& warn) {
   std::vector<std::string> problems;
   analysis.report.rule_options = rules::changed_rule_options();  // the thresholds judged by
-  for (const auto& trace : traces) analyze_trace(trace, analysis);
+  analyze_trace_files(traces, analysis, options.jobs);  // on the machine's cores (issue 33)
   name_regions_never_executed(analysis);
   for (const auto& error : analysis.errors)
     problems.push_back("cannot read trace: " + error.to_string());
@@ -23,13 +23,19 @@ std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
     problems.push_back("damaged trace line skipped: " + skipped.to_string());
   for (const auto& warning : analysis.warnings) warn("warning: " + warning);
   SymbolCache cache;  // frames resolved where the traces were recorded, when saved beside them
-  for (const auto& trace : traces)
-    if (auto damaged = cache.load_beside(trace)) warn("warning: ignoring " + *damaged);
+  // Each trace's frames its process's alone: processes of several hosts share pids (issue 33).
+  const auto& processes = analysis.report.processes;
+  for (size_t i = 0; i < processes.size(); ++i) {
+    if (processes[i].trace_path.empty()) continue;
+    const auto process = static_cast<uint32_t>(i + 1);
+    if (auto damaged = cache.load_beside(processes[i].trace_path, process))
+      warn("warning: ignoring " + *damaged);
+  }
   ModuleCache module_cache(
       symbol_cache_dir(options.symbol_cache.empty() ? nullptr : options.symbol_cache.c_str()));
   const SymbolizeStats stats = symbolize(analysis.report, analysis.modules, &cache,
-                                        UserCode(options.user_code, options.source_root),
-                                        &module_cache, options.debuginfod);
+                                         UserCode(options.user_code, options.source_root),
+                                         &module_cache, options.debuginfod);
   // Both need the frames: a capture ended by a Python exception is seen in its end's Python
   // stack, and is named in the framework's words like every other finding.
   rules::find_captures_ended_by_exception(analysis.report);

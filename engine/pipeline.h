@@ -24,6 +24,7 @@ struct PipelineOptions {
   // CAPGUARD_SYMBOL_CACHE or the XDG default.
   std::string symbol_cache;
   bool debuginfod = false;  // --debuginfod: DEBUGINFOD_URLS is ignored otherwise
+  unsigned jobs = 0;        // traces analysed at once (-j); 0: the machine's cores
 };
 
 // Analyzes `traces` (files) into `analysis`. Returns one line per problem that made a trace

@@ -14,6 +14,7 @@
 #include "interposer/python_frames.h"
 #include "interposer/stack.h"
 #include "interposer/startup_times.h"
+#include "interposer/who_ran.h"
 #include "trace/errno_guard.h"
 
 namespace capguard::interposer {
@@ -118,8 +119,9 @@ Recorder::Recorder(const RecorderConfig& config)
 }
 
 bool Recorder::start() {
+  read_who_ran_once();  // the host goes into the trace's name (issue 33)
   if (!writer_.open(config_.trace_dir, static_cast<uint32_t>(getpid()),
-                    static_cast<uint32_t>(getppid()), now_ns(CLOCK_REALTIME))) {
+                    static_cast<uint32_t>(getppid()), now_ns(CLOCK_REALTIME), who_ran_host())) {
     return false;
   }
   startup::mark(startup::Phase::trace_opened);
@@ -146,6 +148,7 @@ void Recorder::write_preamble() {
   }
   cmdline[n] = '\0';
   writer_.write_command(cmdline);
+  write_who_ran(writer_);  // who ran it (issue 33): host, rank variables, visible devices
   modules_.refresh(writer_);
 }
 
@@ -518,7 +521,7 @@ bool Recorder::ensure_open() {
   pthread_mutex_lock(&open_mutex_);
   if (reopen_needed_.load(std::memory_order_relaxed)) {
     if (writer_.open(config_.trace_dir, static_cast<uint32_t>(getpid()),
-                     static_cast<uint32_t>(getppid()), now_ns(CLOCK_REALTIME))) {
+                     static_cast<uint32_t>(getppid()), now_ns(CLOCK_REALTIME), who_ran_host())) {
       write_preamble();
       writer_.write_attach(true, "cupti (inherited across fork)");
     }

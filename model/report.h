@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/cupti_clients.h"
+#include "model/who_ran.h"
 #include "trace/format.h"
 
 namespace capguard {
@@ -222,6 +223,8 @@ struct ProcessInfo {
   // The tests that ran in it, in order (pytest node ids: engine/test_marks.h), findings or not.
   std::vector<std::string> tests;
   CudaInfo cuda;
+  // Who ran it (issue 33): traces of format 8 on, and JSON reports made from them.
+  std::optional<WhoRan> who;
 };
 
 // Why the analysis saw less than it was asked to (a trace that could not be read, a program

@@ -2,28 +2,60 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <set>
 #include <string>
 #include <unordered_map>
 
 namespace capguard {
 namespace {
 
-std::string group_key(const Report& report, const Finding& f) {
-  const Location& l = f.location;
-  std::string where;
-  if (const Frame* user = l.user()) {
-    where = user_line_key(*user);
-  } else {
-    where = fmt::format("#{}", l.stack_id);
-    // A thread with no user frame: twins are the findings of one rule on that kind of thread
-    // for work one user line started (issue 32: the autograd thread's cuBLAS set-up, 4 calls).
-    for (const Related& related : f.related)
-      if (const Frame* start = related.location.user(); start && related.role == "started-by")
-        where = fmt::format("{} started at {}", f.thread_name, user_line_key(*start));
+// The message with its numbers (addresses, pids, thread and capture ids, counts) replaced by
+// '#': what two ranks' findings at one line share.
+std::string message_shape(std::string_view message) {
+  std::string shape;
+  shape.reserve(message.size());
+  for (size_t i = 0; i < message.size(); ++i) {
+    const char c = message[i];
+    if (c == '0' && i + 1 < message.size() && message[i + 1] == 'x') {
+      ++i;
+      while (i + 1 < message.size() && std::isxdigit(static_cast<unsigned char>(message[i + 1])))
+        ++i;
+      shape += '#';
+    } else if (c >= '0' && c <= '9') {
+      while (i + 1 < message.size() && message[i + 1] >= '0' && message[i + 1] <= '9') ++i;
+      shape += '#';
+    } else {
+      shape += c;
+    }
   }
+  return shape;
+}
+
+// A stack's place in the program: its user line when it has one, else its id in one process's
+// trace (which another process's id says nothing about).
+std::string site_key(const Location& location, const Finding& f) {
+  if (const Frame* user = location.user()) return user_line_key(*user);
+  return fmt::format("#{} in {}/{}", location.stack_id, f.process, f.pid);
+}
+
+// Where a finding is: its stack's place, except on a thread with no user frame, where twins are
+// the findings of one rule on that kind of thread for work one user line started (issue 32: the
+// autograd thread's cuBLAS set-up, its 3 cudaMalloc calls), in one process or across ranks.
+std::string finding_site_key(const Finding& f) {
+  if (f.location.user() == nullptr)
+    for (auto related = f.related.rbegin(); related != f.related.rend(); ++related)
+      if (const Frame* start = related->location.user(); start && related->role == "started-by")
+        return fmt::format("{} started at {}", f.thread_name, user_line_key(*start));
+  return site_key(f.location, f);
+}
+
+std::string group_key(const Report& report, const Finding& f) {
   const CaptureInfo* capture = report.find_capture(f.capture);
-  return fmt::format("{}\n{}\n{}\n{}\n{}\n{}", f.rule, f.pid, f.process, where,
-                     capture != nullptr ? capture->begin.stack_id : 0, f.test);
+  return fmt::format("{}\n{}\n{}\n{}\n{}", f.rule, finding_site_key(f),
+                     capture != nullptr ? site_key(capture->begin, f) : std::string("-"), f.test,
+                     message_shape(f.message));
 }
 
 }  // namespace
@@ -40,6 +72,7 @@ FindingGroups group_findings(const Report& report) {
     auto [at, fresh] = first.try_emplace(group_key(report, report.findings[i]), i);
     if (fresh) {
       groups.id[i] = ++next_id;
+      groups.first.push_back(i);
       continue;
     }
     groups.id[i] = groups.id[at->second];
@@ -47,6 +80,100 @@ FindingGroups group_findings(const Report& report) {
     groups.others[at->second].push_back(i);
   }
   return groups;
+}
+
+std::optional<size_t> process_index(const Report& report, const Finding& finding) {
+  if (finding.process != 0 && finding.process <= report.processes.size())
+    return finding.process - 1;
+  for (size_t i = 0; i < report.processes.size(); ++i)
+    if (report.processes[i].pid == finding.pid) return i;
+  return std::nullopt;
+}
+
+std::string finding_who(const Report& report, const Finding& finding) {
+  const auto index = process_index(report, finding);
+  if (!index || !report.processes[*index].who) return {};
+  return who_label(*report.processes[*index].who);
+}
+
+uint32_t world_size_of(const Report& report) {
+  uint32_t world = 0;
+  std::set<uint32_t> ranks;
+  for (const ProcessInfo& p : report.processes) {
+    if (!p.who || !p.who->rank) continue;
+    ranks.insert(*p.who->rank);
+    if (p.who->world_size) world = std::max(world, *p.who->world_size);
+  }
+  if (!ranks.empty())
+    world = std::max({world, static_cast<uint32_t>(ranks.size()), *ranks.rbegin() + 1});
+  return world;
+}
+
+uint32_t ranks_reported(const Report& report) {
+  std::set<uint32_t> ranks;
+  for (const ProcessInfo& p : report.processes)
+    if (p.who && p.who->rank) ranks.insert(*p.who->rank);
+  return static_cast<uint32_t>(ranks.size());
+}
+
+std::vector<uint32_t> missing_ranks(const Report& report) {
+  const uint32_t world = world_size_of(report);
+  std::vector<bool> seen(world, false);
+  for (const ProcessInfo& p : report.processes)
+    if (p.who && p.who->rank && *p.who->rank < world) seen[*p.who->rank] = true;
+  std::vector<uint32_t> missing;
+  for (uint32_t rank = 0; rank < world; ++rank)
+    if (!seen[rank]) missing.push_back(rank);
+  return missing;
+}
+
+std::string rank_list(const std::vector<uint32_t>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    out += out.empty() ? "" : ", ";
+    out += j == i ? std::to_string(ranks[i])
+                  : fmt::format("{}{}{}", ranks[i], j == i + 1 ? ", " : "-", ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+GroupScope group_scope(const Report& report, const FindingGroups& groups, size_t first) {
+  GroupScope scope;
+  std::set<size_t> processes;
+  const auto add = [&](size_t f) {
+    if (const auto index = process_index(report, report.findings[f])) processes.insert(*index);
+  };
+  add(first);
+  for (size_t f : groups.others[first]) add(f);
+  scope.processes.assign(processes.begin(), processes.end());
+  std::set<uint32_t> ranks;
+  scope.all_ranked = !scope.processes.empty();
+  for (size_t p : scope.processes) {
+    const auto& who = report.processes[p].who;
+    if (who && who->rank)
+      ranks.insert(*who->rank);
+    else
+      scope.all_ranked = false;
+  }
+  scope.ranks.assign(ranks.begin(), ranks.end());
+  scope.world = ranks_reported(report);
+  const size_t n = scope.ranks.size();
+  if (scope.all_ranked && scope.world > 1) {
+    scope.diverged = n < scope.world;
+    if (!scope.diverged)
+      scope.words = fmt::format("on {} of {} ranks", n, scope.world);
+    else if (n == 1)
+      scope.words = fmt::format("rank {} only ({} of {} ranks)", scope.ranks[0], n, scope.world);
+    else
+      scope.words =
+          fmt::format("on ranks {} only ({} of {} ranks)", rank_list(scope.ranks), n, scope.world);
+  } else if (scope.processes.size() > 1) {
+    scope.words = fmt::format("in {} processes", scope.processes.size());
+  }
+  return scope;
 }
 
 }  // namespace capguard

@@ -70,7 +70,8 @@ class HtmlWriter {
     // Identical findings once, as in the text report (finding_groups.h).
     const FindingGroups groups = group_findings(report_);
     for (size_t i = 0; i < report_.findings.size(); ++i)
-      if (!groups.repeat[i]) write_finding(i, report_.findings[i], groups.others[i]);
+      if (!groups.repeat[i])
+        write_finding(i, report_.findings[i], groups.others[i], group_scope(report_, groups, i));
     if (!report_.graph_sites.empty()) write_lifecycle();
     if (!report_.rehearsals.empty()) write_rehearsals();
     out_ += "<h2 id=\"captures\">Captures</h2>\n";
@@ -95,7 +96,8 @@ class HtmlWriter {
   void write_processes() {
     out_ += "<ul class=\"processes\">\n";
     for (const ProcessInfo& p : report_.processes) {
-      put("<li>process {}: <code>{}</code>", p.pid, esc(p.command));
+      put("<li>process {}{}: <code>{}</code>", p.pid,
+          p.who ? " (" + esc(who_label(*p.who)) + ")" : "", esc(p.command));
       if (!p.attached && !p.attach_message.empty())
         put(" &#8212; not attached: {}", esc(p.attach_message));
       if (!p.cupti_lost.empty()) put(" &#8212; stopped watching: {}", esc(p.cupti_lost));
@@ -107,14 +109,20 @@ class HtmlWriter {
     out_ += "</ul>\n";
   }
 
-  void write_finding(size_t index, const Finding& finding, const std::vector<size_t>& repeats) {
+  void write_finding(size_t index, const Finding& finding, const std::vector<size_t>& repeats,
+                     const GroupScope& scope) {
     const char* severity = to_string(finding.severity);
     put("<article class=\"finding {}\" id=\"finding-{}\" data-rule=\"{}\"", severity, index + 1,
         esc(finding.rule));
     if (finding.capture) put(" data-capture=\"{}\"", *finding.capture);
-    put(">\n<h3><span class=\"sev\">{}</span> {}{} <small>(process {})</small></h3>\n", severity,
+    // Which ranks (issue 33): all of them, or the ones that diverged.
+    const std::string who = finding_who(report_, finding);
+    std::string where = fmt::format("process {}", finding.pid);
+    if (!who.empty()) where += ", " + who;
+    if (scope.processes.size() > 1 || scope.diverged) where = scope.words + "; shown: " + where;
+    put(">\n<h3><span class=\"sev\">{}</span> {}{} <small>({})</small></h3>\n", severity,
         esc(finding.rule), finding.rehearsed ? rehearsed_heading(finding.severity) : "",
-        finding.pid);
+        esc(where));
     out_ += "<p class=\"call\">";
     if (!finding.api.empty())
       put("<code>{}</code> returned {} ({}) ", esc(finding.api),

@@ -2,6 +2,7 @@
 // a fixed order, so golden files can diff it), always valid UTF-8 (report/json_writer.h).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -86,7 +87,51 @@ void write_process(JsonWriter& json, const ProcessInfo& process) {
     json.key("cupti_library"), json.value(cuda.cupti_path);
     json.end_object();
   }
+  if (process.who) {  // who ran it (issue 33): traces of format 8 on
+    if (!process.attached) json.key("attach_message"), json.value(process.attach_message);
+    json.key("trace"), json.value(process.trace_path);
+    const WhoRan& who = *process.who;
+    json.key("who");
+    json.begin_object();
+    json.key("host"), json.value(who.host);
+    json.key("rank");
+    who.rank ? json.value(uint64_t{*who.rank}) : json.null();
+    json.key("rank_from"), json.value(who.rank_from);
+    json.key("local_rank");
+    who.local_rank ? json.value(uint64_t{*who.local_rank}) : json.null();
+    json.key("world_size");
+    who.world_size ? json.value(uint64_t{*who.world_size}) : json.null();
+    json.key("cuda_visible_devices"), json.value(who.devices);
+    json.key("gpu"), json.value(who.gpu);
+    json.key("label"), json.value(who_label(who));
+    json.end_object();
+  }
   json.end_object();
+}
+
+// Each group once, with where it was found (issue 33): only for reports of traces that say who
+// ran them, so that other reports keep their shape.
+void write_groups(JsonWriter& json, const Report& report, const FindingGroups& groups) {
+  json.key("finding_groups");
+  json.begin_array();
+  for (size_t g = 0; g < groups.first.size(); ++g) {
+    const size_t first = groups.first[g];
+    const GroupScope scope = group_scope(report, groups, first);
+    json.begin_object();
+    json.key("id"), json.value(uint64_t{g + 1});
+    json.key("rule"), json.value(report.findings[first].rule);
+    json.key("findings"), json.value(uint64_t{groups.others[first].size() + 1});
+    json.key("processes"), json.value(uint64_t{scope.processes.size()});
+    json.key("ranks");
+    json.begin_array();
+    for (uint32_t rank : scope.ranks) json.value(uint64_t{rank});
+    json.end_array();
+    json.key("of_ranks"), json.value(uint64_t{scope.world});
+    json.key("diverged"), json.value(scope.diverged);
+    json.key("where"), json.value(scope.words);
+    json.end_object();
+  }
+  json.end_array();
 }
 
 void write_capture(JsonWriter& json, const CaptureInfo& capture) {
@@ -136,10 +181,22 @@ void write_graph_site(JsonWriter& json, const GraphSiteInfo& site) {
   json.end_object();
 }
 
-void write_finding(JsonWriter& json, const Finding& finding, uint32_t group) {
+void write_finding(JsonWriter& json, const Report& report, const Finding& finding, uint32_t group) {
   json.begin_object();
   json.key("rule"), json.value(finding.rule);
   json.key("group"), json.value(uint64_t{group});  // shared by identical findings
+  // What a merge of the nodes' reports needs (issue 33), in reports of traces that say who ran
+  // them (format 8 on): older reports keep their shape.
+  const auto process = process_index(report, finding);
+  const bool for_merge = process && report.processes[*process].who;
+  if (for_merge) {
+    const WhoRan& who = *report.processes[*process].who;
+    json.key("rank");
+    who.rank ? json.value(uint64_t{*who.rank}) : json.null();
+    json.key("host"), json.value(who.host);
+    json.key("who"), json.value(who_label(who));
+    json.key("result_code"), json.value(int64_t{finding.result});  // a merge prints it again
+  }
   json.key("severity"), json.value(to_string(finding.severity));
   json.key("message"), json.value(finding.message);
   json.key("api"), json.value(finding.api);
@@ -165,6 +222,7 @@ void write_finding(JsonWriter& json, const Finding& finding, uint32_t group) {
   for (const auto& related : finding.related) {
     json.begin_object();
     json.key("role"), json.value(related.role);
+    if (for_merge && !related.detail.empty()) json.key("detail"), json.value(related.detail);
     json.key("location"), write_location(json, related.location);
     json.end_object();
   }
@@ -242,8 +300,11 @@ void render_json(const Report& report, const JsonSink& sink) {
   json.begin_array();
   const FindingGroups groups = group_findings(report);
   for (size_t i = 0; i < report.findings.size(); ++i)
-    write_finding(json, report.findings[i], groups.id[i]);
+    write_finding(json, report, report.findings[i], groups.id[i]);
   json.end_array();
+  if (std::any_of(report.processes.begin(), report.processes.end(),
+                  [](const ProcessInfo& p) { return p.who.has_value(); }))
+    write_groups(json, report, groups);
   if (!report.rehearsals.empty()) {  // capture rehearsal (issue 19): only when rehearsed
     json.key("rehearsals");
     json.begin_array();

@@ -9,15 +9,15 @@
 #include <algorithm>
 #include <string>
 #include <string_view>
-#include <vector>
-
-#include "report/fingerprint.h"
-#include "util/base_name.h"
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
+#include "report/finding_groups.h"
+#include "report/fingerprint.h"
 #include "report/render.h"
 #include "report/xml_escape.h"
+#include "util/base_name.h"
 
 namespace capguard {
 namespace {
@@ -29,8 +29,8 @@ std::string program_name(const std::string& command) {
 // A finding's text as the terminal shows it: a one-finding report through render_text.
 // Only the source lines follow `options` (their root, or none): the rest as before.
 // `owners` and `captures_by_id` (indexes into report.captures by id) are made once per report.
-std::string finding_text(const Report& report, const Finding& finding,
-                         const RenderOptions& options, const ProcessOwners& owners,
+std::string finding_text(const Report& report, const Finding& finding, const RenderOptions& options,
+                         const ProcessOwners& owners,
                          const std::unordered_map<uint32_t, std::vector<size_t>>& captures_by_id) {
   Report one;
   if (const auto index = owners.first(finding.process, finding.pid))
@@ -119,9 +119,9 @@ class JunitRenderer {
       const std::string command = process ? process->command : "pid " + std::to_string(suite.pid);
       suites += fmt::format(
           "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"0\">\n"
-          "    <properties>\n      <property name=\"pid\" value=\"{}\"/>\n    </properties>\n",
-          xml_escape("capguard: " + command), cases.size(), suite_failures, suite_errors,
-          suite.pid);
+          "    <properties>\n      <property name=\"pid\" value=\"{}\"/>\n{}    </properties>\n",
+          xml_escape("capguard: " + command), cases.size(), suite_failures, suite_errors, suite.pid,
+          who_properties(process));
       suites += body + "  </testsuite>\n";
       tests += cases.size(), failures += suite_failures, errors += suite_errors;
     }
@@ -169,7 +169,8 @@ class JunitRenderer {
   }
 
   static std::string capture_name(const CaptureInfo& c) {
-    std::string name = fmt::format("capture #{} (stream 0x{:x}, {})", c.id, c.stream, mode_name(c.mode));
+    std::string name =
+        fmt::format("capture #{} (stream 0x{:x}, {})", c.id, c.stream, mode_name(c.mode));
     if (const Frame* f = anchor_frame(c.begin)) {
       if (!f->file.empty()) {
         name += fmt::format(" at {}:{}", base_name(f->file), f->line);
@@ -183,6 +184,18 @@ class JunitRenderer {
     else if (c.count > 1)  // clean captures of the same site, counted together
       name += fmt::format(", and {} more like it up to #{}", c.count - 1, c.last_id);
     return name;
+  }
+
+  // Who ran the suite's process (issue 33), as properties.
+  static std::string who_properties(const ProcessInfo* process) {
+    if (process == nullptr || !process->who) return {};
+    const WhoRan& who = *process->who;
+    std::string out =
+        fmt::format("      <property name=\"host\" value=\"{}\"/>\n", xml_escape(who.host));
+    if (who.rank) out += fmt::format("      <property name=\"rank\" value=\"{}\"/>\n", *who.rank);
+    if (!who.gpu.empty())
+      out += fmt::format("      <property name=\"gpu\" value=\"{}\"/>\n", xml_escape(who.gpu));
+    return out;
   }
 
   std::vector<TestCase> cases_of(const Suite& suite) const {
@@ -277,9 +290,12 @@ class JunitRenderer {
     if (!fails.empty()) {
       const Finding& first = report_.findings[fails.front()];
       std::string message = first.rule + ": " + first.message;
+      if (const GroupScope& scope = scope_of(groups_.id[fails.front()]);
+          scope.processes.size() > 1 || scope.diverged)
+        message += " (" + scope.words + ")";  // issue 33: which ranks
       if (fails.size() > 1) message += fmt::format(" (and {} more)", fails.size() - 1);
       std::string text;
-      for (size_t i : fails) text += finding_text(report_, report_.findings[i], options_, owners_, captures_by_id_);
+      for (size_t i : fails) text += failure_text(i);
       out += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
                          xml_escape(message), xml_escape(first.rule), xml_escape(text, false));
     }
@@ -287,9 +303,33 @@ class JunitRenderer {
     return out + "    </testcase>\n";
   }
 
+  // A finding's text; one that repeats another process's finding (issue 33) points to it
+  // rather than printing the same stack once per rank.
+  std::string failure_text(size_t i) const {
+    const Finding& f = report_.findings[i];
+    const size_t first = groups_.first[groups_.id[i] - 1];
+    if (first != i &&
+        process_index(report_, f) != process_index(report_, report_.findings[first])) {
+      const std::string who = finding_who(report_, report_.findings[first]);
+      return fmt::format("the same {} as {} (finding group {}): {}\n\n", f.rule,
+                         who.empty() ? "pid " + std::to_string(report_.findings[first].pid) : who,
+                         groups_.id[i], f.message);
+    }
+    return finding_text(report_, f, options_, owners_, captures_by_id_);
+  }
+
+  // Once per group, not per rank's suite: a group may span every process of the report.
+  const GroupScope& scope_of(uint32_t group) const {
+    auto [at, fresh] = scopes_.try_emplace(group);
+    if (fresh) at->second = group_scope(report_, groups_, groups_.first[group - 1]);
+    return at->second;
+  }
+
   const Report& report_;
   const RenderOptions& options_;
   const ProcessOwners owners_{report_};
+  const FindingGroups groups_ = group_findings(report_);
+  mutable std::unordered_map<uint32_t, GroupScope> scopes_;
   std::unordered_map<uint32_t, std::vector<size_t>> captures_by_id_;  // into Report::captures
 };
 

@@ -4,6 +4,7 @@
 // locations are linked from the message text as "[capture-begin](1)".
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -115,8 +116,17 @@ class SarifRenderer {
     }
     w_.key("results").begin_array();
     const FindingGroups groups = group_findings(report_);
-    for (size_t i = 0; i < report_.findings.size(); ++i)
-      write_result(report_.findings[i], groups.id[i]);
+    for (size_t i = 0; i < report_.findings.size(); ++i) {
+      // Across processes a group is one result, its ranks a property (issue 33); repeats in
+      // the first finding's own process stay results of their own, as before.
+      const size_t first = groups.first[groups.id[i] - 1];
+      if (i != first && process_index(report_, report_.findings[i]) !=
+                            process_index(report_, report_.findings[first]))
+        continue;
+      std::optional<GroupScope> scope;
+      if (i == first) scope = group_scope(report_, groups, first);
+      write_result(report_.findings[i], groups.id[i], scope);
+    }
     w_.end_array();
     w_.end_object().end_array();
     w_.end_object();
@@ -317,8 +327,7 @@ class SarifRenderer {
     const size_t inner = inner_frame_count(f.location);
     w_.key("stacks").begin_array();
     write_frames("host stack of " + sarif_text(f.api), frames, inner, frames.size());
-    if (inner > 0)
-      write_frames("inside CUDA and capguard, below the call", frames, 0, inner);
+    if (inner > 0) write_frames("inside CUDA and capguard, below the call", frames, 0, inner);
     w_.end_array();
   }
 
@@ -347,7 +356,7 @@ class SarifRenderer {
     w_.end_object();
   }
 
-  void write_result(const Finding& f, uint32_t group) {
+  void write_result(const Finding& f, uint32_t group, const std::optional<GroupScope>& scope) {
     w_.begin_object();
     w_.field("ruleId", f.rule);
     const auto rules = options_.rules;
@@ -355,7 +364,10 @@ class SarifRenderer {
       if (rules[i].id == f.rule) w_.field("ruleIndex", i);
     }
     w_.field("level", sarif_level(f.severity));
-    w_.key("message").begin_object().field("text", message_text(f)).end_object();
+    std::string text = message_text(f);
+    if (scope && (scope->processes.size() > 1 || scope->diverged))
+      text += " (" + scope->words + ")";
+    w_.key("message").begin_object().field("text", text).end_object();
     write_primary_location(f);
     write_related(f);
     write_stack(f);
@@ -369,6 +381,15 @@ class SarifRenderer {
     w_.field("group", group);  // shared by identical findings (report/finding_groups.h)
     if (!f.test.empty()) w_.field("test", f.test);  // the pytest plugin's node id
     if (f.rehearsed) w_.field("rehearsed", true).field("region", f.region);
+    if (const std::string who = finding_who(report_, f); !who.empty()) w_.field("who", who);
+    if (scope && (scope->processes.size() > 1 || scope->world != 0)) {  // issue 33
+      w_.field("processes", scope->processes.size());
+      w_.key("ranks").begin_array();
+      for (uint32_t rank : scope->ranks) w_.value(uint64_t{rank});
+      w_.end_array();
+      w_.field("ofRanks", scope->world).field("diverged", scope->diverged);
+      w_.field("where", scope->words);
+    }
     w_.end_object();
     w_.end_object();
   }

@@ -267,12 +267,26 @@ bool mentions_thread(std::string_view message, uint32_t thread) {
 }
 
 // Another process of the report has the same pid (several hosts or containers).
+// `scope`: where its group was found across processes (issue 33), "" for one process.
 void append_finding(std::string& out, const Report& report, const Finding& finding,
-                    const Style& style, SourceReader* sources, std::span<const RuleInfo> rules) {
+                    const GroupScope& scope, const Style& style, SourceReader* sources,
+                    std::span<const RuleInfo> rules) {
   auto it = std::back_inserter(out);
-  fmt::format_to(it, "=={}=={}{}: capguard: {}{}{}\n", finding.pid,
+  const std::string who = terminal_safe(finding_who(report, finding));
+  // The heading says which ranks: all of them, or the ones that diverged.
+  std::string where;
+  if (scope.processes.size() > 1 || scope.diverged) {
+    where = ", " + scope.words;
+    if (scope.diverged && scope.ranks.size() == 1 && !who.empty()) where += ": " + who;
+  } else if (!who.empty()) {
+    where = ", " + who;
+  }
+  fmt::format_to(it, "=={}=={}{}: capguard: {}{}{}{}\n", finding.pid,
                  style.severity(finding.severity), heading_word(finding.severity), finding.rule,
-                 finding.rehearsed ? rehearsed_heading(finding.severity) : "", style.reset());
+                 finding.rehearsed ? rehearsed_heading(finding.severity) : "", where,
+                 style.reset());
+  if (scope.processes.size() > 1 && !who.empty())
+    fmt::format_to(it, "  shown as {} saw it; the others at the same line\n", who);
   if (!finding.test.empty()) fmt::format_to(it, "  in test {}\n", terminal_safe(finding.test));
   // In a framework's words first where the culprit is its code (issue 32): what happened, the
   // fix, then CUDA's account (streams, error codes).
@@ -445,18 +459,28 @@ std::string summary_line(const Report& report) {
   if (repeats > 0)
     captures +=
         fmt::format("; {} shown, {} more repeat them", report.findings.size() - repeats, repeats);
+  // A job's ranks (issue 33): how many reported, of how many.
+  std::string ranks;
+  if (const uint32_t world = world_size_of(report); world != 0)
+    ranks = fmt::format(", {} of {} ranks", ranks_reported(report), world);
   const auto count = [&](Severity s) {  // "1 error", "2 warnings": the severities' own names
     return plural(report.count(s), to_string(s), std::string(to_string(s)) + "s");
   };
-  return fmt::format("SUMMARY: capguard: {}, {}, {} in {} ({})\n", count(Severity::Error),
+  return fmt::format("SUMMARY: capguard: {}, {}, {} in {} ({}{})\n", count(Severity::Error),
                      count(Severity::Warning), count(Severity::Note),
                      plural(static_cast<int>(report.processes.size()), "process", "processes"),
-                     captures);
+                     captures, ranks);
 }
 
 // Identical findings (report/finding_groups.h) print once, the first of them followed by "and N
 // more times".
-void append_repeats(std::string& out, const Report& report, const std::vector<size_t>& others) {
+// Only the repeats in the first finding's process: the heading counts the other processes.
+void append_repeats(std::string& out, const Report& report, size_t first,
+                    const std::vector<size_t>& all_others) {
+  std::vector<size_t> others;
+  const auto process = process_index(report, report.findings[first]);
+  for (size_t i : all_others)
+    if (process_index(report, report.findings[i]) == process) others.push_back(i);
   if (others.empty()) return;
   std::string captures;
   size_t listed = 0;
@@ -500,15 +524,26 @@ std::string render_text(const Report& report, const RenderOptions& options) {
     if (!known) unknown.push_back(&finding);
   }
   out += cuda_header(report);
+  const auto print = [&](size_t f) {
+    append_finding(out, report, report.findings[f], group_scope(report, groups, f), style, sources,
+                   options.rules);
+    append_repeats(out, report, f, groups.others[f]);
+  };
   for (size_t i = 0; i < report.processes.size(); ++i) {
     const ProcessInfo& process = report.processes[i];
-    const bool says_something = !by_process[i].empty() || !process.cupti_lost.empty() ||
+    // Findings that repeat another process's are said under that one's (issue 33).
+    const bool prints_finding =
+        std::any_of(by_process[i].begin(), by_process[i].end(), [&](const Finding* finding) {
+          return !groups.repeat[static_cast<size_t>(finding - report.findings.data())];
+        });
+    const bool says_something = prints_finding || !process.cupti_lost.empty() ||
                                 (!process.attached && !process.attach_message.empty());
+    std::string who = process.who ? terminal_safe(who_label(*process.who)) : "";
+    if (who.empty() && owners.with_pid(process.pid) > 1) who = terminal_safe(process.trace_path);
     if (several && says_something)  // a process with nothing to report gets no header
-      fmt::format_to(
-          std::back_inserter(out), "== process {}{}: {}\n", process.pid,
-          owners.with_pid(process.pid) > 1 ? " (" + terminal_safe(process.trace_path) + ")" : "",
-          terminal_safe(process.command));
+      fmt::format_to(std::back_inserter(out), "== process {}{}: {}\n", process.pid,
+                     who.empty() ? "" : (process.who ? ", " + who : " (" + who + ")"),
+                     terminal_safe(process.command));
     if (!process.attached && !process.attach_message.empty())
       fmt::format_to(std::back_inserter(out), "=={}==capguard: not attached: {}\n", process.pid,
                      terminal_safe(process.attach_message));
@@ -517,16 +552,12 @@ std::string render_text(const Report& report, const RenderOptions& options) {
                      terminal_safe(process.cupti_lost));
     for (const Finding* finding : by_process[i]) {
       const size_t f = static_cast<size_t>(finding - report.findings.data());
-      if (groups.repeat[f]) continue;
-      append_finding(out, report, *finding, style, sources, options.rules);
-      append_repeats(out, report, groups.others[f]);
+      if (!groups.repeat[f]) print(f);
     }
   }
   for (const Finding* finding : unknown) {  // findings of processes without a record
     const size_t f = static_cast<size_t>(finding - report.findings.data());
-    if (groups.repeat[f]) continue;
-    append_finding(out, report, *finding, style, sources, options.rules);
-    append_repeats(out, report, groups.others[f]);
+    if (!groups.repeat[f]) print(f);
   }
   out += lifecycle_text(report);
   out += rehearsal_text(report);

@@ -103,7 +103,8 @@ class LineReader {
 
 }  // namespace
 
-std::optional<std::string> SymbolCache::load_beside(const std::string& trace_path) {
+std::optional<std::string> SymbolCache::load_beside(const std::string& trace_path,
+                                                    uint32_t process) {
   const std::string path = path_for(trace_path);
   // Beside a trace anyone may have shaped: opened without blocking (a FIFO), regular only.
   OpenRegular why;
@@ -139,7 +140,10 @@ std::optional<std::string> SymbolCache::load_beside(const std::string& trace_pat
     frame.module = parts[3];
     frame.function = parts[4];
     frame.file = parts[5];
-    add(pid, frame);
+    if (process != 0)
+      frames_[{process, frame.address}].push_back(frame);
+    else
+      add(pid, frame);
   }
   if (too_long)
     return path + ":" + std::to_string(number) + ": line is longer than " +
@@ -206,8 +210,15 @@ std::optional<std::string> SymbolCache::save_beside(const std::string& trace_pat
   return message;
 }
 
+const std::vector<Frame>* SymbolCache::find(uint32_t process, uint32_t pid,
+                                            uint64_t return_address) const {
+  if (process != 0)
+    if (auto it = frames_.find({process, return_address}); it != frames_.end()) return &it->second;
+  return find(pid, return_address);
+}
+
 const std::vector<Frame>* SymbolCache::find(uint32_t pid, uint64_t return_address) const {
-  auto it = frames_.find({pid, return_address});
+  auto it = frames_.find({by_pid(pid), return_address});
   return it == frames_.end() ? nullptr : &it->second;
 }
 

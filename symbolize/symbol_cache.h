@@ -24,18 +24,25 @@ namespace capguard {
 class SymbolCache {
  public:
   // Adds the frames of <trace_path>.symbols when that file exists; a message if it is damaged.
-  std::optional<std::string> load_beside(const std::string& trace_path);
+  // `process` (1-based, Report::processes) keeps them that trace's alone: processes of several
+  // hosts share pids (issue 33); 0: by the pid the file names.
+  std::optional<std::string> load_beside(const std::string& trace_path, uint32_t process = 0);
   // Writes <trace_path>.symbols with every symbolized frame of process `pid` in the report.
   static std::optional<std::string> save_beside(const std::string& trace_path, uint32_t pid,
                                                 const Report& report);
 
   // The frames at that address, innermost first (several where code was inlined); null if none.
   const std::vector<Frame>* find(uint32_t pid, uint64_t return_address) const;
-  void add(uint32_t pid, const Frame& frame) { frames_[{pid, frame.address}].push_back(frame); }
+  // The same for process `process` (as load_beside names it), else by pid.
+  const std::vector<Frame>* find(uint32_t process, uint32_t pid, uint64_t return_address) const;
+  void add(uint32_t pid, const Frame& frame) {
+    frames_[{by_pid(pid), frame.address}].push_back(frame);
+  }
   size_t size() const { return frames_.size(); }  // addresses known
 
  private:
-  std::map<std::pair<uint32_t, uint64_t>, std::vector<Frame>> frames_;
+  static uint64_t by_pid(uint32_t pid) { return uint64_t{1} << 32 | pid; }
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<Frame>> frames_;  // (owner, address)
 };
 
 }  // namespace capguard

@@ -460,7 +460,8 @@ class Symbolizer {
     resolve(frame, frames);
     const bool unknown = frames.size() == 1 && frames[0].function.empty() && frames[0].file.empty();
     if (unknown && cache_ != nullptr) {
-      if (const std::vector<Frame>* known = cache_->find(pid, return_address)) {
+      const uint32_t process = owner_key >> 32 == 0 ? static_cast<uint32_t>(owner_key) : 0;
+      if (const std::vector<Frame>* known = cache_->find(process, pid, return_address)) {
         const uint64_t offset = frames[0].offset;
         frames = *known;
         for (Frame& f : frames) f.offset = offset;

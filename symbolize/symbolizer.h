@@ -34,10 +34,10 @@ inline constexpr int kMaxInlineDepth = 64;
 inline constexpr uint64_t kMaxInflatedPerModule = uint64_t{256} << 20;
 inline constexpr uint64_t kMaxInflatedTotal = uint64_t{1} << 30;
 struct SymbolizeStats {
-  uint64_t deep_inline_addresses = 0;  // addresses whose inline scopes were cut off
+  uint64_t deep_inline_addresses = 0;    // addresses whose inline scopes were cut off
   std::vector<std::string> over_budget;  // modules not read: compressed debug data too large
-  uint64_t read_addresses = 0;    // addresses resolved by reading their module
-  uint64_t cached_addresses = 0;  // addresses answered by the module cache
+  uint64_t read_addresses = 0;           // addresses resolved by reading their module
+  uint64_t cached_addresses = 0;         // addresses answered by the module cache
 };
 // `module_cache`: the persistent cache (module_cache.h), or null for none; entries it gained
 // are written before this returns. Either way a module file with a build-id is read once
@@ -46,7 +46,6 @@ struct SymbolizeStats {
 SymbolizeStats symbolize(Report& report, const std::vector<ProcessModules>& modules,
                          const SymbolCache* cache = nullptr, const UserCode& user = {},
                          ModuleCache* module_cache = nullptr, bool debuginfod = false);
-
 
 // Puts a stack's Python frames (innermost first) where the interpreter runs them: before the
 // first native frame of the interpreter (a python3.X executable or libpython), or after all

@@ -50,4 +50,15 @@ FAKE_CUPTI=held check 3 "cannot attach to process [0-9]+ .*CUPTI is already in u
 # Sharing off: the client gets CUPTI's own answer, as before sharing existed.
 CAPGUARD_CUPTI_SHARE=0 check 2 '^subscribe -> 39' -- "$capguard" run -- "$client"
 
+# Who ran it (issue 33), end to end through the interposer: a rank's `run` under a launcher keeps
+# its traces in DIR/<host>/rank<R>/, named with the host, and the trace's 'h' record and every
+# format name the rank.
+CAPGUARD_HOST=a17.example RANK=3 LOCAL_RANK=3 WORLD_SIZE=4 CUDA_VISIBLE_DEVICES=0,1,2,3 \
+  check 0 'SUMMARY: .*1 of 4 ranks' -- "$capguard" run --trace-dir "$work/job" -o "json:$work/rank.json" -- "$client"
+trace=$(ls "$work"/job/a17_example/rank3/capguard.*.a17_example.trace 2>/dev/null)
+[ -n "$trace" ] || fail "who ran it: no trace in $work/job/a17_example/rank3/"
+grep -qx 'h a17.example RANK=3 LOCAL_RANK=3 WORLD_SIZE=4 CUDA_VISIBLE_DEVICES=0,1,2,3' "$trace" ||
+  fail "who ran it: no 'h' record in $trace"
+grep -q '"label": "rank 3 (node a17.example, GPU 3)"' "$work/rank.json" || fail "who ran it: JSON"
+
 [ "$failures" = 0 ] && echo "all CUPTI sharing tests passed" || exit 1

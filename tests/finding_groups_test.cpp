@@ -122,3 +122,78 @@ TEST_CASE("a baseline read from the split JSON stacks gives the same fingerprint
 }
 
 }  // namespace capguard
+
+namespace capguard {
+namespace {
+
+// The sample report's process as `ranks` ranks of a job on nodes of 8, each with the same
+// finding (its stack address and message's numbers differ: addresses, pids aside).
+Report ranks_report(uint32_t ranks, uint32_t world) {
+  const Report one = testing::sample_report();
+  Report report;
+  for (uint32_t rank = 0; rank < ranks; ++rank) {
+    ProcessInfo process = one.processes[0];
+    process.pid = 100 + rank % 8;
+    process.who = WhoRan{"n" + std::to_string(rank / 8), rank, rank % 8, world, "", "", ""};
+    process.who->gpu = std::to_string(rank % 8);
+    report.processes.push_back(process);
+    Finding f = one.findings[0];
+    f.pid = process.pid;
+    f.process = rank + 1;
+    f.capture.reset();
+    f.message = "synchronizing stream 0x" + std::to_string(1000 + rank) + " waits";
+    f.location.frames[0].address += rank;
+    report.findings.push_back(f);
+  }
+  return report;
+}
+
+}  // namespace
+
+TEST_CASE("across processes: one group, on all ranks or on the ones that diverged") {
+  Report report = ranks_report(4, 4);
+  FindingGroups groups = group_findings(report);
+  CHECK(groups.first == std::vector<size_t>{0});
+  GroupScope scope = group_scope(report, groups, 0);
+  CHECK(scope.words == "on 4 of 4 ranks");
+  CHECK_FALSE(scope.diverged);
+  const std::string text = render_text(report, testing::with_rules());
+  CHECK(text.find("sync-during-capture, on 4 of 4 ranks\n") != std::string::npos);
+  CHECK(text.find("shown as rank 0 (node n0, GPU 0) saw it") != std::string::npos);
+  CHECK(text.find("; 1 shown, 3 more repeat them, 4 of 4 ranks)") != std::string::npos);
+
+  report = ranks_report(4, 4);  // ranks 2 and 3 did not make it
+  report.findings.resize(2);
+  groups = group_findings(report);
+  scope = group_scope(report, groups, 0);
+  CHECK(scope.diverged);
+  CHECK(scope.words == "on ranks 0, 1 only (2 of 4 ranks)");
+  // A report of some ranks only (a rank's own `run`): what it holds, not the job's size.
+  Report some = ranks_report(2, 4);
+  CHECK(group_scope(some, group_findings(some), 0).words == "on 2 of 2 ranks");
+  report.findings.pop_back();
+  scope = group_scope(report, group_findings(report), 0);
+  CHECK(scope.words == "rank 0 only (1 of 4 ranks)");
+  CHECK(render_text(report, testing::with_rules())
+            .find("rank 0 only (1 of 4 ranks): rank 0 (node n0, GPU 0)") != std::string::npos);
+}
+
+TEST_CASE("SARIF: one result for a group across processes, its ranks as properties") {
+  const Report report = ranks_report(3, 3);
+  const JsonValue sarif = parse(render_sarif(report, testing::with_rules()));
+  const JsonValue& results = *at(*sarif.get("runs"), 0).get("results");
+  REQUIRE(results.as_array()->size() == 1);
+  CHECK(at(results, 0).get("properties")->get("ranks")->as_array()->size() == 3);
+  CHECK(at(results, 0).get("properties")->get_string("where") == "on 3 of 3 ranks");
+  const JsonValue json = parse(render_json(report));
+  CHECK(at(*json.get("finding_groups"), 0).get_string("where") == "on 3 of 3 ranks");
+  CHECK(at(*json.get("findings"), 2).get_string("who") == "rank 2 (node n0, GPU 2)");
+}
+
+TEST_CASE("rank lists shorten runs") {
+  CHECK(rank_list({0, 1, 2, 3, 17}) == "0-3, 17");
+  CHECK(rank_list({3, 4}) == "3, 4");
+  CHECK(rank_list({}).empty());
+}
+
+}  // namespace capguard

@@ -55,7 +55,16 @@ TEST_CASE("gate: --fail-on against the highest finding") {
 }
 
 // What can make a report untrustworthy, one at a time.
-enum class Doubt { Unreadable, AttachFailed, NoEnd, StillRunning, Incomplete, NothingAttached };
+enum class Doubt {
+  Unreadable,
+  AttachFailed,
+  NoEnd,
+  StillRunning,
+  Incomplete,
+  NothingAttached,
+  NodeFailed,   // report of JSON reports (issue 33): a node's own gate failed closed
+  MissingRanks  // report (issue 33): ranks of the job that no trace or report names
+};
 
 GateInput input_with(Doubt doubt, const std::vector<Finding>& findings) {
   GateInput input;
@@ -81,6 +90,12 @@ GateInput input_with(Doubt doubt, const std::vector<Finding>& findings) {
       break;
     case Doubt::NothingAttached:
       input.nothing_attached = "cannot attach: no CUDA driver";
+      break;
+    case Doubt::NodeFailed:
+      input.node_problems.push_back({Severity::Error, "cannot read trace: t.trace"});
+      break;
+    case Doubt::MissingRanks:
+      input.world_size = 16, input.missing_ranks = {3, 12};
       break;
   }
   input.traces.push_back(trace);
@@ -113,6 +128,10 @@ TEST_CASE(
       {Doubt::NoEnd, {{3, E}, {1, W}, {7, W}, {7, W}}, {{3, E}, {1, W}, {7, W}, {7, W}}},
       {Doubt::StillRunning, {{3, E}, {1, W}, {7, W}, {7, W}}, {{3, E}, {1, W}, {7, W}, {7, W}}},
       {Doubt::Incomplete, {{3, E}, {1, W}, {7, W}, {7, W}}, {{3, E}, {1, W}, {7, W}, {7, W}}},
+      {Doubt::MissingRanks, {{3, E}, {1, W}, {7, W}, {7, W}}, {{3, E}, {1, W}, {7, W}, {7, W}}},
+      // A node's own gate failed closed: so does the merge's, findings or not; its problem
+      // keeps its level, also without a gate.
+      {Doubt::NodeFailed, {{3, E}, {3, E}, {7, E}, {7, E}}, {{3, E}, {3, E}, {7, E}, {7, E}}},
   };
   for (const Row& row : rows)
     for (bool require_attach : {true, false})
@@ -148,6 +167,9 @@ TEST_CASE("gate: the reasons' words name the process and what tolerated a failur
   result = judge_gate(input_with(Doubt::NoEnd, none), GateOptions{});
   CHECK(
       result.reasons[0].message.starts_with("the trace of process 5 (./app, t.trace) has no end"));
+  result = judge_gate(input_with(Doubt::MissingRanks, none), GateOptions{});
+  REQUIRE(result.reasons.size() == 1);
+  CHECK(result.reasons[0].message.starts_with("ranks 3, 12 of 16 never reported: "));
 }
 
 TEST_CASE("gate: every doubt at once is every reason, in order, and exit 3") {
@@ -160,11 +182,13 @@ TEST_CASE("gate: every doubt at once is every reason, in order, and exit 3") {
   input.traces[1].who = "b", input.traces[1].has_end = false;
   input.incomplete = {"i"};
   input.nothing_attached = "n";
+  input.node_problems = {{Severity::Warning, "o"}};
+  input.world_size = 2, input.missing_ranks = {1};
   const GateResult result = judge_gate(input, GateOptions{});
   CHECK(result.status == kExitCannotRead);
   std::vector<std::string> said;
   for (const ToolProblem& reason : result.reasons) said.push_back(reason.message.substr(0, 1));
-  CHECK(said == std::vector<std::string>{"u", "c", "t", "i", "n"});
+  CHECK(said == std::vector<std::string>{"u", "c", "t", "i", "n", "o", "r"});
 }
 
 TEST_CASE("gate: a report that could not be written is exit 2 unless the gate failed closed") {

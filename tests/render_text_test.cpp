@@ -144,6 +144,8 @@ TEST_CASE("colors only when asked, and the heading stays greppable without them"
 TEST_CASE("identical findings print once, then how many more times and in which captures") {
   Report report = testing::sample_report();
   const Finding first = report.findings[0];
+  report.captures.push_back(report.captures[1]);  // a third capture of the same site
+  report.captures.back().id = 3;
   for (uint32_t capture : {2u, 3u}) {  // the same sync at the same line, in later captures
     report.findings.push_back(first);
     report.findings.back().capture = capture;

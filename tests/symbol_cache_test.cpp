@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "symbolize/symbolizer.h"
 
@@ -44,6 +45,35 @@ Report report_with_raw_stack(uint32_t pid) {
 }  // namespace
 
 TEST_SUITE("symbol_cache") {
+  TEST_CASE("two traces of one pid (two hosts, one directory) keep their own frames") {
+    std::string traces[2];
+    for (int host = 0; host < 2; ++host) {
+      traces[host] = temp_trace_path();
+      Report recorded;
+      Finding finding;
+      finding.pid = 77;
+      finding.location.frames = {resolved(0x401234, "/gpu-build/app", host == 0 ? "on_a" : "on_b",
+                                          "/src/app.cu", 12 + host)};
+      recorded.findings.push_back(finding);
+      REQUIRE_FALSE(SymbolCache::save_beside(traces[host], 77, recorded).has_value());
+    }
+    SymbolCache cache;
+    REQUIRE_FALSE(cache.load_beside(traces[0], 1).has_value());
+    REQUIRE_FALSE(cache.load_beside(traces[1], 2).has_value());
+    for (uint32_t process : {1u, 2u}) {
+      const std::vector<Frame>* frames = cache.find(process, 77, 0x401234);
+      REQUIRE(frames != nullptr);
+      REQUIRE(frames->size() == 1);  // not one per trace of that pid
+      CHECK(frames->at(0).function == (process == 1 ? "on_a" : "on_b"));
+    }
+    Report replayed = report_with_raw_stack(77);
+    replayed.findings[0].process = 2;
+    replayed.findings[0].location.addresses = {0x401234};
+    symbolize(replayed, {}, &cache);
+    REQUIRE(replayed.findings[0].location.frames.size() == 1);
+    CHECK(replayed.findings[0].location.frames[0].function == "on_b");
+  }
+
   TEST_CASE("frames saved beside a trace symbolize it on a machine without the binaries") {
     const std::string trace = temp_trace_path();
     Report recorded;

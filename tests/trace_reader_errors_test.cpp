@@ -98,9 +98,9 @@ TEST_SUITE("trace_reader_errors_test") {
   }
 
   TEST_CASE("a newer format version asks for an upgrade, naming both versions") {
-    const ReadError e = expect_error("v 9.9.9 8 new-field\np 1 1 0\n", 1, "");
+    const ReadError e = expect_error("v 9.9.9 9 new-field\np 1 1 0\n", 1, "");
     CHECK(e.to_string() ==
-          "t.trace:1: written by capguard 9.9.9 (trace format 8); this capguard reads format <= 7: "
+          "t.trace:1: written by capguard 9.9.9 (trace format 9); this capguard reads format <= 8: "
           "upgrade capguard");
     expect_error("v 0.0.1 0\n", 1, "unsupported trace format 0");
   }
@@ -171,6 +171,10 @@ TEST_SUITE("trace_reader_errors_test") {
     expect_error(kGoodStart + "w 1 2\n", 3, "cuda record: CUPTI major is missing");
     expect_error(kGoodStart + "w 1 2 3 4 dynamic 0  \n", 3, "linkage must be");
     expect_error(kGoodStart + "w 1 2 3 4 shared 0 a b c\n", 3, "unexpected field 'c'");
+    expect_error(kGoodStart + "h h 2\n", 3,
+                 "who-ran record: launcher variable is not NAME=value: '2'");
+    expect_error(kGoodStart + "h h RANK=%zz\n", 3, "bad %-escape: '%zz'");
+    expect_error(kGoodStart + "h\n", 3, "who-ran record: host is missing");
     expect_error(kGoodStart + "q step extra\n", 3, "rehearse record: unexpected field");
     expect_error(kGoodStart + "\n", 3, "empty line");
     expect_error(kGoodStart + "c abc%zz\n", 3, "bad %-escape: '%zz'");

@@ -3,16 +3,17 @@
 // A trace is UTF-8 text, one record per line, written by one process. Each record is one
 // opcode character, a space, then space-separated fields. Numbers are lower-case hex without
 // "0x". Strings that may contain spaces or newlines are escaped: every byte outside 0x21..0x7e
-// and every '%' is written as %XX. Grammar (version 7; version 1 is the same without Python
+// and every '%' is written as %XX. Grammar (version 8; version 1 is the same without Python
 // frames, version 2 the same without the graph records, version 3 without a graph node's
 // geometry and scalar hash, version 4 without the CUPTI client records, version 5 without the
-// rehearsed ranges, version 6 without the CUDA versions; readers accept all seven):
+// rehearsed ranges, version 6 without the CUDA versions, version 7 without the who-ran record;
+// readers accept all eight):
 //
 //   trace    := header record* ['z' end]
 //   header   := 'v' tool-version format-version              first line, exactly once
 //   record   := process | command | module | python-frame | stack | event | thread-exit
 //               | attach | graph-node | graph | graph-update | cupti-client
-//               | range-begin | range-end | rehearse | cuda
+//               | range-begin | range-end | rehearse | cuda | who-ran
 //   process  := 'p' pid ppid start-unix-ns                   once, right after the header
 //   command  := 'c' escaped-command-line                     once
 //   attach   := 'i' state escaped-message                    state: 'ok' | 'failed'
@@ -100,6 +101,17 @@
 //                                                            linkage 'shared' | 'static' |
 //                                                            'unknown', other-runtime a second
 //                                                            runtime of another major (0 none)
+//   who-ran  := 'h' escaped-host launcher-var*               who ran the process (v8, issue
+//                                                            33), once, after the command:
+//                                                            the host name (gethostname, or
+//                                                            CAPGUARD_HOST where a test
+//                                                            simulates nodes) and the
+//                                                            launchers' variables set then
+//   launcher-var := NAME '=' escaped-value                   NAME: trace/launcher_vars.def
+//                                                            (RANK, SLURM_PROCID,
+//                                                            CUDA_VISIBLE_DEVICES...); unknown
+//                                                            names are ignored; at most
+//                                                            kMaxLauncherVars
 //   end      := 'z' time-ns exit-status                      clean process exit
 //
 // `api` is the CUDA function name as CUPTI reports it (cudaMemcpyAsync_ptsz, cuMemcpyHtoD_v2);
@@ -125,7 +137,7 @@
 
 namespace capguard::trace {
 
-inline constexpr int kFormatVersion = 7;
+inline constexpr int kFormatVersion = 8;
 inline constexpr char kToolVersion[] = "0.1.0";
 
 // A python-frame record with this file is no frame: the Python exception the thread was
@@ -174,6 +186,11 @@ inline constexpr const char* kCuptiClientEventWords[] = {
 #define CAPGUARD_CUPTI_CLIENT_EVENT(Name, word) word,
 #include "trace/cupti_client_events.def"
 };
+
+// Who ran it (v8): launcher variables in one 'h' record, each value cut at this many bytes.
+inline constexpr unsigned kMaxLauncherVars = 32;
+inline constexpr unsigned kMaxLauncherValueLength = 1024;
+inline constexpr unsigned kMaxHostLength = 255;
 
 // NVTX range messages kept in a range-begin record (longer ones are cut).
 inline constexpr unsigned kMaxRangeNameLength = 256;

@@ -49,6 +49,15 @@ struct RangeRecord {
   std::string_view domain;  // unescaped; valid during the callback only
   std::string_view name;    // likewise
 };
+// Who ran the process (v7, issue 33): its host and the launcher variables that were set.
+struct LauncherVar {
+  std::string_view name;   // a name of trace/launcher_vars.def; valid during the callback only
+  std::string_view value;  // unescaped; likewise
+};
+struct WhoRanRecord {
+  std::string_view host;              // unescaped; valid during the callback only
+  std::span<const LauncherVar> vars;  // known names only, in trace order; likewise
+};
 struct StackRecord {
   uint32_t id = 0;
   std::span<const uint64_t> addresses;      // innermost first; valid during the callback only
@@ -87,6 +96,8 @@ class TraceSink {
   virtual void on_range_begin(const RangeRecord&) {}
   virtual void on_range_end(const RangeRecord&) {}
   virtual void on_rehearse(std::string_view /*glob*/) {}
+  // Who ran it (v7).
+  virtual void on_who_ran(const WhoRanRecord&) {}
   // A damaged line (past the header) that was skipped; reading goes on after it.
   virtual void on_skipped_line(const struct ReadError&) {}
 };

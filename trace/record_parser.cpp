@@ -1,5 +1,6 @@
 #include "trace/record_parser.h"
 
+#include <algorithm>
 #include <iterator>
 #include <limits>
 
@@ -78,6 +79,10 @@ bool RecordParser::read_number(Cursor& in, const char* what, T& out) {
 bool RecordParser::read_escaped(Cursor& in, const char* what, std::string& out) {
   std::string_view field;
   if (!in.next(field)) return fail(std::string(what) + " is missing");
+  return unescape(field, what, out);
+}
+
+bool RecordParser::unescape(std::string_view field, const char* what, std::string& out) {
   out.clear();
   for (size_t i = 0; i < field.size(); ++i) {
     const char c = field[i];
@@ -143,6 +148,8 @@ const char* RecordParser::record_name(char type) {
       return "rehearse";
     case 'w':
       return "cuda";
+    case 'h':
+      return "who-ran";
     default:
       return nullptr;
   }
@@ -206,6 +213,8 @@ bool RecordParser::parse(std::string_view line) {
       return parse_rehearse(in);
     case 'w':
       return parse_cuda(in);
+    case 'h':
+      return parse_who_ran(in);
     default:
       return parse_end(in);
   }
@@ -309,6 +318,42 @@ bool RecordParser::parse_cupti_client(Cursor& in) {
 bool RecordParser::parse_rehearse(Cursor& in) {
   if (!read_escaped(in, "glob", text_) || !no_more_fields(in)) return false;
   sink_.on_rehearse(text_);
+  return true;
+}
+
+// 'h' (v8): the host, then NAME=value pairs; names outside trace/launcher_vars.def are skipped.
+bool RecordParser::parse_who_ran(Cursor& in) {
+  static constexpr std::string_view kKnown[] = {
+#define CAPGUARD_LAUNCHER_VAR(name, role) #name,
+#include "trace/launcher_vars.def"
+  };
+  if (!read_escaped(in, "host", text_)) return false;
+  if (text_.size() > kMaxHostLength) return fail("host name is longer than 255 bytes");
+  launcher_values_.clear();
+  launcher_vars_.clear();
+  std::vector<std::string_view> names;
+  while (!in.done()) {
+    if (names.size() >= kMaxLauncherVars) return fail("more than 32 launcher variables");
+    // Each pair is one field: the name up to '=', the escaped value after it.
+    std::string_view field;
+    if (!in.next(field)) break;
+    const size_t equals = field.find('=');
+    if (equals == std::string_view::npos || equals == 0)
+      return fail("launcher variable is not NAME=value: " + quote(field));
+    const std::string_view name = field.substr(0, equals);
+    std::string value;
+    if (!unescape(field.substr(equals + 1), "launcher variable value", value)) return false;
+    if (value.size() > kMaxLauncherValueLength) return fail("launcher variable value too long");
+    if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) continue;
+    names.push_back(name);
+    launcher_values_.push_back(std::move(value));
+  }
+  for (size_t i = 0; i < names.size(); ++i)
+    launcher_vars_.push_back({names[i], launcher_values_[i]});
+  WhoRanRecord w;
+  w.host = text_;
+  w.vars = launcher_vars_;
+  sink_.on_who_ran(w);
   return true;
 }
 

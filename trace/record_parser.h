@@ -43,6 +43,7 @@ class RecordParser {
   bool parse_cupti_client(Cursor& in);
   bool parse_range(Cursor& in, bool begin);
   bool parse_rehearse(Cursor& in);
+  bool parse_who_ran(Cursor& in);
   bool parse_module(Cursor& in);
   bool parse_python_frame(Cursor& in);
   bool parse_stack(Cursor& in);
@@ -54,6 +55,7 @@ class RecordParser {
   template <class T>
   bool read_number(Cursor& in, const char* what, T& out);
   bool read_escaped(Cursor& in, const char* what, std::string& out);
+  bool unescape(std::string_view field, const char* what, std::string& out);
   bool no_more_fields(Cursor& in);
   bool fail(std::string message);
 
@@ -64,11 +66,13 @@ class RecordParser {
   bool seen_end_ = false;
   const char* record_name_ = "";
   std::string error_;
-  std::string text_;  // unescaped string of the current record
+  std::string text_;               // unescaped string of the current record
   std::string cuda_runtime_path_;  // the 'w' record's first string, while text_ holds its second
   std::string text2_;
   std::vector<uint64_t> addresses_;
   std::vector<uint32_t> python_frames_;
+  std::vector<std::string> launcher_values_;  // of the 'w' record
+  std::vector<LauncherVar> launcher_vars_;
   ApiEvent event_;
   ApiNames api_names_;
   GraphRecordParser graphs_;

@@ -118,15 +118,35 @@ bool is_lower_hex(const char* s) {
 
 TraceWriter::~TraceWriter() { abandon(); }
 
-bool TraceWriter::open(const char* dir, uint32_t pid, uint32_t ppid, uint64_t start_unix_ns) {
+size_t TraceWriter::file_name_host(const char* host, char* out, size_t capacity) {
+  size_t n = 0;
+  if (capacity == 0) return 0;
+  for (; host != nullptr && host[n] != '\0' && n < kMaxFileNameHost && n + 1 < capacity; ++n) {
+    const char c = host[n];
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '_';
+    out[n] = keep ? c : '_';
+  }
+  out[n] = '\0';
+  return n;
+}
+
+bool TraceWriter::open(const char* dir, uint32_t pid, uint32_t ppid, uint64_t start_unix_ns,
+                       const char* host) {
   ErrnoGuard keep_errno;
   abandon();
   if (dir == nullptr || dir[0] == '\0') return false;
+  char name_host[kMaxFileNameHost + 1];
+  const size_t host_length = file_name_host(host, name_host, sizeof(name_host));
   for (uint64_t suffix = 0; suffix < 1000; ++suffix) {
     LineBuilder name(path_, sizeof(path_));
     name.put(dir);
     name.put("/capguard.");
     name.put_decimal(pid);
+    if (host_length != 0) {
+      name.put('.');
+      name.put(name_host);
+    }
     if (suffix != 0) {
       name.put('.');
       name.put_decimal(suffix);
@@ -205,6 +225,26 @@ void TraceWriter::write_cuda(uint32_t runtime, uint32_t driver, uint32_t cupti_m
   out.put_escaped(runtime_path != nullptr ? runtime_path : "", 1);
   out.put(' ');
   out.put_escaped(cupti_path != nullptr ? cupti_path : "", 1);
+  out.put('\n');
+  write_all(out.data(), out.size());
+}
+
+void TraceWriter::write_who_ran(const char* host, const char* const* names,
+                                const char* const* values, size_t count) {
+  char buffer[kTextBufferSize];
+  LineBuilder out(buffer, sizeof(buffer));
+  out.put("h ");
+  if (host != nullptr) out.put_escaped(std::string_view(host).substr(0, kMaxHostLength), 1);
+  for (size_t i = 0; i < count && i < kMaxLauncherVars; ++i) {
+    if (names[i] == nullptr || values[i] == nullptr) continue;
+    size_t length = 0;
+    while (names[i][length] != '\0') ++length;
+    if (out.room() < length + 2 + 1) break;  // the name, '=', a space, the '\n'
+    out.put(' ');
+    out.put(names[i]);
+    out.put('=');
+    out.put_escaped(std::string_view(values[i]).substr(0, kMaxLauncherValueLength), 1);
+  }
   out.put('\n');
   write_all(out.data(), out.size());
 }

@@ -20,12 +20,15 @@ class TraceWriter {
   TraceWriter& operator=(const TraceWriter&) = delete;
   ~TraceWriter();
 
-  // Creates <dir>/capguard.<pid>.trace (capguard.<pid>.1.trace, .2 ... if it exists, so that
-  // every trace still ends in ".trace") and writes the header and the process record in one
-  // write(2). Closes a previously open trace first. Returns false (and stays closed) on
-  // failure. Neither open() nor abandon() may race with writes from other threads (a fork
-  // child has one thread). Every call leaves errno as it found it.
-  bool open(const char* dir, uint32_t pid, uint32_t ppid, uint64_t start_unix_ns);
+  // Creates <dir>/capguard.<pid>.<host>.trace (capguard.<pid>.<host>.1.trace, .2 ... if it
+  // exists, so that every trace still ends in ".trace"; without a host capguard.<pid>.trace) and
+  // writes the header and the process record in one write(2). The host (issue 33: nodes sharing
+  // a trace directory can share a pid) goes into the name as file_name_host() writes it. Closes
+  // a previously open trace first. Returns false (and stays closed) on failure. Neither open()
+  // nor abandon() may race with writes from other threads (a fork child has one thread). Every
+  // call leaves errno as it found it.
+  bool open(const char* dir, uint32_t pid, uint32_t ppid, uint64_t start_unix_ns,
+            const char* host = nullptr);
   // Closes the descriptor without writing anything: for a fork child that must not share it.
   void abandon();
   bool is_open() const { return fd_ >= 0; }
@@ -37,6 +40,11 @@ class TraceWriter {
   void write_cuda(uint32_t runtime, uint32_t driver, uint32_t cupti_major, uint32_t cupti_api,
                   const char* linkage, uint32_t other_runtime, const char* runtime_path,
                   const char* cupti_path);
+  // Who ran it (v8, issue 33): the 'h' record: the host and the launcher variables that were set,
+  // `count` pairs (names from trace/launcher_vars.def; a null value is left out), cut to fit one
+  // record.
+  void write_who_ran(const char* host, const char* const* names, const char* const* values,
+                     size_t count);
   void write_cupti_client(uint64_t time_ns, uint32_t tid, CuptiClientEvent what, const char* name);
   void write_module(uint64_t base, uint64_t start, uint64_t end, const char* path,
                     const char* build_id_hex);  // build_id_hex may be null or empty
@@ -63,6 +71,12 @@ class TraceWriter {
   void write_end(uint64_t time_ns, int exit_status);
   // A record already formatted, '\n' included (graph_record.h), in one write(2).
   void write_record(const char* data, size_t size) { write_all(data, size); }
+
+  // The host as trace file names carry it (python/capguard/pytest_plugin.py writes the same):
+  // bytes outside [A-Za-z0-9_-] become '_' (a '.' too, so that the name's fields stay apart),
+  // at most kMaxFileNameHost bytes. Writes a NUL-terminated string; returns its length.
+  static size_t file_name_host(const char* host, char* out, size_t capacity);
+  static constexpr size_t kMaxFileNameHost = 64;
 
   static constexpr size_t kMaxStackDepth = 64;
   static constexpr size_t kMaxPythonDepth = 64;

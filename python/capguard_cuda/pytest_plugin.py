@@ -13,6 +13,8 @@ Which findings fail the run is capguard's exit status (--fail-on), after the ana
 findings are only known once pytest has exited."""
 
 import os
+import re
+import socket
 import time
 
 import pytest
@@ -37,9 +39,22 @@ def _asked_for(config):
     return config.getoption("capguard") or "capguard_cuda.pytest_plugin" in plugins
 
 
+def _file_name_host():
+    """The host as the interposer puts it into the trace's name (trace/writer.h, file_name_host):
+    CAPGUARD_HOST or the host name, bytes outside [A-Za-z0-9_-] as '_', at most 64 bytes."""
+    host = os.environ.get("CAPGUARD_HOST") or socket.gethostname()
+    return re.sub(rb"[^A-Za-z0-9_-]", b"_", host.encode("utf-8", "replace")[:255])[:64].decode()
+
+
 def _marks_path():
+    """capguard.<pid>.<host>.tests beside capguard.<pid>.<host>.trace: nodes sharing a trace
+    directory may share a pid (issue 33)."""
     directory = os.environ.get(_ENV)
-    return os.path.join(directory, "capguard.{}.tests".format(os.getpid())) if directory else None
+    if not directory:
+        return None
+    host = _file_name_host()
+    name = "capguard.{}.{}.tests".format(os.getpid(), host) if host else "capguard.{}.tests".format(os.getpid())
+    return os.path.join(directory, name)
 
 
 def _mark(what, nodeid):

@@ -1,0 +1,174 @@
+#include "report/json_report.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+
+#include "model/enum_names.h"
+
+namespace capguard {
+namespace {
+
+const JsonValue::Array kEmpty;
+
+const JsonValue::Array& array_at(const JsonValue& object, std::string_view key) {
+  const JsonValue* value = object.get(key);
+  const JsonValue::Array* array = value != nullptr ? value->as_array() : nullptr;
+  return array != nullptr ? *array : kEmpty;
+}
+
+uint32_t u32(const JsonValue& object, std::string_view key) {
+  const auto value = object.get_int(key);
+  return value && *value >= 0 && *value <= UINT32_MAX ? static_cast<uint32_t>(*value) : 0;
+}
+
+std::optional<uint32_t> optional_u32(const JsonValue& object, std::string_view key) {
+  const auto value = object.get_int(key);
+  if (!value || *value < 0 || *value > UINT32_MAX) return std::nullopt;
+  return static_cast<uint32_t>(*value);
+}
+
+bool flag(const JsonValue& object, std::string_view key) {
+  const JsonValue* value = object.get(key);
+  return value != nullptr && value->as_bool() != nullptr && *value->as_bool();
+}
+
+Frame frame_from(const JsonValue& j) {
+  Frame frame;
+  frame.function = j.get_string("function");
+  frame.file = j.get_string("file");
+  frame.line = static_cast<int>(u32(j, "line"));
+  frame.module = j.get_string("module");
+  return frame;
+}
+
+// JSON lists the program's frames and, apart, the CUDA and capguard frames below them
+// (report/inner_frames.h): one innermost-first stack again.
+Location location_from(const JsonValue* j, uint32_t pid) {
+  Location location;
+  location.pid = pid;
+  if (j == nullptr) return location;
+  const JsonValue::Array& inner = array_at(*j, "inner_frames");
+  for (const JsonValue& f : inner) location.frames.push_back(frame_from(f));
+  for (const JsonValue& f : array_at(*j, "frames")) location.frames.push_back(frame_from(f));
+  if (const auto user = optional_u32(*j, "user_frame"))
+    location.user_frame = static_cast<int>(*user + inner.size());
+  return location;
+}
+
+std::optional<CaptureState> state_named(std::string_view name) {
+  for (CaptureState s :
+       {CaptureState::Ok, CaptureState::Invalidated, CaptureState::Failed, CaptureState::Open})
+    if (name == to_string(s)) return s;
+  return std::nullopt;
+}
+
+std::optional<WhoRan> who_from(const JsonValue* j) {
+  if (j == nullptr || j->as_object() == nullptr) return std::nullopt;
+  WhoRan who;
+  who.host = j->get_string("host");
+  who.rank = optional_u32(*j, "rank");
+  who.rank_from = j->get_string("rank_from");
+  who.local_rank = optional_u32(*j, "local_rank");
+  who.world_size = optional_u32(*j, "world_size");
+  who.devices = j->get_string("cuda_visible_devices");
+  who.gpu = j->get_string("gpu");
+  return who;
+}
+
+// The 1-based index of a finding's process: its pid, and its host where the report says it.
+uint32_t process_of(const Report& report, uint32_t pid, const std::string* host) {
+  for (size_t i = 0; i < report.processes.size(); ++i) {
+    const ProcessInfo& p = report.processes[i];
+    if (p.pid != pid) continue;
+    if (host != nullptr && p.who && p.who->host != *host) continue;
+    return static_cast<uint32_t>(i + 1);
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool is_capguard_json_report(const JsonValue& root) {
+  return root.get_string("tool") == "capguard" && root.get("findings") != nullptr;
+}
+
+std::optional<std::string> report_from_json(const JsonValue& root, Report& report) {
+  if (!is_capguard_json_report(root)) return "not a capguard JSON report";
+  for (const JsonValue& j : array_at(root, "processes")) {
+    ProcessInfo& p = report.processes.emplace_back();
+    p.pid = u32(j, "pid");
+    p.command = j.get_string("command");
+    p.attached = flag(j, "attached");
+    p.attach_message = j.get_string("attach_message");
+    p.cupti_lost = j.get_string("stopped_watching");
+    p.trace_path = j.get_string("trace");
+    p.who = who_from(j.get("who"));
+  }
+  for (const JsonValue& j : array_at(root, "captures")) {
+    CaptureInfo& c = report.captures.emplace_back();
+    c.id = u32(j, "id");
+    c.pid = u32(j, "pid");
+    c.process = process_of(report, c.pid, nullptr);
+    c.thread = u32(j, "thread");
+    c.stream = std::strtoull(j.get_string("stream", "0").c_str(), nullptr, 16);
+    c.mode = mode_named(j.get_string("mode")).value_or(trace::CaptureMode::Global);
+    c.status = state_named(j.get_string("status")).value_or(CaptureState::Open);
+    if (const auto nodes = j.get_int("nodes"); nodes && *nodes >= 0)
+      c.nodes = static_cast<uint64_t>(*nodes);
+    c.begin = location_from(j.get("begin"), c.pid);
+    if (const JsonValue* end = j.get("end"); end != nullptr && !end->is_null())
+      c.end = location_from(end, c.pid);
+    if (const auto root_cause = j.get_int("root_cause"); root_cause && *root_cause >= 0)
+      c.root_cause = static_cast<size_t>(*root_cause);
+    if (const auto count = j.get_int("count"); count && *count > 1) {
+      c.count = static_cast<uint64_t>(*count);
+      c.last_id = u32(j, "last_id");
+    }
+    c.other_sites = flag(j, "other_sites");
+  }
+  for (const JsonValue& j : array_at(root, "findings")) {
+    Finding& f = report.findings.emplace_back();
+    f.rule = j.get_string("rule");
+    f.severity = severity_named(j.get_string("severity")).value_or(Severity::Error);
+    f.message = j.get_string("message");
+    f.api = j.get_string("api");
+    f.framework_call = j.get_string("framework_call");
+    f.framework_headline = j.get_string("framework_headline");
+    f.framework_fix = j.get_string("framework_fix");
+    f.result_name = j.get_string("result");
+    f.result = static_cast<int>(j.get_int("result_code").value_or(f.result_name.empty() ? 0 : -1));
+    f.pid = u32(j, "pid");
+    const JsonValue* host = j.get("host");
+    f.process = process_of(report, f.pid, host != nullptr ? host->as_string() : nullptr);
+    f.thread = u32(j, "thread");
+    f.thread_name = j.get_string("thread_name");
+    f.capturing_thread = flag(j, "capturing_thread");
+    f.capture = optional_u32(j, "capture");
+    f.location = location_from(j.get("location"), f.pid);
+    for (const JsonValue& r : array_at(j, "related"))
+      f.related.push_back(
+          {r.get_string("role"), r.get_string("detail"), location_from(r.get("location"), f.pid)});
+    f.consequences = u32(j, "consequences");
+    f.test = j.get_string("test");
+    f.rehearsed = flag(j, "rehearsed");
+    f.region = j.get_string("region");
+  }
+  for (const JsonValue& j : array_at(root, "rule_options")) {
+    const auto value = j.get_int("value"), default_value = j.get_int("default");
+    report.rule_options.push_back(
+        {j.get_string("rule"), j.get_string("option"),
+         static_cast<uint64_t>(std::max<int64_t>(value.value_or(0), 0)),
+         static_cast<uint64_t>(std::max<int64_t>(default_value.value_or(0), 0))});
+  }
+  for (const JsonValue& j : array_at(root, "problems")) {
+    report.problems.push_back(
+        {severity_named(j.get_string("level")).value_or(Severity::Error), j.get_string("message")});
+  }
+  for (const CaptureInfo& c : report.captures)
+    if (c.root_cause && *c.root_cause >= report.findings.size())
+      return "capture " + std::to_string(c.id) + " names a root cause past the findings";
+  return std::nullopt;
+}
+
+}  // namespace capguard
