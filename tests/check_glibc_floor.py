@@ -20,11 +20,15 @@ VERSION = re.compile(r"\bGLIBC_(\d+)\.(\d+)(?:\.(\d+))?\b")
 
 
 def is_elf(path):
+    """An ELF executable or shared object: what the loader binds to glibc. Relocatable objects
+    (the relink kit's .o files, ET_REL) import no symbol version until they are linked."""
     try:
         with open(path, "rb") as f:
-            return f.read(4) == b"\x7fELF"
+            header = f.read(18)
     except OSError:
         return False
+    return (len(header) == 18 and header[:4] == b"\x7fELF"
+            and int.from_bytes(header[16:18], "little") in (2, 3))  # ET_EXEC, ET_DYN
 
 
 def elf_files(root):
@@ -121,10 +125,21 @@ def self_test(cc):
         old_problems, _ = check([os.path.join(work, "old.so")], (2, 28))
         new_problems, _ = check([os.path.join(work, "new.so")], (2, 28))
         missing_problems, _ = check([os.path.join(work, "absent.so")], (2, 28))
+        # A relink kit: an object file is linked where it is relinked, against that glibc.
+        kit = os.path.join(work, "kit")
+        os.mkdir(kit)
+        shutil.copy(os.path.join(work, "old.so"), kit)
+        subprocess.run([cc, "-c", "-fPIC", "-o", os.path.join(kit, "new.o"),
+                        os.path.join(work, "new.c")], check=True)
+        kit_problems, kit_count = check([kit], (2, 28))
     failures = 0
+    if kit_count != 1:
+        print(f"FAIL: a relink kit's object file was read as a binary ({kit_count} ELF files)")
+        failures += 1
     for what, problems, expected in (("old symbols only", old_problems, False),
                                      ("pthread_once@GLIBC_2.34", new_problems, True),
-                                     ("a missing file", missing_problems, True)):
+                                     ("a missing file", missing_problems, True),
+                                     ("a relink kit's .o beside a .so", kit_problems, False)):
         if bool(problems) == expected:
             print(f"ok: {what}: {'rejected: ' + problems[0] if problems else 'accepted'}")
         else:
