@@ -15,7 +15,8 @@ import argparse
 import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SOURCE = os.path.join(ROOT, "testcases", "recorded", "traces", "torch_allreduce_2ranks_one_rank_sync",
+SOURCE = os.path.join(ROOT, "testcases", "recorded", "traces",
+                      "torch_allreduce_2ranks_one_rank_sync_outside_torchrun",
                       "capguard.1000.trace")
 RANKS_PER_NODE = 8
 RECORDED_PID = 0x3e8
