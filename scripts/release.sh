@@ -74,7 +74,9 @@ deb=$(ls "$dist"/capguard-cuda_*.deb)
 # auditwheel names the most compatible tag the binaries allow; it must be $plat or older (it
 # is manylinux_2_26: nothing needs more than GLIBC_2.25), and the wheel must carry $plat.
 "$work/venv/bin/auditwheel" show "$wheel" | tee "$work/auditwheel.txt"
-shown=$(tr -d '\n' <"$work/auditwheel.txt" | grep -oE 'consistent with the following platform tag: *"manylinux_2_[0-9]+_x86_64"' |
+# (auditwheel wraps its sentence at any word: lines joined with a space, spaces squeezed.)
+shown=$(tr '\n' ' ' <"$work/auditwheel.txt" | tr -s ' ' |
+  grep -oE 'consistent with the following platform tag: *"manylinux_2_[0-9]+_x86_64"' |
   grep -oE '2_[0-9]+' | cut -d_ -f2)
 [[ -n $shown && $shown -le ${floor#2.} ]] ||
   { echo "release: auditwheel show does not allow $plat"; exit 1; }
@@ -82,10 +84,14 @@ shown=$(tr -d '\n' <"$work/auditwheel.txt" | grep -oE 'consistent with the follo
   { echo "release: $(basename "$wheel") is not tagged $plat alone"; exit 1; }
 lintian --fail-on error,warning "$deb" "$dist"/capguard-cuda-dbgsym_*.deb
 # Every licence in the wheel (dist-info/licenses) and the sdist.
+# (The listings are read whole first: grep -q leaves a pipe early, and under pipefail the
+# writer's SIGPIPE failed the check although the name was there.)
+wheel_files=$(unzip -l "$wheel")
+sdist_files=$(tar -tzf "$sdist")
 for name in LICENSE licenses/copyright licenses/LGPL-3.0.txt licenses/GPL-3.0.txt \
   licenses/GPL-2.0.txt licenses/GCC-exception-3.1.txt; do
-  unzip -l "$wheel" | grep -q "dist-info/licenses/$name\$" || { echo "release: $name not in the wheel"; exit 1; }
-  tar -tzf "$sdist" | grep -q "^capguard_cuda-[0-9.]*/$name\$" || { echo "release: $name not in the sdist"; exit 1; }
+  grep -q "dist-info/licenses/$name\$" <<<"$wheel_files" || { echo "release: $name not in the wheel"; exit 1; }
+  grep -q "^capguard_cuda-[0-9.]*/$name\$" <<<"$sdist_files" || { echo "release: $name not in the sdist"; exit 1; }
 done
 echo "ok: the wheel and the sdist carry every licence"
 depends=$(dpkg-deb -f "$deb" Depends)
