@@ -58,8 +58,8 @@ rm -rf "$work/wheel"
 "$work/venv/bin/pip" wheel --quiet --disable-pip-version-check --no-deps -w "$work/wheel" \
   -C build-dir="$work/wheel-build" -C cmake.define.CAPGUARD_GLIBC_STUBS="$work/glibc-$floor" .
 # --only-plat: the tag is the floor the tests guarantee, 2.28. Without it auditwheel (6+) would
-# add the most compatible tag the binaries happen to allow today (manylinux_2_26: nothing needs
-# more than GLIBC_2.25), and the file name would change with the code.
+# add the most compatible tag the binaries happen to allow today (manylinux_2_27 on 2026-11-27:
+# nothing needs more than GLIBC_2.27), and the file name would change with the code.
 "$work/venv/bin/auditwheel" repair --only-plat --plat "$plat" -w "$dist" "$work"/wheel/capguard_cuda-*.whl
 
 step "source distribution"
@@ -72,7 +72,7 @@ sdist=$(ls "$dist"/capguard_cuda-*.tar.gz)
 deb=$(ls "$dist"/capguard-cuda_*.deb)
 /usr/bin/python3 tests/check_glibc_floor.py --floor "$floor" "$wheel" "$deb"
 # auditwheel names the most compatible tag the binaries allow; it must be $plat or older (it
-# is manylinux_2_26: nothing needs more than GLIBC_2.25), and the wheel must carry $plat.
+# was manylinux_2_27 on 2026-11-27), and the wheel must carry $plat.
 "$work/venv/bin/auditwheel" show "$wheel" | tee "$work/auditwheel.txt"
 # (auditwheel wraps its sentence at any word: lines joined with a space, spaces squeezed.)
 shown=$(tr '\n' ' ' <"$work/auditwheel.txt" | tr -s ' ' |
