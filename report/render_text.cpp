@@ -459,17 +459,22 @@ std::string summary_line(const Report& report) {
   if (repeats > 0)
     captures +=
         fmt::format("; {} shown, {} more repeat them", report.findings.size() - repeats, repeats);
-  // A job's ranks (issue 33): how many reported, of how many.
-  std::string ranks;
-  if (const uint32_t world = world_size_of(report); world != 0)
-    ranks = fmt::format(", {} of {} ranks", ranks_reported(report), world);
+  // Where: the processes, or a job's ranks (issue 33), how many reported of how many: "in 7 of
+  // 8 ranks" when every process is a rank, else both ("in 3 processes, 2 of 2 ranks": the
+  // launcher traced too).
+  const auto processes = static_cast<int>(report.processes.size());
+  std::string where = plural(processes, "process", "processes");
+  if (const uint32_t world = world_size_of(report); world != 0) {
+    const uint32_t ranks = ranks_reported(report);
+    where =
+        fmt::format("{}{} of {} ranks",
+                    ranks == static_cast<uint32_t>(processes) ? "" : where + ", ", ranks, world);
+  }
   const auto count = [&](Severity s) {  // "1 error", "2 warnings": the severities' own names
     return plural(report.count(s), to_string(s), std::string(to_string(s)) + "s");
   };
-  return fmt::format("SUMMARY: capguard: {}, {}, {} in {} ({}{})\n", count(Severity::Error),
-                     count(Severity::Warning), count(Severity::Note),
-                     plural(static_cast<int>(report.processes.size()), "process", "processes"),
-                     captures, ranks);
+  return fmt::format("SUMMARY: capguard: {}, {}, {} in {} ({})\n", count(Severity::Error),
+                     count(Severity::Warning), count(Severity::Note), where, captures);
 }
 
 // Identical findings (report/finding_groups.h) print once, the first of them followed by "and N

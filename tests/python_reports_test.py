@@ -8,7 +8,7 @@ reads first:
   finding names the thread and leads with the user line that started its work;
 - no Python frame line has an address or "(python)"; numbering starts at the user's frame;
 - no fold names nothing ("→  (14 frames)", "→ : launch");
-- no line is over 120 columns;
+- no line is over 120 columns (but the SUMMARY line, which CI jobs grep whole);
 - every finding gives a fix, and none says "eagerly" or "cudaGraphExecUpdate" to a Python user.
 
     python_reports_test.py CAPGUARD SOURCE_DIR
@@ -41,7 +41,8 @@ def findings(text):
 def problems_of(name, text):
     problems = []
     for number, line in enumerate(text.splitlines(), 1):
-        if len(line) > MAX_COLUMNS:
+        # The SUMMARY line stays one line whatever its length: CI jobs grep it.
+        if len(line) > MAX_COLUMNS and not line.startswith("SUMMARY: "):
             problems.append(f"{name}:{number}: {len(line)} columns")
         if re.search(r"#\d+ 0x0 in |\(python\)$", line):
             problems.append(f"{name}:{number}: a Python frame with an address: {line.strip()}")

@@ -81,7 +81,7 @@ def main():
         check("capture #%d (stream 0x7777000" % (2 * n + 1) not in text and "(capture #2, " not in text.split("capture-never-ended")[1],
               "text: a message names its capture by the report's id")
         check(len(text.splitlines()) < 120, f"text: {len(text.splitlines())} lines for {n} ranks")
-        check("; 2 shown, " in text and f", {n} of {n} ranks)" in text,
+        check("; 2 shown, " in text and f" in {n} of {n} ranks (" in text,
               "text: summary counts the findings shown and the ranks")
         with open(out["sarif"], encoding="utf-8") as f:
             results = json.load(f)["runs"][0]["results"]
