@@ -76,7 +76,26 @@ struct LineMap {
 
 inline bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
 
+// A number of 1..max_digits lower-case hex digits at p, followed by a space; p moves past it.
+[[gnu::always_inline]] inline bool head_field(const char*& p, int max_digits, uint64_t& value) {
+  const int n = scan::hex_prefix(p, value);
+  if (n == 0 || n > max_digits || p[n] != ' ') return false;  // the '\n' after a line ends it
+  p += n + 1;
+  return true;
+}
+
 }  // namespace
+
+bool parse_event_head(std::string_view line, uint64_t& seq, uint64_t& time_ns, uint32_t& tid,
+                      std::string_view& tail) {
+  const char* p = line.data() + 2;
+  uint64_t tid64 = 0;
+  if (!head_field(p, 15, seq) || !head_field(p, 15, time_ns) || !head_field(p, 8, tid64))
+    return false;
+  tid = static_cast<uint32_t>(tid64);
+  tail = std::string_view(p, static_cast<size_t>(line.data() + line.size() - p));
+  return true;
+}
 
 bool parse_event_fast(std::string_view line, ApiEvent& e, std::string_view& api) {
   const size_t length = line.size();
