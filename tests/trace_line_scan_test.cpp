@@ -140,16 +140,12 @@ TEST_SUITE("trace_line_scan_test") {
                                       "cudaEventRecord 0 2 st=6000 ev=7000", "cudaFree 0 0",
                                       "cudaMalloc 2 9 zz=1"};
     for (int i = 0; i < 6; ++i) tails.push_back(mutated(tails[i % 5], random));
-    const std::string heads[] = {"1 2 3",
-                                 "abc 64 3e8",
-                                 "fffffffffffffff 1 ffffffff",
-                                 "ffffffffffffffff 1 2",
-                                 "1 0ffffffffffffff 2",
-                                 "1 2 100000000",
-                                 "1 2 012345678",
-                                 "1 2",
-                                 "1 2 3x",
-                                 "0 0 0"};
+    const std::string heads[] = {
+        "1 2 3", "abc 64 3e8", "fffffffffffffff 1 ffffffff", "ffffffffffffffff 1 2",
+        "1 0ffffffffffffff 2", "1 2 100000000", "1 2 012345678", "1 2", "1 2 3x", "0 0 0",
+        // the third space at the last byte the head reads, and past it
+        "123456789abcdef 123456 12345678", "123456789abcdef 1234567 12345678",
+        "fffffffffffffff fffffffffffffff 1"};
     std::string text = "v 0.1.0 1\np 1 1 0\n";
     for (int i = 0; i < 20000; ++i) {
       const std::string& head = heads[random() % std::size(heads)];

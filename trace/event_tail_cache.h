@@ -31,21 +31,28 @@ class EventTailCache {
     const size_t n = tail.size();
     if (n == 0 || n > kMaxTail) return nullptr;
     const size_t words = (n + 7) / 8;
+    uint64_t key[kWords];
     uint64_t hash = n;
-    for (size_t i = 0; i < kMaxTail / 8; ++i) {
+#pragma GCC unroll 8
+    for (size_t i = 0; i < kWords; ++i) {
       uint64_t w = i < words ? scan::load8(tail.data() + 8 * i) : 0;
       if (i == words - 1 && n % 8 != 0) w &= (uint64_t{1} << (8 * (n % 8))) - 1;
-      key_[i] = w;
+      key[i] = w;
       hash += w * kMultipliers[i];  // independent products: they overlap
     }
     hash ^= hash >> 29;
     hash *= 0xbf58476d1ce4e5b9ull;
     Entry& entry = entries_[hash >> (64 - kSlotBits)];
-    pending_ = &entry;
-    size_ = n;
     uint64_t differ = entry.size ^ n;
-    for (size_t i = 0; i < kMaxTail / 8; ++i) differ |= entry.key[i] ^ key_[i];
-    return differ == 0 ? &entry.event : nullptr;
+#pragma GCC unroll 8
+    for (size_t i = 0; i < kWords; ++i) differ |= entry.key[i] ^ key[i];
+    if (differ == 0) return &entry.event;
+    // Kept for store() only on a miss: written here and read back wider at once, it would stall
+    // store forwarding on every hit.
+    std::copy(std::begin(key), std::end(key), std::begin(key_));
+    size_ = n;
+    pending_ = &entry;
+    return nullptr;
   }
 
   // Keeps `event` for the tail the last find() missed.
@@ -58,20 +65,21 @@ class EventTailCache {
   }
 
  private:
+  static constexpr size_t kWords = kMaxTail / 8;
   static constexpr int kSlotBits = 8;  // a training step's distinct call sites, most of them
   static constexpr size_t kSlots = size_t{1} << kSlotBits;
-  static constexpr uint64_t kMultipliers[kMaxTail / 8] = {
+  static constexpr uint64_t kMultipliers[kWords] = {
       0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull, 0xd6e8feb86659fd93ull,
       0xff51afd7ed558ccdull, 0xc4ceb9fe1a85ec53ull, 0x94d049bb133111ebull, 0x2545f4914f6cdd1dull};
 
   struct Entry {
-    uint64_t key[kMaxTail / 8] = {};  // the tail's bytes, zero past its end
-    uint64_t size = 0;                // 0: empty
+    uint64_t key[kWords] = {};  // the tail's bytes, zero past its end
+    uint64_t size = 0;          // 0: empty
     ApiEvent event;
   };
 
   std::unique_ptr<Entry[]> entries_;
-  uint64_t key_[kMaxTail / 8] = {};  // the last find()'s tail
+  uint64_t key_[kWords] = {};  // the last find()'s tail
   uint64_t size_ = 0;
   Entry* pending_ = nullptr;
 };
