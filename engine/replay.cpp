@@ -166,7 +166,7 @@ void Replay::feed(const ApiEvent& ev) {
   if (worth_checking(call_, model_)) {
     rules::Draft draft;  // one for all rules: this runs for every call made during a capture
     const bool failed = call_.result() != 0 || !call_.victims.empty();
-    for (const rules::Rule* rule : rules::call_rules(failed)) {
+    for (const rules::Rule* rule : rules::call_rules(failed, api.kind)) {
       if (!rule->on_call(call_, model_, draft)) {
         if (!draft.empty()) draft = rules::Draft{};  // a rule that wrote, then declined
         continue;

@@ -1,6 +1,7 @@
 // The rule table: expanded from rules.def in priority order, each rule file taking its own row;
-// the lists for the replay: a rule that says it accepts only failed calls (Rule::accepts) is
-// skipped for every other call, so it must decline all of them.
+// the lists for the replay: a rule that says it accepts only failed calls (Rule::accepts), or
+// successful calls of some kinds only (Rule::succeeded_kinds), is skipped for every other
+// call, so it must decline all of them.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -62,20 +63,28 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("call_rules: every rule with on_call for failed calls, the AnyCall ones for others") {
-  std::vector<const rules::Rule*> with_call, any_call;
-  for (const rules::Rule* rule : rules::rule_list()) {
-    if (!rule->on_call) continue;
-    with_call.push_back(rule);
-    if (rule->accepts == rules::Accepts::AnyCall) any_call.push_back(rule);
-  }
-  const auto failed = rules::call_rules(true), other = rules::call_rules(false);
+TEST_CASE("call_rules: every rule with on_call for failed calls, the AnyCall ones of a kind") {
+  std::vector<const rules::Rule*> with_call;
+  for (const rules::Rule* rule : rules::rule_list())
+    if (rule->on_call) with_call.push_back(rule);
+  const auto failed = rules::call_rules(true, ApiKind::Enqueue);
   CHECK(std::vector<const rules::Rule*>(failed.begin(), failed.end()) == with_call);
-  CHECK(std::vector<const rules::Rule*>(other.begin(), other.end()) == any_call);
-  CHECK(any_call.size() < with_call.size());
+  for (size_t k = 0; k < kApiKindCount; ++k) {
+    const auto kind = static_cast<ApiKind>(k);
+    std::vector<const rules::Rule*> any_call;
+    for (const rules::Rule* rule : with_call)
+      if (rule->accepts == rules::Accepts::AnyCall &&
+          (rule->succeeded_kinds & rules::kind_bit(kind)))
+        any_call.push_back(rule);
+    const auto other = rules::call_rules(false, kind);
+    CAPTURE(to_string(kind));
+    CHECK(std::vector<const rules::Rule*>(other.begin(), other.end()) == any_call);
+    CHECK(any_call.size() < with_call.size());
+  }
+  CHECK(rules::call_rules(false, ApiKind::Enqueue).size() == 2);  // launches: the escape rules
 }
 
-TEST_CASE("a rule that accepts only failed calls declines every call that succeeded") {
+TEST_CASE("a rule that call_rules leaves out for a call that succeeded declines it") {
   // Model states: idle; a global capture on kS forked to kS2 by thread 1; the same in relaxed
   // mode with thread 1 relaxed; a capture begun by thread 2.
   const std::vector<std::vector<Ev>> states = {
@@ -103,8 +112,10 @@ TEST_CASE("a rule that accepts only failed calls declines every call that succee
             model.prepare(ev.e, classify_api(api), c);
             if (c.result() != 0 || !c.victims.empty()) continue;
             ++judged;
+            const auto asked = rules::call_rules(false, c.api.kind);
             for (const rules::Rule* rule : rules::rule_list()) {
-              if (!rule->on_call || rule->accepts != rules::Accepts::FailedCalls) continue;
+              if (!rule->on_call || std::find(asked.begin(), asked.end(), rule) != asked.end())
+                continue;
               rules::Draft draft;
               CAPTURE(state);
               CAPTURE(api);
