@@ -92,6 +92,7 @@ const Replay::ApiCacheEntry& Replay::classify_entry(std::string_view api) {
   fresh.name = api;
   fresh.info = classify_api(api);
   fresh.graph_op = graph_op(fresh.info);
+  fresh.succeeded_rules = rules::call_rules(false, fresh.info.kind);
   return fresh;
 }
 
@@ -166,7 +167,8 @@ void Replay::feed(const ApiEvent& ev) {
   if (worth_checking(call_, model_)) {
     rules::Draft draft;  // one for all rules: this runs for every call made during a capture
     const bool failed = call_.result() != 0 || !call_.victims.empty();
-    for (const rules::Rule* rule : rules::call_rules(failed, api.kind)) {
+    for (const rules::Rule* rule :
+         failed ? rules::call_rules(true, api.kind) : entry.succeeded_rules) {
       if (!rule->on_call(call_, model_, draft)) {
         if (!draft.empty()) draft = rules::Draft{};  // a rule that wrote, then declined
         continue;
