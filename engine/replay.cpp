@@ -146,6 +146,11 @@ void Replay::feed(const ApiEvent& ev) {
     model_.prepare(ev, api, call_);  // the rehearsal reads the prepared call; nothing to apply
     return rehearse(ev);
   }
+  // Most calls during a capture: a launch that only counts (the rehearsal reads every call).
+  if (!rehearsal_.active() && model_.count_work(ev, api)) {
+    if (model_.retirement_due()) retire(model_.retire_ended());
+    return;
+  }
   model_.prepare(ev, api, call_);
   if (rehearsal_.active()) rehearse(ev);
   if (api.kind == ApiKind::EndCapture && call_.stream_capture != nullptr)
