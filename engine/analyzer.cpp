@@ -94,7 +94,7 @@ class ReplaySink : public trace::TraceSink {
   void on_event(const trace::ApiEvent& ev) override {
     if (first_event_ns_ == 0) first_event_ns_ = ev.time_ns;
     last_event_ns_ = ev.time_ns;
-    last_api_.assign(ev.api);
+    last_api_ = ev.api;
     if (!tests_.spans.empty()) note_test(ev);
     replay_.feed(ev);
   }
@@ -211,9 +211,9 @@ class ReplaySink : public trace::TraceSink {
   bool saw_process_ = false;
   uint64_t skipped_ = 0;
   uint64_t first_event_ns_ = 0, last_event_ns_ = 0;  // for a lost CUPTI subscription
-  std::string last_api_;
-  size_t first_finding_;  // report.findings of this trace start here
-  TestMarks tests_;       // the pytest plugin's, beside the trace
+  std::string_view last_api_;  // interned by the reader for the whole process: no copy
+  size_t first_finding_;       // report.findings of this trace start here
+  TestMarks tests_;            // the pytest plugin's, beside the trace
   std::vector<std::pair<uint64_t, std::optional<uint32_t>>> test_changes_;  // seq, test
   static constexpr size_t kMaxTestChanges = 4 * kMaxTests;
   // A hostile trace may name any number of clients: a report names this many.

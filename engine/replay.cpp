@@ -92,6 +92,7 @@ const Replay::ApiCacheEntry& Replay::classify_entry(std::string_view api) {
   fresh.name = api;
   fresh.info = classify_api(api);
   fresh.graph_op = graph_op(fresh.info);
+  fresh.succeeded_rules = rules::call_rules(false, fresh.info.kind);
   return fresh;
 }
 
@@ -145,6 +146,11 @@ void Replay::feed(const ApiEvent& ev) {
     model_.prepare(ev, api, call_);  // the rehearsal reads the prepared call; nothing to apply
     return rehearse(ev);
   }
+  // Most calls during a capture: a launch that only counts (the rehearsal reads every call).
+  if (!rehearsal_.active() && model_.count_work(ev, api)) {
+    if (model_.retirement_due()) retire(model_.retire_ended());
+    return;
+  }
   model_.prepare(ev, api, call_);
   if (rehearsal_.active()) rehearse(ev);
   if (api.kind == ApiKind::EndCapture && call_.stream_capture != nullptr)
@@ -166,7 +172,8 @@ void Replay::feed(const ApiEvent& ev) {
   if (worth_checking(call_, model_)) {
     rules::Draft draft;  // one for all rules: this runs for every call made during a capture
     const bool failed = call_.result() != 0 || !call_.victims.empty();
-    for (const rules::Rule* rule : rules::call_rules(failed)) {
+    for (const rules::Rule* rule :
+         failed ? rules::call_rules(true, api.kind) : entry.succeeded_rules) {
       if (!rule->on_call(call_, model_, draft)) {
         if (!draft.empty()) draft = rules::Draft{};  // a rule that wrote, then declined
         continue;

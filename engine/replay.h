@@ -111,6 +111,7 @@ class Replay {
     std::string_view name;
     ApiInfo info;
     GraphOp graph_op = GraphOp::None;
+    std::span<const rules::Rule* const> succeeded_rules;  // call_rules for a call that succeeded
   };
   const ApiCacheEntry& classify_entry(std::string_view api);
 

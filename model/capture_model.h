@@ -68,7 +68,7 @@ struct Member {
   Site failed_record;
   int32_t failed_record_result = 0;
   trace::ApiDomain failed_record_domain = trace::ApiDomain::Runtime;
-  bool joined = true;        // set when the capture ends: the origin waited for all its work
+  bool joined = true;  // set when the capture ends: the origin waited for all its work
 };
 
 // What a capture is, without its streams: cheap to copy (graph_lifetime keeps one per graph).
@@ -173,6 +173,12 @@ class CaptureModel {
   // changes no state. The replay's fast path.
   bool irrelevant(const trace::ApiEvent& ev, const ApiInfo& api) const;
   void prepare(const trace::ApiEvent& ev, const ApiInfo& api, Call& call);
+  // The body of a capture: a launch that succeeded on a stream (not the legacy one) of a valid
+  // capture changes nothing but the work counts, and no rule accepts it
+  // (tests/rule_table_test.cpp). only_counts() says whether `ev` is one (its stream's state,
+  // else null); count_work() applies it when it is, as prepare() and apply() would, and says so.
+  const StreamState* only_counts(const trace::ApiEvent& ev, const ApiInfo& api) const;
+  bool count_work(const trace::ApiEvent& ev, const ApiInfo& api);
   // Updates the state; `finding` is the finding the rules made for this call, if any. (By
   // reference: built by value, its flag byte was stored and reloaded in a wider load, which
   // stalls store forwarding on every call.)
@@ -220,6 +226,7 @@ class CaptureModel {
   void note_record_result(const Call& call);
   void wait_event(const Call& call);
   void add_work(const Call& call);
+  void add_work(Capture* c, uint32_t member, const trace::ApiEvent& ev);
   // Accounts for `n` more (or, release, fewer) clock entries of open capture `c`; past the
   // budget, drops the clocks of the open capture that holds the most.
   void charge(Capture& c, uint64_t n);
@@ -229,7 +236,7 @@ class CaptureModel {
   uint32_t first_id_;
   uint64_t clock_budget_;
   uint64_t clock_entries_ = 0;  // charged to open captures
-  uint32_t next_id_ = 0;  // captures begun so far
+  uint32_t next_id_ = 0;        // captures begun so far
   std::vector<std::unique_ptr<Capture>> captures_;
   size_t retained_ = 0;  // captures_.size() after the last retire_ended()
   std::vector<Capture*> open_;
@@ -240,6 +247,5 @@ class CaptureModel {
   ThreadState* last_thread_ = nullptr;               // reset when threads_ erases (entries move)
   uint32_t last_tid_ = 0;
 };
-
 
 }  // namespace capguard

@@ -49,6 +49,7 @@ constinit const Rule kEscapedLegacyWork{
     nullptr,
     nullptr,
     Accepts::AnyCall,
-    &rehearse};
+    &rehearse,
+    kind_bit(ApiKind::Enqueue) | kind_bit(ApiKind::GraphLaunch)};
 
 }  // namespace capguard::rules

@@ -55,6 +55,7 @@ constinit const Rule kEscapedSideStreamWork{
     nullptr,
     nullptr,
     Accepts::AnyCall,
-    &rehearse};
+    &rehearse,
+    kind_bit(ApiKind::Enqueue) | kind_bit(ApiKind::GraphLaunch)};
 
 }  // namespace capguard::rules

@@ -53,6 +53,7 @@ constinit const Rule kEscapedSyncCopy{
     nullptr,
     nullptr,
     Accepts::AnyCall,
-    &rehearse};
+    &rehearse,
+    kind_bit(ApiKind::SyncCopy)};
 
 }  // namespace capguard::rules

@@ -70,6 +70,7 @@ constinit const Rule kRelaxedModeUnsafeCall{
     nullptr,
     nullptr,
     Accepts::AnyCall,
-    &rehearse};
+    &rehearse,
+    kind_bit(ApiKind::Unsafe)};
 
 }  // namespace capguard::rules

@@ -59,6 +59,14 @@ enum class Accepts : uint8_t {
   FailedCalls,  // only calls that failed (result != 0) or killed a capture (victims)
 };
 
+// The kinds of successful call an AnyCall rule can accept, one bit per ApiKind: the replay asks
+// it about no other successful call (nearly every call during a capture is a launch, which most
+// of them decline at once). tests/rule_table_test.cpp holds each rule to declining the rest.
+using KindMask = uint32_t;
+static_assert(kApiKindCount <= 32, "more ApiKinds than KindMask has bits");
+constexpr KindMask kAnyKind = ~KindMask{0};
+constexpr KindMask kind_bit(ApiKind kind) { return KindMask{1} << static_cast<unsigned>(kind); }
+
 // What a rule's file writes about it beyond its rules.def row.
 struct RuleText {
   std::string_view explanation;  // what happens, a minimal example, and the fix
@@ -73,6 +81,7 @@ struct Rule {
   GraphCheck on_graph = nullptr;
   Accepts accepts = Accepts::AnyCall;
   RehearsalCheck on_rehearsal = nullptr;  // rehearsable: rules/rehearsal.cpp asks it
+  KindMask succeeded_kinds = kAnyKind;    // with AnyCall: what it can accept of calls that succeed
 
   constexpr RuleInfo info() const {
     const RuleHead& head = kRuleHeads[static_cast<size_t>(id)];
@@ -83,8 +92,8 @@ struct Rule {
 // All rules in table order.
 std::span<const Rule* const> rule_list();
 // The rules with an on_call, in table order: for a call that failed or killed a capture all of
-// them, for any other call those that accept any call.
-std::span<const Rule* const> call_rules(bool failed_call);
+// them, for any other call those that accept any call and a call of its kind.
+std::span<const Rule* const> call_rules(bool failed_call, ApiKind kind);
 // The rules with an on_rehearsal, in table order.
 std::span<const Rule* const> rehearsal_rules();
 

@@ -43,17 +43,19 @@ static_assert(are_rule_ids("sync-during-capture unjoined-fork") && !are_rule_ids
 
 std::span<const Rule* const> rule_list() { return kRules; }
 
-std::span<const Rule* const> call_rules(bool failed_call) {
+std::span<const Rule* const> call_rules(bool failed_call, ApiKind kind) {
+  constexpr size_t kKinds = kApiKindCount;
   static const auto lists = [] {
-    std::array<std::vector<const Rule*>, 2> out;  // [0] any call, [1] failed calls
+    std::array<std::vector<const Rule*>, kKinds + 1> out;  // [kind]: succeeded, [kKinds]: failed
     for (const Rule* rule : kRules) {
       if (!rule->on_call) continue;
-      if (rule->accepts == Accepts::AnyCall) out[0].push_back(rule);
-      out[1].push_back(rule);
+      for (size_t k = 0; k < kKinds && rule->accepts == Accepts::AnyCall; ++k)
+        if (rule->succeeded_kinds & kind_bit(static_cast<ApiKind>(k))) out[k].push_back(rule);
+      out[kKinds].push_back(rule);
     }
     return out;
   }();
-  return lists[failed_call ? 1 : 0];
+  return lists[failed_call ? kKinds : static_cast<size_t>(kind)];
 }
 
 std::span<const Rule* const> rehearsal_rules() {

@@ -1,6 +1,7 @@
 // The rule table: expanded from rules.def in priority order, each rule file taking its own row;
-// the lists for the replay: a rule that says it accepts only failed calls (Rule::accepts) is
-// skipped for every other call, so it must decline all of them.
+// the lists for the replay: a rule that says it accepts only failed calls (Rule::accepts), or
+// successful calls of some kinds only (Rule::succeeded_kinds), is skipped for every other
+// call, so it must decline all of them.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -33,6 +34,36 @@ void apply(CaptureModel& model, std::vector<Ev> events) {
   }
 }
 
+// Model states: idle; a global capture on kS forked to kS2 by thread 1; the same in relaxed
+// mode with thread 1 relaxed; a capture begun by thread 2.
+std::vector<std::vector<Ev>> model_states() {
+  return {
+      {},
+      {create_stream(kS, kNonBlocking), begin(kS), launch(kS), record(kE, kS), wait(kS2, kE)},
+      {exchange_mode(CaptureMode::Relaxed), create_stream(kS, kNonBlocking),
+       begin(kS, CaptureMode::Relaxed), record(kE, kS), wait(kS2, kE)},
+      {create_stream(kS, kBlocking), begin(kS).thread(2), record(kE, kS).thread(2)},
+  };
+}
+
+constexpr uint64_t kNoStream = ~uint64_t{0};
+constexpr uint64_t kStreams[] = {kNoStream, 0,  trace::kStreamLegacy, trace::kStreamPerThread, kS,
+                                 kS2,       kS3};
+
+// Every call of the catalog on every stream, with and without an event, from threads 1 and 2.
+template <class F>
+void for_each_call(F&& f) {
+  for (std::string_view api : kApiNames)
+    for (const uint64_t stream : kStreams)
+      for (const bool with_event : {false, true})
+        for (const uint32_t tid : {1u, 2u}) {
+          Ev ev = call(api).thread(tid);
+          if (stream != kNoStream) ev.stream(stream);
+          if (with_event) ev.event(kE);
+          f(ev);
+        }
+}
+
 }  // namespace
 
 TEST_CASE("each rule's file names its own rules.def row (Rule::id)") {
@@ -62,60 +93,91 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("call_rules: every rule with on_call for failed calls, the AnyCall ones for others") {
-  std::vector<const rules::Rule*> with_call, any_call;
-  for (const rules::Rule* rule : rules::rule_list()) {
-    if (!rule->on_call) continue;
-    with_call.push_back(rule);
-    if (rule->accepts == rules::Accepts::AnyCall) any_call.push_back(rule);
-  }
-  const auto failed = rules::call_rules(true), other = rules::call_rules(false);
+TEST_CASE("call_rules: every rule with on_call for failed calls, the AnyCall ones of a kind") {
+  std::vector<const rules::Rule*> with_call;
+  for (const rules::Rule* rule : rules::rule_list())
+    if (rule->on_call) with_call.push_back(rule);
+  const auto failed = rules::call_rules(true, ApiKind::Enqueue);
   CHECK(std::vector<const rules::Rule*>(failed.begin(), failed.end()) == with_call);
-  CHECK(std::vector<const rules::Rule*>(other.begin(), other.end()) == any_call);
-  CHECK(any_call.size() < with_call.size());
+  for (size_t k = 0; k < kApiKindCount; ++k) {
+    const auto kind = static_cast<ApiKind>(k);
+    std::vector<const rules::Rule*> any_call;
+    for (const rules::Rule* rule : with_call)
+      if (rule->accepts == rules::Accepts::AnyCall &&
+          (rule->succeeded_kinds & rules::kind_bit(kind)))
+        any_call.push_back(rule);
+    const auto other = rules::call_rules(false, kind);
+    CAPTURE(to_string(kind));
+    CHECK(std::vector<const rules::Rule*>(other.begin(), other.end()) == any_call);
+    CHECK(any_call.size() < with_call.size());
+  }
+  CHECK(rules::call_rules(false, ApiKind::Enqueue).size() == 2);  // launches: the escape rules
 }
 
-TEST_CASE("a rule that accepts only failed calls declines every call that succeeded") {
-  // Model states: idle; a global capture on kS forked to kS2 by thread 1; the same in relaxed
-  // mode with thread 1 relaxed; a capture begun by thread 2.
-  const std::vector<std::vector<Ev>> states = {
-      {},
-      {create_stream(kS, kNonBlocking), begin(kS), launch(kS), record(kE, kS), wait(kS2, kE)},
-      {exchange_mode(CaptureMode::Relaxed), create_stream(kS, kNonBlocking),
-       begin(kS, CaptureMode::Relaxed), record(kE, kS), wait(kS2, kE)},
-      {create_stream(kS, kBlocking), begin(kS).thread(2), record(kE, kS).thread(2)},
-  };
-  constexpr uint64_t kNoStream = ~uint64_t{0};
-  const uint64_t streams[] = {kNoStream, 0,  trace::kStreamLegacy, trace::kStreamPerThread, kS,
-                              kS2,       kS3};
-  int judged = 0;
+TEST_CASE("a rule that call_rules leaves out for a call that succeeded declines it") {
+  const std::vector<std::vector<Ev>> states = model_states();
+  int judged = 0, counted = 0;
   for (size_t state = 0; state < states.size(); ++state) {
     CaptureModel model;
     apply(model, states[state]);
-    for (std::string_view api : kApiNames) {
-      for (const uint64_t stream : streams) {
-        for (const bool with_event : {false, true}) {
-          for (const uint32_t tid : {1u, 2u}) {
-            Ev ev = call(api).thread(tid);
-            if (stream != kNoStream) ev.stream(stream);
-            if (with_event) ev.event(kE);
-            Call c;
-            model.prepare(ev.e, classify_api(api), c);
-            if (c.result() != 0 || !c.victims.empty()) continue;
-            ++judged;
-            for (const rules::Rule* rule : rules::rule_list()) {
-              if (!rule->on_call || rule->accepts != rules::Accepts::FailedCalls) continue;
-              rules::Draft draft;
-              CAPTURE(state);
-              CAPTURE(api);
-              CAPTURE(stream);
-              CAPTURE(rule->info().id);
-              CHECK_FALSE(rule->on_call(c, model, draft));
-            }
-          }
+    for_each_call([&](Ev& ev) {
+      const ApiInfo info = classify_api(ev.e.api);
+      Call c;
+      model.prepare(ev.e, info, c);
+      if (c.result() != 0 || !c.victims.empty()) return;
+      ++judged;
+      // A call that only counts (CaptureModel::only_counts) is asked of no rule at all.
+      const bool only_counts = model.only_counts(ev.e, info) != nullptr;
+      counted += only_counts;
+      const auto asked = rules::call_rules(false, c.api.kind);
+      for (const rules::Rule* rule : rules::rule_list()) {
+        if (!rule->on_call ||
+            (!only_counts && std::find(asked.begin(), asked.end(), rule) != asked.end()))
+          continue;
+        rules::Draft draft;
+        CAPTURE(state);
+        CAPTURE(ev.e.api);
+        CAPTURE(ev.e.stream);
+        CAPTURE(rule->info().id);
+        CHECK_FALSE(rule->on_call(c, model, draft));
+      }
+    });
+  }
+  CHECK(counted > 10);
+  CHECK(judged > 1000);
+}
+
+TEST_CASE("count_work changes the model as prepare and apply do") {
+  int counted = 0;
+  for (const std::vector<Ev>& state : model_states()) {
+    for_each_call([&](Ev& ev) {
+      CaptureModel shortcut, general;
+      apply(shortcut, state);
+      apply(general, state);
+      ev.e.seq = 100;
+      const ApiInfo info = classify_api(ev.e.api);
+      if (!shortcut.count_work(ev.e, info)) return;
+      ++counted;
+      Call c;
+      general.prepare(ev.e, info, c);
+      CHECK(c.consequence_of == nullptr);
+      CHECK(c.victims.empty());
+      general.apply(c, std::nullopt);
+      CAPTURE(ev.e.api);
+      CAPTURE(ev.e.stream);
+      REQUIRE(shortcut.captures().size() == general.captures().size());
+      for (size_t i = 0; i < general.captures().size(); ++i) {
+        const Capture &a = *shortcut.captures()[i], &b = *general.captures()[i];
+        CHECK(a.status == b.status);
+        CHECK(a.cuda_id == b.cuda_id);
+        REQUIRE(a.members.size() == b.members.size());
+        for (size_t m = 0; m < a.members.size(); ++m) {
+          CHECK(a.members[m].work == b.members[m].work);
+          CHECK(a.members[m].last_work.seq == b.members[m].last_work.seq);
+          CHECK(a.members[m].clock == b.members[m].clock);
         }
       }
-    }
+    });
   }
-  CHECK(judged > 1000);
+  CHECK(counted > 10);
 }

@@ -2,6 +2,7 @@
 // trace_* tests.
 #pragma once
 
+#include <doctest/doctest.h>
 #include <stdlib.h>
 
 #include <cstdint>
@@ -23,6 +24,21 @@ inline uint64_t field_value(const ApiEvent& e, int index) {
 #include "trace/event_fields.def"
     default:
       return 0;
+  }
+}
+
+// Every member of two events compared, optional fields by value whether set or not.
+inline void check_same_event(const ApiEvent& got, const ApiEvent& want) {
+  CHECK(got.seq == want.seq);
+  CHECK(got.time_ns == want.time_ns);
+  CHECK(got.tid == want.tid);
+  CHECK(got.api == want.api);
+  CHECK(got.result == want.result);
+  CHECK(got.stack == want.stack);
+  CHECK(got.fields == want.fields);
+  for (int f = 0; f < kFieldCount; ++f) {
+    CAPTURE(kFieldKeys[f]);
+    CHECK(field_value(got, f) == field_value(want, f));
   }
 }
 

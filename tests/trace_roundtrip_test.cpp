@@ -61,20 +61,6 @@ ApiEvent event_with_every_field() {
   return e;
 }
 
-void check_same_event(const ApiEvent& got, const ApiEvent& want) {
-  CHECK(got.seq == want.seq);
-  CHECK(got.time_ns == want.time_ns);
-  CHECK(got.tid == want.tid);
-  CHECK(got.api == want.api);
-  CHECK(got.result == want.result);
-  CHECK(got.stack == want.stack);
-  CHECK(got.fields == want.fields);
-  for (int f = 0; f < kFieldCount; ++f) {
-    CAPTURE(kFieldKeys[f]);
-    CHECK(testing::field_value(got, f) == testing::field_value(want, f));
-  }
-}
-
 TEST_SUITE("trace_roundtrip_test") {
   TEST_CASE("open writes the header and the process record, named after the pid") {
     TempDir dir;
@@ -143,7 +129,7 @@ TEST_SUITE("trace_roundtrip_test") {
     round_trip(sink, [&](TraceWriter& w) { w.write_event(want, frames, 3); });
     CHECK(sink.types == "vpse");
     REQUIRE(sink.events.size() == 1);
-    check_same_event(sink.events[0], want);
+    testing::check_same_event(sink.events[0], want);
     CHECK(sink.stacks[7] == std::vector<uint64_t>(std::begin(frames), std::end(frames)));
   }
 
@@ -175,7 +161,7 @@ TEST_SUITE("trace_roundtrip_test") {
     RecordingSink sink;
     round_trip(sink, [&](TraceWriter& w) { w.write_event(want); });
     REQUIRE(sink.events.size() == 1);
-    check_same_event(sink.events[0], want);
+    testing::check_same_event(sink.events[0], want);
   }
 
   TEST_CASE("each field set alone comes back alone") {
@@ -297,7 +283,7 @@ TEST_SUITE("trace_roundtrip_test") {
                                           frames.begin() + TraceWriter::kMaxStackDepth);
     CHECK(sink.stacks[9] == innermost);
     REQUIRE(sink.events.size() == 1);
-    check_same_event(sink.events[0], e);
+    testing::check_same_event(sink.events[0], e);
   }
 
   TEST_CASE("a stack is defined once and reused by id; an empty stack is no stack") {

@@ -3,6 +3,7 @@
 // analyzer, so both sides classify a call the same way.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -13,6 +14,11 @@ enum class ApiKind : uint8_t {
 #include "trace/api_kinds.def"
 #undef CAPGUARD_API_KIND
 };
+inline constexpr size_t kApiKindCount = 0
+#define CAPGUARD_API_KIND(kind, name, outside) +1
+#include "trace/api_kinds.def"
+#undef CAPGUARD_API_KIND
+    ;
 
 // What a call does to memory a graph's nodes may hold: the memory column of api_catalog.def
 // (graph lifetime, issue 9).

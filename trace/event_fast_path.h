@@ -17,4 +17,11 @@ namespace capguard::trace {
 // `event` holds every value except api, which is returned as a view into the line.
 bool parse_event_fast(std::string_view line, ApiEvent& event, std::string_view& api);
 
+// Splits the same line after its first three fields (seq, time, tid: the ones that change from
+// one call to the next) and reads them; `tail` is the rest, from the API name on. False when
+// any of them is unusual (16+ digits, a tid over 8 digits, the line ends, all three
+// longer than 32 bytes): the careful way.
+bool parse_event_head(std::string_view line, uint64_t& seq, uint64_t& time_ns, uint32_t& tid,
+                      std::string_view& tail);
+
 }  // namespace capguard::trace

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "trace/api_names.h"
+#include "trace/event_tail_cache.h"
 #include "trace/field_cursor.h"
 #include "trace/graph_record.h"
 #include "trace/reader.h"
@@ -75,6 +76,7 @@ class RecordParser {
   std::vector<LauncherVar> launcher_vars_;
   ApiEvent event_;
   ApiNames api_names_;
+  EventTailCache tails_;  // events parsed by the fast path, by their bytes after the tid
   GraphRecordParser graphs_;
 };
 
