@@ -94,11 +94,12 @@ int visit(dl_phdr_info* object, size_t, void* data) {
   if (runtime == 0) return 0;
   // A symlinked soname (libcudart.so.12) says less than the file it points to.
   char real[PATH_MAX];  // realpath needs PATH_MAX: under _FORTIFY_SOURCE a smaller buffer aborts
-  const int precise = realpath(path, real) != nullptr ? runtime_of_library_name(real) : 0;
+  bool precise_minor = false;  // libcudart.so.13.0.96 names its minor, 0; a bare soname none
+  const int precise =
+      realpath(path, real) != nullptr ? runtime_of_library_name(real, &precise_minor) : 0;
   const bool same_major = precise != 0 && precise / 1000 == runtime / 1000;
   int found = same_major ? precise : runtime;
-  // libcudart.so.13.0.96 names its minor, 0; only a bare soname leaves it unknown.
-  const bool minor_named = same_major && strchr(base_name(real) + strlen("libcudart.so.") + 1, '.');
+  const bool minor_named = same_major && precise_minor;
   // The soname alone (PyPI's libcudart.so.12) says no minor. The runtime itself is not asked:
   // this runs inside its initialization (cuInit), and CUDA 11.8's cudaRuntimeGetVersion waits
   // there for the initialization to finish, forever (seen on the H200). PyPI's wheel says it in
@@ -159,7 +160,8 @@ int runtime_of_wheel(const char* library, int major) {
   return version;
 }
 
-int runtime_of_library_name(const char* path) {
+int runtime_of_library_name(const char* path, bool* minor_named) {
+  if (minor_named != nullptr) *minor_named = false;
   const char* name = base_name(path);
   static constexpr char kPrefix[] = "libcudart.so.";
   if (strncmp(name, kPrefix, sizeof(kPrefix) - 1) != 0) return 0;
@@ -171,7 +173,10 @@ int runtime_of_library_name(const char* path) {
   if (*end == '.') {
     p = end + 1;
     minor = strtol(p, &end, 10);
-    if (end == p || minor < 0 || minor > 99) minor = 0;
+    if (end == p || minor < 0 || minor > 99)
+      minor = 0;
+    else if (minor_named != nullptr)
+      *minor_named = true;
   }
   return static_cast<int>(major * 1000 + minor * 10);
 }

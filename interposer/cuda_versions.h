@@ -39,7 +39,7 @@ int toolkit_of_cubin_header(const unsigned char* elf_header, size_t size);
 int runtime_of_wheel(const char* library, int major);
 
 // The CUDA_VERSION a libcudart file name says (libcudart.so.12.4.127: 12040; libcudart.so.12:
-// 12000), or 0 when it is no libcudart.
-int runtime_of_library_name(const char* path);
+// 12000), or 0 when it is no libcudart; `minor_named`: whether the name says a minor (.13.0 does).
+int runtime_of_library_name(const char* path, bool* minor_named = nullptr);
 
 }  // namespace capguard::interposer

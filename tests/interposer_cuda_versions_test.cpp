@@ -23,6 +23,11 @@ TEST_CASE("a libcudart file name gives the runtime's version, a soname its major
   CHECK(runtime_of_library_name("/opt/cuda/lib64/libcudart.so.11.0") == 11000);
   CHECK(runtime_of_library_name("/usr/lib/libcudart.so") == 0);
   CHECK(runtime_of_library_name("/usr/lib/libcudart_static.a") == 0);
+  bool minor_named = true;
+  CHECK(runtime_of_library_name("libcudart.so.12", &minor_named) == 12000);
+  CHECK_FALSE(minor_named);
+  CHECK(runtime_of_library_name("libcudart.so.13.0.96", &minor_named) == 13000);
+  CHECK(minor_named);
   CHECK(runtime_of_library_name("/usr/lib/libcupti.so.12") == 0);
   CHECK(runtime_of_library_name("libcudart.so.x") == 0);
 }
