@@ -69,12 +69,8 @@ std::string rank_subdirectory() {
     if (const char* value = std::getenv(name)) vars.emplace_back(name, value);
   const WhoRan who = who_ran_from("", vars);
   if (!who.rank) return {};
-  char host[256] = {};
-  const char* named = std::getenv("CAPGUARD_HOST");  // as the interposer reads it
-  if (named != nullptr && named[0] != '\0')
-    std::snprintf(host, sizeof host, "%s", named);
-  else if (gethostname(host, sizeof host - 1) != 0)
-    host[0] = '\0';
+  char host[trace::kMaxHostLength + 1];
+  trace::TraceWriter::read_host(host, sizeof host);  // as the interposer reads it
   char file_host[trace::TraceWriter::kMaxFileNameHost + 1];
   trace::TraceWriter::file_name_host(host, file_host, sizeof file_host);
   return std::string(file_host[0] != '\0' ? file_host : "host") + "/rank" +

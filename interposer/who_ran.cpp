@@ -1,7 +1,5 @@
 #include "interposer/who_ran.h"
 
-#include <unistd.h>
-
 #include <cstdlib>
 
 #include "trace/format.h"
@@ -32,13 +30,7 @@ void copy(const char* from, char* to, size_t capacity) {
 void read_who_ran_once() {
   if (g_read) return;
   g_read = true;
-  const char* host = getenv("CAPGUARD_HOST");
-  if (host != nullptr && host[0] != '\0') {
-    copy(host, g_host, sizeof(g_host));
-  } else if (gethostname(g_host, sizeof(g_host)) != 0) {
-    g_host[0] = '\0';
-  }
-  g_host[sizeof(g_host) - 1] = '\0';  // gethostname need not terminate a cut name
+  trace::TraceWriter::read_host(g_host, sizeof(g_host));
   for (size_t i = 0; i < kCount; ++i) {
     const char* value = getenv(kNames[i]);
     if (value == nullptr) continue;

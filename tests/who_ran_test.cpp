@@ -2,7 +2,9 @@
 #include "model/who_ran.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -98,6 +100,23 @@ TEST_CASE("the host in a trace's name: only [A-Za-z0-9_-], at most 64 bytes") {
   const std::string long_host(100, 'h');
   CHECK(trace::TraceWriter::file_name_host(long_host.c_str(), out, sizeof out) == 64);
   CHECK(trace::TraceWriter::file_name_host(nullptr, out, sizeof out) == 0);
+}
+
+TEST_CASE(
+    "the host a trace names: CAPGUARD_HOST where set, cut to the buffer; else the machine's") {
+  const char* before = std::getenv("CAPGUARD_HOST");
+  const std::string saved = before != nullptr ? before : "";
+  char out[8];
+  setenv("CAPGUARD_HOST", "nodeA-with-a-long-name", 1);
+  trace::TraceWriter::read_host(out, sizeof out);
+  CHECK(std::string(out) == "nodeA-w");
+  unsetenv("CAPGUARD_HOST");
+  char machine[256] = {};
+  REQUIRE(gethostname(machine, sizeof machine - 1) == 0);
+  char host[256];
+  trace::TraceWriter::read_host(host, sizeof host);
+  CHECK(std::string(host) == machine);
+  if (before != nullptr) setenv("CAPGUARD_HOST", saved.c_str(), 1);
 }
 
 }  // namespace capguard

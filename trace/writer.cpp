@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 
 #include "trace/errno_guard.h"
 
@@ -117,6 +118,19 @@ bool is_lower_hex(const char* s) {
 }  // namespace
 
 TraceWriter::~TraceWriter() { abandon(); }
+
+void TraceWriter::read_host(char* out, size_t capacity) {
+  if (capacity == 0) return;
+  const char* named = getenv("CAPGUARD_HOST");
+  if (named != nullptr && named[0] != '\0') {
+    size_t n = 0;
+    for (; named[n] != '\0' && n + 1 < capacity; ++n) out[n] = named[n];
+    out[n] = '\0';
+  } else if (gethostname(out, capacity) != 0) {
+    out[0] = '\0';
+  }
+  out[capacity - 1] = '\0';  // gethostname need not terminate a cut name
+}
 
 size_t TraceWriter::file_name_host(const char* host, char* out, size_t capacity) {
   size_t n = 0;

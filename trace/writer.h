@@ -72,7 +72,10 @@ class TraceWriter {
   // A record already formatted, '\n' included (graph_record.h), in one write(2).
   void write_record(const char* data, size_t size) { write_all(data, size); }
 
-  // The host as trace file names carry it (python/capguard/pytest_plugin.py writes the same):
+  // The host a trace names: CAPGUARD_HOST where set (tests simulate nodes with it), else
+  // gethostname; NUL-terminated, cut to capacity. No allocation (the interposer calls it).
+  static void read_host(char* out, size_t capacity);
+  // The host as trace file names carry it (python/capguard_cuda/pytest_plugin.py writes the same):
   // bytes outside [A-Za-z0-9_-] become '_' (a '.' too, so that the name's fields stay apart),
   // at most kMaxFileNameHost bytes. Writes a NUL-terminated string; returns its length.
   static size_t file_name_host(const char* host, char* out, size_t capacity);
