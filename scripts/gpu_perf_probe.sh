@@ -16,7 +16,17 @@ g++ -O2 -shared -fPIC -I/usr/local/cuda/include -o /tmp/pp/probe.so \
   interposer/smoke/proc_address_probe.cpp -L/usr/local/cuda/lib64 -lcupti || exit 1
 g++ -O2 -shared -fPIC -I/usr/local/cuda/include -o /tmp/pp/dlsym.so \
   interposer/smoke/dlsym_probe.cpp -ldl || exit 1
+g++ -O2 -shared -fPIC -I/usr/local/cuda/include -o /tmp/pp/census.so \
+  interposer/smoke/callback_census.cpp -L/usr/local/cuda/lib64 -lcupti || exit 1
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+if [ -n "${CENSUS:-}" ]; then
+  echo "== callback census: capture bench (100 kernels x 2), both domains, then launches off"
+  CUDA_INJECTION64_PATH=/tmp/pp/census.so "$B/bench/bench_capture_kernels" 100 2 2>&1 | grep census
+  CUDA_INJECTION64_PATH=/tmp/pp/census.so CENSUS_EXCLUDE=launch "$B/bench/bench_capture_kernels" 100 2 2>&1 | grep census
+  echo "== callback census: replay bench (1000 replays)"
+  CUDA_INJECTION64_PATH=/tmp/pp/census.so "$B/bench/bench_graph_replay" 1000 2>&1 | grep census
+fi
+[ -n "${SKIP_RESOLVE:-}" ] || {
 echo "== resolved symbols (static cudart bench, verbose)"
 CUDA_INJECTION64_PATH=/tmp/pp/probe.so PROBE_MODE=wrap PROBE_VERBOSE=1 \
   "$B/bench/bench_capture_kernels" 100 2 >/dev/null 2>"$OUT/resolve_static.txt"
@@ -42,6 +52,7 @@ with torch.cuda.graph(g):
     y = x * 2
 for _ in range(10): g.replay()
 torch.cuda.synchronize(); print("torch ok", float(y.sum()))' 2>&1 | tail -8
+}
 [ -n "${PROBE_ONLY:-}" ] && exit 0
 run_metric() { "$@" 2>/dev/null | awk '$1=="metric"{print $3}'; }
 declare -A V
@@ -56,9 +67,12 @@ for bench in "${benches[@]}"; do
         native) v=$(run_metric $exe);;
         empty) v=$(CUDA_INJECTION64_PATH=/tmp/pp/empty.so run_metric $exe);;
         probe_*) v=$(CUDA_INJECTION64_PATH=/tmp/pp/probe.so PROBE_MODE=${m#probe_} run_metric $exe);;
+        census_all) v=$(CUDA_INJECTION64_PATH=/tmp/pp/census.so CENSUS_QUIET=1 run_metric $exe);;
+        census_ex) v=$(CUDA_INJECTION64_PATH=/tmp/pp/census.so CENSUS_QUIET=1 CENSUS_EXCLUDE=launch run_metric $exe);;
         dlsym) v=$(LD_PRELOAD=/tmp/pp/dlsym.so run_metric $exe);;
         dlsym_check) v=$(LD_PRELOAD=/tmp/pp/dlsym.so PROBE_CHECK=1 run_metric $exe);;
         capguard) d=$(mktemp -d); v=$("$B/capguard" run --trace-dir $d -- $exe 2>/dev/null | awk '$1=="metric"{print $3}'); rm -rf $d;;
+        capguard_cupti_launches) d=$(mktemp -d); v=$(CAPGUARD_LAUNCH_HOOKS=0 "$B/capguard" run --trace-dir $d -- $exe 2>/dev/null | awk '$1=="metric"{print $3}'); rm -rf $d;;
       esac
       V[$name.$m]="${V[$name.$m]:-} $v"
     done
