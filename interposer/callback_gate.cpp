@@ -46,8 +46,9 @@ bool CallbackGate::enable_reduced_set_locked() {
   for (trace::ApiDomain domain : {trace::ApiDomain::Runtime, trace::ApiDomain::Driver}) {
     for (uint32_t cbid = 1; cbid < api_table_size(domain); ++cbid) {
       const CallbackInfo& info = api_info(domain, cbid);
-      if (!callback_needed_outside_capture(info) &&
-          (also_wanted_ == nullptr || !also_wanted_(info, also_wanted_context_)))
+      if ((!callback_needed_outside_capture(info) &&
+           (also_wanted_ == nullptr || !also_wanted_(info, also_wanted_context_))) ||
+          handed_off(domain, cbid))
         continue;
       // An id this CUPTI does not know (a 12.4 CUPTI under 12.9's table) is one its runtime
       // cannot make either: CUPTI answers INVALID_PARAMETER, and nothing is missed.
@@ -56,8 +57,54 @@ bool CallbackGate::enable_reduced_set_locked() {
       ok = ok && (result == CUPTI_SUCCESS || result == CUPTI_ERROR_INVALID_PARAMETER);
     }
   }
-  if (ok) full_.store(false, std::memory_order_release);
+  if (ok) {
+    full_.store(false, std::memory_order_release);
+    if (hand_off_.delivering != nullptr) hand_off_.delivering->store(false);
+  }
   return ok;
+}
+
+bool CallbackGate::handed_off(trace::ApiDomain domain, uint32_t cbid) const {
+  const bool runtime = domain == trace::ApiDomain::Runtime;
+  const uint32_t* ids = runtime ? hand_off_.runtime_ids : hand_off_.driver_ids;
+  const size_t count = runtime ? hand_off_.runtime_count : hand_off_.driver_count;
+  for (size_t i = 0; i < count; ++i) {
+    if (ids[i] == cbid) return true;
+  }
+  return false;
+}
+
+void CallbackGate::switch_off_handed_locked() {
+  if (hand_off_.delivering == nullptr) return;
+  bool ok = switches_.enable_callback != nullptr;
+  for (trace::ApiDomain domain : {trace::ApiDomain::Runtime, trace::ApiDomain::Driver}) {
+    const bool runtime = domain == trace::ApiDomain::Runtime;
+    const uint32_t* ids = runtime ? hand_off_.runtime_ids : hand_off_.driver_ids;
+    const size_t count = runtime ? hand_off_.runtime_count : hand_off_.driver_count;
+    for (size_t i = 0; ok && i < count; ++i) {
+      // An id this CUPTI does not know is one its runtime cannot make either.
+      const CUptiResult result =
+          switches_.enable_callback(0, switches_.subscriber, cupti_domain(domain), ids[i]);
+      ok = ok && (result == CUPTI_SUCCESS || result == CUPTI_ERROR_INVALID_PARAMETER);
+    }
+  }
+  if (ok) {
+    hand_off_.delivering->store(true);
+    return;
+  }
+  // Never blind, never twice: CUPTI delivers them all again, the hooks stop.
+  hand_off_.delivering->store(false);
+  if (hand_off_.given_back != nullptr) hand_off_.given_back();
+  const HandOff taken = hand_off_;
+  hand_off_ = HandOff{};
+  for (trace::ApiDomain domain : {trace::ApiDomain::Runtime, trace::ApiDomain::Driver}) {
+    const bool runtime = domain == trace::ApiDomain::Runtime;
+    const uint32_t* ids = runtime ? taken.runtime_ids : taken.driver_ids;
+    const size_t count = runtime ? taken.runtime_count : taken.driver_count;
+    for (size_t i = 0; switches_.enable_callback != nullptr && i < count; ++i) {
+      switches_.enable_callback(1, switches_.subscriber, cupti_domain(domain), ids[i]);
+    }
+  }
 }
 
 void CallbackGate::reapply_reduced_set() {
@@ -82,6 +129,7 @@ bool CallbackGate::enable_everything_locked() {
       return false;
     }
   }
+  switch_off_handed_locked();
   full_.store(true, std::memory_order_release);
   return true;
 }

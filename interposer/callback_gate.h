@@ -20,6 +20,7 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "trace/format.h"
@@ -79,6 +80,22 @@ class CallbackGate {
   // switch-off; callbacks are switched off only all at once, by the next reduction).
   void reapply_reduced_set();
 
+  // Callbacks another path delivers instead of CUPTI (launch_hooks.h): never switched on, and
+  // switched off again right after a whole domain is; `delivering` follows full() while they
+  // are. Should CUPTI refuse to switch one off, the gate switches them all back on, lowers
+  // `delivering` for good and calls `given_back`: CUPTI delivers them again.
+  struct HandOff {
+    const uint32_t* runtime_ids = nullptr;
+    size_t runtime_count = 0;
+    const uint32_t* driver_ids = nullptr;
+    size_t driver_count = 0;
+    std::atomic<bool>* delivering = nullptr;
+    void (*given_back)() = nullptr;
+  };
+  // Before the first enable (attach_cupti).
+  void hand_off(const HandOff& hand_off) { hand_off_ = hand_off; }
+  bool handed_off(trace::ApiDomain domain, uint32_t cbid) const;
+
   uint64_t switched_on() const { return switched_on_.load(std::memory_order_relaxed); }
   uint64_t reductions() const { return reductions_.load(std::memory_order_relaxed); }
 
@@ -86,8 +103,10 @@ class CallbackGate {
   bool reduce_if_unneeded();  // under mutex_
   bool enable_reduced_set_locked();
   bool enable_everything_locked();
+  void switch_off_handed_locked();  // after a whole domain went on
 
   CuptiSwitches switches_;
+  HandOff hand_off_;
   bool always_full_ = true;
   uint64_t linger_ns_ = kDefaultLingerNs;
   uint64_t (*clock_)() = nullptr;

@@ -18,6 +18,7 @@
 #include "interposer/cupti_share.h"
 #include "interposer/driver.h"
 #include "interposer/graph_walker.h"
+#include "interposer/launch_hooks.h"
 #include "interposer/nvtx_ranges.h"
 #include "interposer/recorder.h"
 #include "interposer/stack.h"
@@ -35,6 +36,11 @@ pthread_key_t g_thread_key;
 std::atomic<Recorder*> g_recorder{nullptr};
 alignas(Recorder) unsigned char g_recorder_storage[sizeof(Recorder)];
 CallbackGate g_gate;
+}  // namespace
+
+bool launch_hooks_reach_program();  // driver_exports.cpp
+
+namespace {
 
 void marker() {}
 
@@ -133,6 +139,22 @@ Recorder* make_recorder() {
   return new (g_recorder_storage) Recorder(config);
 }
 
+// Launches reach the recorder from launch_hooks.h instead of CUPTI where every way to them passes
+// through this library (LD_PRELOAD put it first, nothing looked them up before its constructor).
+void hand_launches_to_hooks() {
+  if (!launch_hooks::enabled() || !launch_hooks_reach_program() || launch_hooks::unwrapped() != 0)
+    return;
+  Recorder* recorder = g_recorder.load(std::memory_order_acquire);
+  launch_hooks::deliver_to(&Recorder::hooked_switchboard, recorder, &Recorder::on_open_origin);
+  launch_hooks::set_owning(true);
+  CallbackGate::HandOff hand_off;
+  hand_off.runtime_ids = launch_hooks::runtime_callback_ids(hand_off.runtime_count);
+  hand_off.driver_ids = launch_hooks::driver_callback_ids(hand_off.driver_count);
+  hand_off.delivering = &launch_hooks::delivering();
+  hand_off.given_back = [] { launch_hooks::set_owning(false); };
+  g_gate.hand_off(hand_off);
+}
+
 int initialize_once() {
   Recorder* recorder = make_recorder();
   if (!recorder->start()) return 1;  // the trace cannot be written: stay passive
@@ -148,11 +170,13 @@ int initialize_once() {
   // the reduced set, for comparing traces).
   const char* callbacks = getenv("CAPGUARD_CALLBACKS");
   const bool all = callbacks != nullptr && strcmp(callbacks, "all") == 0;
+  hand_launches_to_hooks();
   const bool attached =
       attach_cupti(&Recorder::switchboard, recorder, api, g_gate, all, versions, why, sizeof(why));
   recorder->write_cuda(versions);
   g_versions_written = true;
   if (!attached) {
+    launch_hooks::set_owning(false);
     recorder->write_attach(false, why);
     return 1;
   }
@@ -220,6 +244,11 @@ __attribute__((constructor)) void on_load() {
   snprintf(g_trace_dir, sizeof(g_trace_dir), "%s", dir);
   find_self();
   g_enabled = true;
+  // CAPGUARD_LAUNCH_HOOKS=0: launches stay on CUPTI's callbacks (to compare).
+  const char* launch_hooks_setting = getenv("CAPGUARD_LAUNCH_HOOKS");
+  if (launch_hooks_setting == nullptr || strcmp(launch_hooks_setting, "0") != 0) {
+    launch_hooks::enable(g_self_start, g_self_end);
+  }
   pthread_key_create(&g_thread_key, &on_thread_exit);
   pthread_atfork(&before_fork, &after_fork_parent, &after_fork_child);
   on_exit(&on_process_exit, nullptr);

@@ -11,6 +11,7 @@
 
 #include "interposer/decode.h"
 #include "interposer/graph_policy.h"
+#include "interposer/launch_hooks.h"
 #include "interposer/python_frames.h"
 #include "interposer/stack.h"
 #include "interposer/startup_times.h"
@@ -165,6 +166,23 @@ void Recorder::write_cuda(const CudaVersions& v) {
 
 void CUPTIAPI Recorder::switchboard(void* userdata, CUpti_CallbackDomain domain,
                                     CUpti_CallbackId cbid, const void* data) {
+  if (launch_hooks::owns(domain, cbid)) return;
+  hooked_switchboard(userdata, domain, cbid, data);
+}
+
+bool Recorder::on_open_origin(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                              const void* params) {
+  const auto* self = static_cast<const Recorder*>(userdata);
+  if (self == nullptr || !self->captures_.any()) return false;
+  const CallbackInfo& info = api_info(
+      domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::Runtime : ApiDomain::Driver, cbid);
+  uint64_t stream = 0;
+  return is_capture_body(info, 0) && decode_stream(info, params, stream) &&
+         self->captures_.contains(queryable_stream(info, stream));
+}
+
+void CUPTIAPI Recorder::hooked_switchboard(void* userdata, CUpti_CallbackDomain domain,
+                                           CUpti_CallbackId cbid, const void* data) {
   auto* self = static_cast<Recorder*>(userdata);
   if (self == nullptr || data == nullptr) return;
   // CAPGUARD_STARTUP_TIMES: the timed path is out of line; without it, one predicted branch.

@@ -52,6 +52,15 @@ class Recorder {
   // The CUPTI callback (userdata is the Recorder).
   static void CUPTIAPI switchboard(void* userdata, CUpti_CallbackDomain domain,
                                    CUpti_CallbackId cbid, const void* data);
+  // The same for the launches launch_hooks.h delivers in CUPTI's stead (CUPTI's own callbacks
+  // for them, should one come while a domain is switched on whole, are dropped by switchboard).
+  static void CUPTIAPI hooked_switchboard(void* userdata, CUpti_CallbackDomain domain,
+                                          CUpti_CallbackId cbid, const void* data);
+  // Whether a call goes to the origin stream of an open capture, where on_exit drops it when it
+  // succeeds and only adds work (records_call's capture body): the launch hooks then deliver
+  // nothing for it.
+  static bool on_open_origin(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                             const void* params);
   void on_api(trace::ApiDomain domain, uint32_t cbid, const CUpti_CallbackData& data);
 
   // Capture rehearsal (issue 19): a rehearsed NVTX range opened or closed (nvtx_ranges.h).

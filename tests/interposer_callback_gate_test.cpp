@@ -4,6 +4,7 @@
 #include <cupti.h>
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <map>
 #include <utility>
 
@@ -119,6 +120,73 @@ TEST_CASE("CAPGUARD_CALLBACKS=all keeps every callback on, captures or not") {
   gate.on_exit_while_full(kThread);
   CHECK(gate.full());
   CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+}
+
+TEST_CASE("callbacks handed to the launch hooks stay off, and the hooks deliver while full") {
+  const uint32_t runtime_ids[] = {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000};
+  const uint32_t driver_ids[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel};
+  std::atomic<bool> delivering{false};
+  static int given_back = 0;
+  given_back = 0;
+  CallbackGate gate;
+  CallbackGate::HandOff hand_off;
+  hand_off.runtime_ids = runtime_ids;
+  hand_off.runtime_count = 1;
+  hand_off.driver_ids = driver_ids;
+  hand_off.driver_count = 1;
+  hand_off.delivering = &delivering;
+  hand_off.given_back = [] { ++given_back; };
+  gate.hand_off(hand_off);
+  start(gate);
+  CHECK_FALSE(delivering.load());
+  gate.want_full();
+  CHECK(gate.full());
+  CHECK(delivering.load());
+  CHECK_FALSE(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+  CHECK_FALSE(on(kDriver, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+  CHECK(on(kDriver, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz));  // not handed off
+  CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020));
+  gate.allow_reduced(&never_needed, nullptr, kThread);  // linger 0: reduces now
+  CHECK_FALSE(gate.full());
+  CHECK_FALSE(delivering.load());
+  CHECK_FALSE(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+  CHECK(given_back == 0);
+}
+
+CUptiResult refusing_enable_callback(uint32_t enable, CUpti_SubscriberHandle handle,
+                                     CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  if (enable == 0 && cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel) return CUPTI_ERROR_UNKNOWN;
+  return fake_enable_callback(enable, handle, domain, cbid);
+}
+
+TEST_CASE("when CUPTI refuses to switch a handed-off callback off, CUPTI delivers them again") {
+  const uint32_t runtime_ids[] = {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000};
+  const uint32_t driver_ids[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel};
+  std::atomic<bool> delivering{false};
+  static int given_back = 0;
+  given_back = 0;
+  CallbackGate gate;
+  CallbackGate::HandOff hand_off;
+  hand_off.runtime_ids = runtime_ids;
+  hand_off.runtime_count = 1;
+  hand_off.driver_ids = driver_ids;
+  hand_off.driver_count = 1;
+  hand_off.delivering = &delivering;
+  hand_off.given_back = [] { ++given_back; };
+  gate.hand_off(hand_off);
+  g_cupti = FakeCupti{};
+  CuptiSwitches switches;
+  switches.enable_domain = &fake_enable_domain;
+  switches.enable_callback = &refusing_enable_callback;
+  gate.init(switches, false, 0, &fake_clock);
+  REQUIRE(gate.enable_reduced_set());
+  gate.want_full();
+  CHECK(gate.full());
+  CHECK_FALSE(delivering.load());
+  CHECK(given_back == 1);
+  CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+  CHECK(on(kDriver, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+  CHECK_FALSE(gate.handed_off(trace::ApiDomain::Driver, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "interposer/launch_hooks.h"
 #include "interposer/recorder.h"
 #include "interposer/startup_times.h"
 #include "tests/trace_recording_sink.h"
@@ -218,6 +219,98 @@ TEST_CASE("a capture: its calls carry the stream's status; outside it only the r
   CHECK(end.nodes == 3);
   CHECK(sink.events[1].seq > sink.events[0].seq);
   CHECK(sink.events[0].tid == static_cast<uint32_t>(gettid()));
+}
+
+// The launch hooks (issue 36) in CUPTI's stead: the runtime's cuLaunchKernel, resolved through
+// its second resolver, delivered while the gate is full.
+int32_t g_hooked_result = 0;
+int g_hooked_calls = 0;
+CUresult fake_driver_launch(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            unsigned, CUstream, void**, void**) {
+  ++g_hooked_calls;
+  return static_cast<CUresult>(g_hooked_result);
+}
+CUresult fake_resolver(const char* symbol, void** pfn, int, cuuint64_t,
+                       CUdriverProcAddressQueryResult*) {
+  *pfn = std::string_view(symbol) == "cuGetProcAddress"
+             ? reinterpret_cast<void*>(&fake_resolver)
+             : reinterpret_cast<void*>(&fake_driver_launch);
+  return CUDA_SUCCESS;
+}
+using HookedLaunch = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                  unsigned, unsigned, CUstream, void**, void**);
+HookedLaunch runtime_launch_through_hooks() {
+  using Resolver =
+      CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+  launch_hooks::enable(0, 0);
+  const auto driver = reinterpret_cast<Resolver>(
+      launch_hooks::answer_dlsym("cuGetProcAddress_v2", reinterpret_cast<void*>(&fake_resolver),
+                                 reinterpret_cast<const void*>(&runtime_launch_through_hooks)));
+  void* runtime = nullptr;
+  void* launch = nullptr;
+  driver("cuGetProcAddress", &runtime, 12000, 0, nullptr);
+  reinterpret_cast<Resolver>(runtime)("cuLaunchKernel", &launch, 12000, 0, nullptr);
+  return reinterpret_cast<HookedLaunch>(launch);
+}
+
+TEST_CASE("launches the launch hooks deliver are recorded as CUPTI's callbacks recorded them") {
+  const auto hooked = runtime_launch_through_hooks();
+  // The same program twice: launches by CUPTI's callbacks, then by the hooks.
+  std::vector<RecordingSink> traces;
+  for (const bool by_hooks : {false, true}) {
+    TempDir dir;
+    auto r = make_recorder(dir);
+    launch_hooks::deliver_to(&Recorder::hooked_switchboard, r.get(), &Recorder::on_open_origin);
+    launch_hooks::set_owning(by_hooks);
+    launch_hooks::delivering().store(by_hooks);
+    g_hooked_calls = 0;
+    const auto launch_on = [&](uint64_t stream, int32_t result) {
+      g_hooked_result = result;
+      if (by_hooks) {
+        hooked(nullptr, 1, 1, 1, 1, 1, 1, 0, as<CUstream>(stream), nullptr, nullptr);
+      } else {
+        launch(*r, stream, false, result);
+      }
+    };
+    begin_capture(*r, kStream, 7);
+    launch_on(kStream, 0);  // the body: nothing delivered
+    fork_into_capture(kForked, 7);
+    launch_on(kForked, 0);
+    launch_on(kStream, 901);  // a failure on the origin
+    end_capture(*r, kStream, 0x8000);
+    if (by_hooks) CHECK(g_hooked_calls == 3);
+    launch_hooks::delivering().store(false);
+    launch_hooks::set_owning(false);
+    traces.push_back(read_back(*r));
+  }
+  REQUIRE(api_names(traces[1]) == api_names(traces[0]));
+  REQUIRE(api_names(traces[0]) == std::vector<std::string>{"cudaStreamBeginCapture",
+                                                           "cudaLaunchKernel", "cudaLaunchKernel",
+                                                           "cudaStreamEndCapture"});
+  for (size_t i = 0; i < traces[0].events.size(); ++i) {
+    const ApiEvent& cupti = traces[0].events[i];
+    const ApiEvent& hooks = traces[1].events[i];
+    CHECK(hooks.domain == cupti.domain);
+    CHECK(hooks.stream == cupti.stream);
+    CHECK(hooks.result == cupti.result);
+    CHECK(hooks.status_after == cupti.status_after);
+    CHECK(hooks.capture_id == cupti.capture_id);
+    CHECK(hooks.fields == cupti.fields);
+  }
+}
+
+TEST_CASE("while the hooks own the launches, CUPTI's own launch callbacks are dropped") {
+  TempDir dir;
+  auto r = make_recorder(dir);
+  launch_hooks::deliver_to(&Recorder::hooked_switchboard, r.get(), &Recorder::on_open_origin);
+  launch_hooks::set_owning(true);
+  begin_capture(*r, kStream, 7);
+  fork_into_capture(kForked, 7);
+  launch(*r, kForked);  // by CUPTI, while a domain was on whole: the hooks deliver it instead
+  end_capture(*r, kStream, 0x8000);
+  launch_hooks::set_owning(false);
+  CHECK(api_names(read_back(*r)) ==
+        std::vector<std::string>{"cudaStreamBeginCapture", "cudaStreamEndCapture"});
 }
 
 TEST_CASE("a rehearsed range records every call as a capture would, and asks no stream status") {

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# libcapguard.so's dlsym and launch exports (interposer/driver_exports.cpp), preloaded into a
+# program on the CPU (a fake libcuda.so.1): RTLD_NEXT stays the caller's, the launch entry points
+# are wrapped when capguard is active and untouched when it is not, and every launch arrives.
+#   preloaded_dlsym_test.sh LIBCAPGUARD PROGRAM FAKE_CUDA_DIR
+set -euo pipefail
+lib=$1 program=$2 fake_dir=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export LD_LIBRARY_PATH=$fake_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+expect() {  # expect FILE LINE
+  grep -qxF "$2" "$1" || { echo "FAIL: expected '$2' in:"; cat "$1"; exit 1; }
+}
+"$program" >"$work/native.txt"
+expect "$work/native.txt" "RTLD_NEXT from libnext_a: b"
+expect "$work/native.txt" "launch by dlsym wrapped: no"
+
+# Preloaded but inactive (no CAPGUARD_TRACE_DIR): nothing changes.
+LD_PRELOAD=$lib "$program" >"$work/inactive.txt"
+expect "$work/inactive.txt" "RTLD_NEXT from libnext_a: b"
+expect "$work/inactive.txt" "launch by the runtime's resolver wrapped: no"
+expect "$work/inactive.txt" "launch by dlsym wrapped: no"
+expect "$work/inactive.txt" "launches that reached libcuda: 3 of 3"
+
+# Active: wrapped, and still RTLD_NEXT from the caller's place.
+mkdir "$work/traces"
+CAPGUARD_TRACE_DIR=$work/traces LD_PRELOAD=$lib "$program" >"$work/active.txt"
+expect "$work/active.txt" "RTLD_NEXT from libnext_a: b"
+expect "$work/active.txt" "launch by the runtime's resolver wrapped: yes"
+expect "$work/active.txt" "launch by dlsym wrapped: yes"
+expect "$work/active.txt" "launches that reached libcuda: 3 of 3"
+
+# CAPGUARD_LAUNCH_HOOKS=0: active, launches left to CUPTI.
+CAPGUARD_LAUNCH_HOOKS=0 CAPGUARD_TRACE_DIR=$work/traces LD_PRELOAD=$lib "$program" >"$work/off.txt"
+expect "$work/off.txt" "launch by dlsym wrapped: no"
+expect "$work/off.txt" "launches that reached libcuda: 3 of 3"
+echo "preloaded dlsym: all checks passed"
