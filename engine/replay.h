@@ -71,7 +71,8 @@ class Replay {
   // thread other than the main one is given the latest call of another thread before it, where
   // its work most likely started ("started-by"; kept only for a finding without a user frame
   // whose guess has one: name_framework_calls).
-  void note_thread_call(const trace::ApiEvent& ev);
+  [[gnu::always_inline]] inline void note_thread_call(const trace::ApiEvent& ev);
+  [[gnu::noinline]] void note_other_thread_call(const trace::ApiEvent& ev);  // not the last one's
   const Site* started_by(const Site& where) const;
   void emit_graph_facts();
   // Capture rehearsal: judges the prepared call_; reports a judgement (ev null: none).
@@ -113,7 +114,9 @@ class Replay {
     GraphOp graph_op = GraphOp::None;
     std::span<const rules::Rule* const> succeeded_rules;  // call_rules for a call that succeeded
   };
-  const ApiCacheEntry& classify_entry(std::string_view api);
+  // Inline, as far as a name seen before: feed() asks for every call's.
+  [[gnu::always_inline]] inline const ApiCacheEntry& classify_entry(std::string_view api);
+  [[gnu::noinline]] const ApiCacheEntry& classify_new(std::string_view api);
 
   Report& report_;
   uint32_t pid_;

@@ -519,19 +519,28 @@ void CaptureModel::add_work(Capture* c, uint32_t member, const ApiEvent& ev) {
   ++m.work;
   m.last_work = Site::of(ev);
   if (c->clocks_dropped) return;
+  if (member < m.clock.size()) [[likely]] {  // nearly always: the clock only grows once
+    m.clock[member] = m.work;
+    return;
+  }
   const size_t before = m.clock.size();
-  if (m.clock.size() <= member) m.clock.resize(member + 1, 0);
+  m.clock.resize(member + 1, 0);
   m.clock[member] = m.work;
-  if (m.clock.size() > before) charge(*c, m.clock.size() - before);
+  charge(*c, m.clock.size() - before);
 }
 
 const StreamState* CaptureModel::only_counts(const ApiEvent& ev, const ApiInfo& api) const {
   if (api.kind != ApiKind::Enqueue || ev.result != 0 || ev.has(Field::StreamFlags) ||
       (ev.has(Field::StatusAfter) && ev.status_after == CaptureStatus::Invalidated))
     return nullptr;
-  bool has_stream = false;
-  const StreamKey key = resolve(ev, api, has_stream);
-  if (!has_stream || key.is_legacy()) return nullptr;  // legacy: escaped-legacy-work's to judge
+  // resolve() for an Enqueue (not a SyncCopy), inline: its out-parameter, in memory, cost this
+  // function a stack canary. Legacy: escaped-legacy-work's to judge.
+  if (!ev.has(Field::Stream) || ev.stream == trace::kStreamLegacy ||
+      (ev.stream == 0 && !api.per_thread))
+    return nullptr;
+  const StreamKey key = ev.stream == 0 || ev.stream == trace::kStreamPerThread
+                            ? StreamKey{trace::kStreamPerThread, ev.tid}
+                            : StreamKey{ev.stream, 0};
   const StreamState* ss = streams_.find(key);
   if (ss == nullptr || ss->capture == nullptr || !ss->capture->valid() ||
       ss->member >= ss->capture->members.size())
