@@ -87,7 +87,12 @@ const Replay::ApiCacheEntry& Replay::classify_entry(std::string_view api) {
   // Names are interned by the reader (and must outlive the replay), so the address and the
   // length identify the name.
   ApiCacheEntry* entry = api_cache_.find(reinterpret_cast<uintptr_t>(api.data()));
-  if (entry && entry->name.size() == api.size()) return *entry;
+  if (entry && entry->name.size() == api.size()) [[likely]]
+    return *entry;
+  return classify_new(api);
+}
+
+const Replay::ApiCacheEntry& Replay::classify_new(std::string_view api) {
   ApiCacheEntry& fresh = api_cache_[reinterpret_cast<uintptr_t>(api.data())];
   fresh.name = api;
   fresh.info = classify_api(api);
@@ -100,10 +105,15 @@ const ApiInfo& Replay::classify(std::string_view api) { return classify_entry(ap
 
 void Replay::note_thread_call(const ApiEvent& ev) {
   if (ev.stack == 0) return;
-  if (last_thread_call_ < thread_calls_.size() && thread_calls_[last_thread_call_].tid == ev.tid) {
+  if (last_thread_call_ < thread_calls_.size() && thread_calls_[last_thread_call_].tid == ev.tid)
+      [[likely]] {
     thread_calls_[last_thread_call_] = Site::of(ev);
     return;
   }
+  note_other_thread_call(ev);
+}
+
+void Replay::note_other_thread_call(const ApiEvent& ev) {
   size_t oldest = 0;
   for (size_t i = 0; i < thread_calls_.size(); ++i) {
     if (thread_calls_[i].tid == ev.tid) {

@@ -71,7 +71,8 @@ class Replay {
   // thread other than the main one is given the latest call of another thread before it, where
   // its work most likely started ("started-by"; kept only for a finding without a user frame
   // whose guess has one: name_framework_calls).
-  void note_thread_call(const trace::ApiEvent& ev);
+  [[gnu::always_inline]] inline void note_thread_call(const trace::ApiEvent& ev);
+  [[gnu::noinline]] void note_other_thread_call(const trace::ApiEvent& ev);  // not the last one's
   const Site* started_by(const Site& where) const;
   void emit_graph_facts();
   // Capture rehearsal: judges the prepared call_; reports a judgement (ev null: none).
@@ -113,7 +114,9 @@ class Replay {
     GraphOp graph_op = GraphOp::None;
     std::span<const rules::Rule* const> succeeded_rules;  // call_rules for a call that succeeded
   };
-  const ApiCacheEntry& classify_entry(std::string_view api);
+  // Inline, as far as a name seen before: feed() asks for every call's.
+  [[gnu::always_inline]] inline const ApiCacheEntry& classify_entry(std::string_view api);
+  [[gnu::noinline]] const ApiCacheEntry& classify_new(std::string_view api);
 
   Report& report_;
   uint32_t pid_;
@@ -128,10 +131,17 @@ class Replay {
   FlatMap<uint64_t, StackSpan, U64Hash> stacks_;
   FlatMap<uint64_t, uint32_t, U64Hash> stack_by_content_;  // content hash -> first stack id
   FlatMap<uint64_t, uint32_t, U64Hash> canonical_stacks_;  // stack id -> first of its content
-  FlatMap<uint64_t, ApiCacheEntry, U64Hash> api_cache_;    // keyed by the name's address
-  std::vector<uint32_t> reported_open_;                    // capture ids already reported
-  FlatMap<uint64_t, bool, U64Hash> finding_captures_;      // capture ids findings name
-  size_t first_capture_index_;                             // this process's part of report.captures
+  // Keyed by the name's address: one multiply spreads an address well enough, where the full
+  // U64Hash sits on every call's path. (Addresses of interned names: no trace chooses them.)
+  struct AddressHash {
+    size_t operator()(uint64_t address) const {
+      return static_cast<size_t>((address * 0x9e3779b97f4a7c15ull) >> 32);
+    }
+  };
+  FlatMap<uint64_t, ApiCacheEntry, AddressHash> api_cache_;
+  std::vector<uint32_t> reported_open_;                // capture ids already reported
+  FlatMap<uint64_t, bool, U64Hash> finding_captures_;  // capture ids findings name
+  size_t first_capture_index_;                         // this process's part of report.captures
   FlatMap<CleanGroupKey, size_t, CleanGroupKeyHash> clean_groups_;  // -> index in report.captures
   std::optional<size_t> other_sites_group_;  // past kCleanSitesInDetail: one entry for the rest
   std::vector<std::pair<size_t, size_t>> lifecycle_findings_;  // (lifecycle site, finding)

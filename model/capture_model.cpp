@@ -97,11 +97,9 @@ const Capture* CaptureModel::stream_capture(const ApiEvent& ev, const ApiInfo& a
   return ss != nullptr ? ss->capture : nullptr;
 }
 
-ThreadState& CaptureModel::thread_state(uint32_t tid) {
-  if (last_thread_ == nullptr || last_tid_ != tid) {
-    last_thread_ = &threads_[tid];
-    last_tid_ = tid;
-  }
+ThreadState& CaptureModel::other_thread_state(uint32_t tid) {
+  last_thread_ = &threads_[tid];
+  last_tid_ = tid;
   return *last_thread_;
 }
 
@@ -513,41 +511,12 @@ void CaptureModel::add_work(const Call& call) {
   add_work(call.stream_capture, call.stream_member, *call.ev);
 }
 
-void CaptureModel::add_work(Capture* c, uint32_t member, const ApiEvent& ev) {
-  if (!c || !c->valid() || member >= c->members.size()) return;
-  Member& m = c->members[member];
-  ++m.work;
-  m.last_work = Site::of(ev);
-  if (c->clocks_dropped) return;
+void CaptureModel::grow_clock(Capture& c, uint32_t member) {
+  Member& m = c.members[member];
   const size_t before = m.clock.size();
-  if (m.clock.size() <= member) m.clock.resize(member + 1, 0);
+  m.clock.resize(member + 1, 0);
   m.clock[member] = m.work;
-  if (m.clock.size() > before) charge(*c, m.clock.size() - before);
-}
-
-const StreamState* CaptureModel::only_counts(const ApiEvent& ev, const ApiInfo& api) const {
-  if (api.kind != ApiKind::Enqueue || ev.result != 0 || ev.has(Field::StreamFlags) ||
-      (ev.has(Field::StatusAfter) && ev.status_after == CaptureStatus::Invalidated))
-    return nullptr;
-  bool has_stream = false;
-  const StreamKey key = resolve(ev, api, has_stream);
-  if (!has_stream || key.is_legacy()) return nullptr;  // legacy: escaped-legacy-work's to judge
-  const StreamState* ss = streams_.find(key);
-  if (ss == nullptr || ss->capture == nullptr || !ss->capture->valid() ||
-      ss->member >= ss->capture->members.size())
-    return nullptr;
-  // prepare() would learn CUDA's capture id here: the general path does that.
-  const bool cuda_id_news =
-      ss->capture->cuda_id == 0 && ev.has(Field::CaptureId) && ev.capture_id != 0;
-  return cuda_id_news ? nullptr : ss;
-}
-
-bool CaptureModel::count_work(const ApiEvent& ev, const ApiInfo& api) {
-  const StreamState* ss = only_counts(ev, api);
-  if (ss == nullptr) return false;
-  thread_state(ev.tid);  // as prepare() would: the thread is known from here on
-  add_work(ss->capture, ss->member, ev);
-  return true;
+  charge(c, m.clock.size() - before);
 }
 
 std::vector<std::unique_ptr<Capture>> CaptureModel::retire_ended(bool all) {

@@ -216,7 +216,12 @@ class CaptureModel {
  private:
   StreamKey resolve(const trace::ApiEvent& ev, const ApiInfo& api, bool& has_stream) const;
   // threads_[tid], the last one remembered: nearly every call comes from the thread before.
-  ThreadState& thread_state(uint32_t tid);
+  ThreadState& thread_state(uint32_t tid) {
+    if (last_thread_ != nullptr && last_tid_ == tid) [[likely]]
+      return *last_thread_;
+    return other_thread_state(tid);
+  }
+  ThreadState& other_thread_state(uint32_t tid);
   Capture* attribute_dead_capture(const Call& call);
   void compute_victims(Call& call);
   void begin_capture(const Call& call);
@@ -227,6 +232,7 @@ class CaptureModel {
   void wait_event(const Call& call);
   void add_work(const Call& call);
   void add_work(Capture* c, uint32_t member, const trace::ApiEvent& ev);
+  void grow_clock(Capture& c, uint32_t member);  // add_work(), the first time on a member
   // Accounts for `n` more (or, release, fewer) clock entries of open capture `c`; past the
   // budget, drops the clocks of the open capture that holds the most.
   void charge(Capture& c, uint64_t n);
@@ -247,5 +253,52 @@ class CaptureModel {
   ThreadState* last_thread_ = nullptr;               // reset when threads_ erases (entries move)
   uint32_t last_tid_ = 0;
 };
+
+// Inline below: the replay calls count_work() for nearly every call made during a capture.
+
+inline void CaptureModel::add_work(Capture* c, uint32_t member, const trace::ApiEvent& ev) {
+  if (!c || !c->valid() || member >= c->members.size()) return;
+  Member& m = c->members[member];
+  ++m.work;
+  m.last_work = Site::of(ev);
+  if (c->clocks_dropped) return;
+  if (member < m.clock.size()) [[likely]] {  // nearly always: the clock grows once
+    m.clock[member] = m.work;
+    return;
+  }
+  grow_clock(*c, member);
+}
+
+inline const StreamState* CaptureModel::only_counts(const trace::ApiEvent& ev,
+                                                    const ApiInfo& api) const {
+  using trace::Field;
+  if (api.kind != ApiKind::Enqueue || ev.result != 0 || ev.has(Field::StreamFlags) ||
+      (ev.has(Field::StatusAfter) && ev.status_after == trace::CaptureStatus::Invalidated))
+    return nullptr;
+  // resolve() for an Enqueue (not a SyncCopy), without its out-parameter (kept in memory, it
+  // cost a stack canary). Legacy: escaped-legacy-work's to judge.
+  if (!ev.has(Field::Stream) || ev.stream == trace::kStreamLegacy ||
+      (ev.stream == 0 && !api.per_thread))
+    return nullptr;
+  const StreamKey key = ev.stream == 0 || ev.stream == trace::kStreamPerThread
+                            ? StreamKey{trace::kStreamPerThread, ev.tid}
+                            : StreamKey{ev.stream, 0};
+  const StreamState* ss = streams_.find(key);
+  if (ss == nullptr || ss->capture == nullptr || !ss->capture->valid() ||
+      ss->member >= ss->capture->members.size())
+    return nullptr;
+  // prepare() would learn CUDA's capture id here: the general path does that.
+  const bool cuda_id_news =
+      ss->capture->cuda_id == 0 && ev.has(Field::CaptureId) && ev.capture_id != 0;
+  return cuda_id_news ? nullptr : ss;
+}
+
+inline bool CaptureModel::count_work(const trace::ApiEvent& ev, const ApiInfo& api) {
+  const StreamState* ss = only_counts(ev, api);
+  if (ss == nullptr) return false;
+  thread_state(ev.tid);  // as prepare() would: the thread is known from here on
+  add_work(ss->capture, ss->member, ev);
+  return true;
+}
 
 }  // namespace capguard

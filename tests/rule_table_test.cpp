@@ -35,7 +35,7 @@ void apply(CaptureModel& model, std::vector<Ev> events) {
 }
 
 // Model states: idle; a global capture on kS forked to kS2 by thread 1; the same in relaxed
-// mode with thread 1 relaxed; a capture begun by thread 2.
+// mode with thread 1 relaxed; a capture begun by thread 2; one on thread 1's per-thread stream.
 std::vector<std::vector<Ev>> model_states() {
   return {
       {},
@@ -43,6 +43,7 @@ std::vector<std::vector<Ev>> model_states() {
       {exchange_mode(CaptureMode::Relaxed), create_stream(kS, kNonBlocking),
        begin(kS, CaptureMode::Relaxed), record(kE, kS), wait(kS2, kE)},
       {create_stream(kS, kBlocking), begin(kS).thread(2), record(kE, kS).thread(2)},
+      {begin(trace::kStreamPerThread)},
   };
 }
 
@@ -148,7 +149,7 @@ TEST_CASE("a rule that call_rules leaves out for a call that succeeded declines 
 }
 
 TEST_CASE("count_work changes the model as prepare and apply do") {
-  int counted = 0;
+  int counted = 0, per_thread = 0;  // launches on a thread's per-thread stream, by either name
   for (const std::vector<Ev>& state : model_states()) {
     for_each_call([&](Ev& ev) {
       CaptureModel shortcut, general;
@@ -158,6 +159,7 @@ TEST_CASE("count_work changes the model as prepare and apply do") {
       const ApiInfo info = classify_api(ev.e.api);
       if (!shortcut.count_work(ev.e, info)) return;
       ++counted;
+      per_thread += ev.e.stream == trace::kStreamPerThread || (ev.e.stream == 0 && info.per_thread);
       Call c;
       general.prepare(ev.e, info, c);
       CHECK(c.consequence_of == nullptr);
@@ -180,4 +182,5 @@ TEST_CASE("count_work changes the model as prepare and apply do") {
     });
   }
   CHECK(counted > 10);
+  CHECK(per_thread > 1);
 }

@@ -155,18 +155,8 @@ const char* RecordParser::record_name(char type) {
   }
 }
 
-bool RecordParser::parse(std::string_view line) {
-  ++records_;
-  if (fast_events_ && records_ > 2 && line.size() > 2 && line[0] == 'e' && line[1] == ' ') {
-    uint64_t seq = 0, time_ns = 0;
-    uint32_t tid = 0;
-    std::string_view tail;
-    const bool split = parse_event_head(line, seq, time_ns, tid, tail);
-    if (ApiEvent* seen = split ? tails_.find(tail) : nullptr) {
-      seen->seq = seq, seen->time_ns = time_ns, seen->tid = tid;
-      sink_.on_event(*seen);
-      return true;
-    }
+bool RecordParser::parse_other(std::string_view line, bool split) {
+  if (fast_events_ && records_ > 2 && is_event(line)) {
     reset(event_);
     std::string_view api;
     if (parse_event_fast(line, event_, api)) {

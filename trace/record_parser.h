@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "trace/api_names.h"
+#include "trace/event_fast_path.h"
 #include "trace/event_tail_cache.h"
 #include "trace/field_cursor.h"
 #include "trace/graph_record.h"
@@ -26,8 +27,24 @@ class RecordParser {
     python_frames_.reserve(64);
   }
 
-  // Returns false on a malformed record; error() then says what is wrong with it.
-  bool parse(std::string_view line);
+  // Returns false on a malformed record; error() then says what is wrong with it. Inline as far
+  // as an event whose tail was seen before: most lines end there.
+  [[gnu::always_inline]] bool parse(std::string_view line) {
+    ++records_;
+    bool split = false;
+    if (fast_events_ && records_ > 2 && is_event(line)) {
+      uint64_t seq = 0, time_ns = 0;
+      uint32_t tid = 0;
+      std::string_view tail;
+      split = parse_event_head(line, seq, time_ns, tid, tail);
+      if (ApiEvent* seen = split ? tails_.find(tail) : nullptr) {
+        seen->seq = seq, seen->time_ns = time_ns, seen->tid = tid;
+        sink_.on_event(*seen);
+        return true;
+      }
+    }
+    return parse_other(line, split);
+  }
   // Checks what can only be checked at the end of the trace.
   bool finish();
   const std::string& error() const { return error_; }
@@ -36,6 +53,12 @@ class RecordParser {
   using Cursor = FieldCursor;
 
   static const char* record_name(char type);  // null for an unknown type
+  static bool is_event(std::string_view line) {
+    return line.size() > 2 && line[0] == 'e' && line[1] == ' ';
+  }
+  // The rest of parse(); `split`: parse_event_head() split this event line and the tail cache
+  // missed (it keeps what the fast path makes of the line).
+  [[gnu::noinline]] bool parse_other(std::string_view line, bool split);
   bool parse_header(Cursor& in);
   bool parse_process(Cursor& in);
   bool parse_command(Cursor& in);
