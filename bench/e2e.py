@@ -37,6 +37,9 @@ SAMPLES = [
     ("conjugateGradientCudaGraphs",
      ["4_CUDA_Libraries/conjugateGradientCudaGraphs/conjugateGradientCudaGraphs.cu"],
      ["-lcublas", "-lcusparse"], []),
+    ("jacobiCudaGraphs",
+     ["3_CUDA_Features/jacobiCudaGraphs/jacobi.cu", "3_CUDA_Features/jacobiCudaGraphs/main.cpp"],
+     [], []),
 ]
 
 
@@ -69,7 +72,7 @@ def main():
     parser.add_argument("--capguard", required=True)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--samples", help="a cuda-samples checkout (Common/, Samples/)")
-    parser.add_argument("--only", help="substring of the program names to run")
+    parser.add_argument("--only", help="substrings of the program names to run, comma-separated")
     parser.add_argument("--json")
     args = parser.parse_args()
     capguard = os.path.abspath(args.capguard)
@@ -78,10 +81,11 @@ def main():
     if args.samples:
         programs += build_samples(os.path.abspath(args.samples), work)
     if args.only:
-        programs = [p for p in programs if args.only in p[0]]
+        wanted = args.only.split(",")
+        programs = [p for p in programs if any(w in p[0] for w in wanted)]
     rows = []
-    print(f"{'program':30} | {'native s':>18} | {'capguard run s':>18} | {'in-program+start-up s':>22} "
-          f"| {'after exit s':>18} | status")
+    print(f"{'program':30} | {'native s':>18} | {'capguard run s':>18} | {'run - native s':>18} "
+          f"| {'in-program+start-up s':>22} | {'after exit s':>18} | status")
     for name, command, cwd in programs:
         native, run, report, statuses = [], [], [], set()
         for _ in range(args.rounds):
@@ -95,11 +99,13 @@ def main():
             report.append(t)
             statuses.add((native_status, run_status))
         inside = [r - a - n for r, a, n in zip(run, report, native)]
+        extra = [r - n for r, n in zip(run, native)]  # each round's pair, run back to back
         row = {"program": name, "native_s": native, "run_s": run, "report_s": report,
-               "inside_extra_s": inside, "exit_status_native_capguard": sorted(statuses)}
+               "extra_s": extra, "inside_extra_s": inside,
+               "exit_status_native_capguard": sorted(statuses)}
         rows.append(row)
-        print(f"{name:30} | {spread(native):>18} | {spread(run):>18} | {spread(inside):>22} | "
-              f"{spread(report):>18} | {sorted(statuses)}", flush=True)
+        print(f"{name:30} | {spread(native):>18} | {spread(run):>18} | {spread(extra):>18} | "
+              f"{spread(inside):>22} | {spread(report):>18} | {sorted(statuses)}", flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump({"rounds": args.rounds, "rows": rows}, out, indent=1)

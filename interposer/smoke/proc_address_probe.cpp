@@ -2,7 +2,8 @@
 // runtime resolve through cuGetProcAddress after CUPTI is attached, and what does a launch cost
 // when its pointer is wrapped instead of called back? An injection library:
 //   CUDA_INJECTION64_PATH=proc_address_probe.so PROBE_MODE=<mode> ./bench ...
-// modes: none (subscribed, only cuGetProcAddress's EXIT enabled), wrap (the same, plus the
+// modes: zero (subscribed, no callback enabled), unsubscribed / finalized (subscribed, then
+// unsubscribed, then cuptiFinalize), none (subscribed, only cuGetProcAddress's EXIT enabled), wrap (the same, plus the
 // launch pointers it hands out wrapped by a counting trampoline), runtime / driver / all (that
 // callback domain on, launch pointers wrapped too). At exit it prints what it saw on stderr.
 #include <cuda.h>
@@ -120,6 +121,14 @@ extern "C" int InitializeInjection(void) {
   g_wrap = std::strcmp(mode, "none") != 0;
   CUpti_SubscriberHandle subscriber;
   if (cuptiSubscribe(&subscriber, &callback, nullptr) != CUPTI_SUCCESS) return 1;
+  // zero: subscribed, nothing enabled; unsubscribed: subscribed once, then let go; finalized:
+  // the same, then cuptiFinalize (what a tool that stops watching leaves behind).
+  if (std::strcmp(mode, "zero") == 0) return 1;
+  if (std::strcmp(mode, "unsubscribed") == 0 || std::strcmp(mode, "finalized") == 0) {
+    cuptiUnsubscribe(subscriber);
+    if (std::strcmp(mode, "finalized") == 0) cuptiFinalize();
+    return 1;
+  }
   cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
                       CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2);
   cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
