@@ -48,6 +48,7 @@ asm(R"(
 dlsym:
 capguard_dlsym_entry:
   .cfi_startproc
+  endbr64
   pushq %rdi
   .cfi_adjust_cfa_offset 8
   pushq %rsi
