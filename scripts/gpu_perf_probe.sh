@@ -54,7 +54,10 @@ for _ in range(10): g.replay()
 torch.cuda.synchronize(); print("torch ok", float(y.sum()))' 2>&1 | tail -8
 }
 [ -n "${PROBE_ONLY:-}" ] && exit 0
-run_metric() { "$@" 2>/dev/null | awk '$1=="metric"{print $3}'; }
+# PIN=<cpu>: every run (native, probes, capguard and its program) on that one CPU; this VM's
+# capture benchmark is bimodal by placement (0.5 or 0.9 ms natively).
+pin=(); [ -n "${PIN:-}" ] && pin=(taskset -c "$PIN")
+run_metric() { "${pin[@]}" "$@" 2>/dev/null | awk '$1=="metric"{print $3}'; }
 declare -A V
 modes=${MODES:-native empty probe_none probe_wrap probe_runtime probe_driver dlsym dlsym_check capguard}
 IFS=, read -ra benches <<<"${BENCHES:-bench_capture_kernels 1000 50,bench_graph_replay 20000,bench_eager_launch 200000}"
@@ -71,8 +74,8 @@ for bench in "${benches[@]}"; do
         census_ex) v=$(CUDA_INJECTION64_PATH=/tmp/pp/census.so CENSUS_QUIET=1 CENSUS_EXCLUDE=launch run_metric $exe);;
         dlsym) v=$(LD_PRELOAD=/tmp/pp/dlsym.so run_metric $exe);;
         dlsym_check) v=$(LD_PRELOAD=/tmp/pp/dlsym.so PROBE_CHECK=1 run_metric $exe);;
-        capguard) d=$(mktemp -d); v=$("$B/capguard" run --trace-dir $d -- $exe 2>/dev/null | awk '$1=="metric"{print $3}'); rm -rf $d;;
-        capguard_cupti_launches) d=$(mktemp -d); v=$(CAPGUARD_LAUNCH_HOOKS=0 "$B/capguard" run --trace-dir $d -- $exe 2>/dev/null | awk '$1=="metric"{print $3}'); rm -rf $d;;
+        capguard) d=$(mktemp -d); v=$("${pin[@]}" "$B/capguard" run --trace-dir $d -- $exe 2>/dev/null | awk '$1=="metric"{print $3}'); rm -rf $d;;
+        capguard_cupti_launches) d=$(mktemp -d); v=$(CAPGUARD_LAUNCH_HOOKS=0 "${pin[@]}" "$B/capguard" run --trace-dir $d -- $exe 2>/dev/null | awk '$1=="metric"{print $3}'); rm -rf $d;;
       esac
       V[$name.$m]="${V[$name.$m]:-} $v"
     done
