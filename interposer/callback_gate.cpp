@@ -64,10 +64,18 @@ bool CallbackGate::enable_reduced_set_locked() {
   return ok;
 }
 
-bool CallbackGate::handed_off(trace::ApiDomain domain, uint32_t cbid) const {
+namespace {
+const uint32_t* handed_ids(const CallbackGate::HandOff& hand_off, trace::ApiDomain domain,
+                           size_t& count) {
   const bool runtime = domain == trace::ApiDomain::Runtime;
-  const uint32_t* ids = runtime ? hand_off_.runtime_ids : hand_off_.driver_ids;
-  const size_t count = runtime ? hand_off_.runtime_count : hand_off_.driver_count;
+  count = runtime ? hand_off.runtime_count : hand_off.driver_count;
+  return runtime ? hand_off.runtime_ids : hand_off.driver_ids;
+}
+}  // namespace
+
+bool CallbackGate::handed_off(trace::ApiDomain domain, uint32_t cbid) const {
+  size_t count = 0;
+  const uint32_t* ids = handed_ids(hand_off_, domain, count);
   for (size_t i = 0; i < count; ++i) {
     if (ids[i] == cbid) return true;
   }
@@ -78,9 +86,8 @@ void CallbackGate::switch_off_handed_locked() {
   if (hand_off_.delivering == nullptr) return;
   bool ok = switches_.enable_callback != nullptr;
   for (trace::ApiDomain domain : {trace::ApiDomain::Runtime, trace::ApiDomain::Driver}) {
-    const bool runtime = domain == trace::ApiDomain::Runtime;
-    const uint32_t* ids = runtime ? hand_off_.runtime_ids : hand_off_.driver_ids;
-    const size_t count = runtime ? hand_off_.runtime_count : hand_off_.driver_count;
+    size_t count = 0;
+    const uint32_t* ids = handed_ids(hand_off_, domain, count);
     for (size_t i = 0; ok && i < count; ++i) {
       // An id this CUPTI does not know is one its runtime cannot make either.
       const CUptiResult result =
@@ -98,9 +105,8 @@ void CallbackGate::switch_off_handed_locked() {
   const HandOff taken = hand_off_;
   hand_off_ = HandOff{};
   for (trace::ApiDomain domain : {trace::ApiDomain::Runtime, trace::ApiDomain::Driver}) {
-    const bool runtime = domain == trace::ApiDomain::Runtime;
-    const uint32_t* ids = runtime ? taken.runtime_ids : taken.driver_ids;
-    const size_t count = runtime ? taken.runtime_count : taken.driver_count;
+    size_t count = 0;
+    const uint32_t* ids = handed_ids(taken, domain, count);
     for (size_t i = 0; switches_.enable_callback != nullptr && i < count; ++i) {
       switches_.enable_callback(1, switches_.subscriber, cupti_domain(domain), ids[i]);
     }

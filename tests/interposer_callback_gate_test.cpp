@@ -122,21 +122,27 @@ TEST_CASE("CAPGUARD_CALLBACKS=all keeps every callback on, captures or not") {
   CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
 }
 
-TEST_CASE("callbacks handed to the launch hooks stay off, and the hooks deliver while full") {
-  const uint32_t runtime_ids[] = {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000};
-  const uint32_t driver_ids[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel};
-  std::atomic<bool> delivering{false};
-  static int given_back = 0;
-  given_back = 0;
-  CallbackGate gate;
+// cudaLaunchKernel and cuLaunchKernel handed to the launch hooks (launch_hooks.h).
+constexpr uint32_t kHandedRuntime[] = {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000};
+constexpr uint32_t kHandedDriver[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel};
+int g_given_back = 0;
+
+void hand_launch_off(CallbackGate& gate, std::atomic<bool>& delivering) {
+  g_given_back = 0;
   CallbackGate::HandOff hand_off;
-  hand_off.runtime_ids = runtime_ids;
+  hand_off.runtime_ids = kHandedRuntime;
   hand_off.runtime_count = 1;
-  hand_off.driver_ids = driver_ids;
+  hand_off.driver_ids = kHandedDriver;
   hand_off.driver_count = 1;
   hand_off.delivering = &delivering;
-  hand_off.given_back = [] { ++given_back; };
+  hand_off.given_back = [] { ++g_given_back; };
   gate.hand_off(hand_off);
+}
+
+TEST_CASE("callbacks handed to the launch hooks stay off, and the hooks deliver while full") {
+  std::atomic<bool> delivering{false};
+  CallbackGate gate;
+  hand_launch_off(gate, delivering);
   start(gate);
   CHECK_FALSE(delivering.load());
   gate.want_full();
@@ -150,7 +156,7 @@ TEST_CASE("callbacks handed to the launch hooks stay off, and the hooks deliver 
   CHECK_FALSE(gate.full());
   CHECK_FALSE(delivering.load());
   CHECK_FALSE(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
-  CHECK(given_back == 0);
+  CHECK(g_given_back == 0);
 }
 
 CUptiResult refusing_enable_callback(uint32_t enable, CUpti_SubscriberHandle handle,
@@ -160,20 +166,9 @@ CUptiResult refusing_enable_callback(uint32_t enable, CUpti_SubscriberHandle han
 }
 
 TEST_CASE("when CUPTI refuses to switch a handed-off callback off, CUPTI delivers them again") {
-  const uint32_t runtime_ids[] = {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000};
-  const uint32_t driver_ids[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel};
   std::atomic<bool> delivering{false};
-  static int given_back = 0;
-  given_back = 0;
   CallbackGate gate;
-  CallbackGate::HandOff hand_off;
-  hand_off.runtime_ids = runtime_ids;
-  hand_off.runtime_count = 1;
-  hand_off.driver_ids = driver_ids;
-  hand_off.driver_count = 1;
-  hand_off.delivering = &delivering;
-  hand_off.given_back = [] { ++given_back; };
-  gate.hand_off(hand_off);
+  hand_launch_off(gate, delivering);
   g_cupti = FakeCupti{};
   CuptiSwitches switches;
   switches.enable_domain = &fake_enable_domain;
@@ -183,7 +178,7 @@ TEST_CASE("when CUPTI refuses to switch a handed-off callback off, CUPTI deliver
   gate.want_full();
   CHECK(gate.full());
   CHECK_FALSE(delivering.load());
-  CHECK(given_back == 1);
+  CHECK(g_given_back == 1);
   CHECK(on(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
   CHECK(on(kDriver, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
   CHECK_FALSE(gate.handed_off(trace::ApiDomain::Driver, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
