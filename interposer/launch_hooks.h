@@ -17,7 +17,9 @@
 // - programs that dlsym each driver symbol (JAX) get the trampoline from dlsym;
 // - programs linked against libcuda (CuPy, Triton's launcher) bind to libcapguard.so's own
 //   exports of the same names.
-// Only when LD_PRELOAD put this library first does all of that hold (`hooks_reach_program`);
+// Not reached: a library loaded with RTLD_DEEPBIND that looks libcuda up itself (its own dlsym
+// reference binds to libc's first), and dlvsym. Only when LD_PRELOAD put this library first does
+// the rest hold (`launch_hooks_reach_program`);
 // otherwise, or when CUPTI refuses to switch the launch callbacks off, CUPTI keeps delivering
 // launches as before. CAPGUARD_LAUNCH_HOOKS=0 keeps them on CUPTI too.
 //
