@@ -34,7 +34,7 @@ BUILD_DIR=$B scripts/gpu_testcases.sh "$R"
 status=$?
 # The live findings against the recorded goldens, messages and all (addresses, ids, threads and
 # timings aside): an interposer change that keeps what the rules read keeps this at 0 differ.
-python3 scripts/compare_live_to_goldens.py /tmp/capguard-testcase-results | tail -12 || status=1
+python3 scripts/compare_live_to_goldens.py "$R" | tail -12 || status=1
 tar czf "$OUT/testcase-results.tgz" -C /tmp capguard-testcase-results
 
 echo "== capguard run on the smoke programs"
