@@ -269,8 +269,8 @@ inline void CaptureModel::add_work(Capture* c, uint32_t member, const trace::Api
   grow_clock(*c, member);
 }
 
-inline const StreamState* CaptureModel::only_counts(const trace::ApiEvent& ev,
-                                                    const ApiInfo& api) const {
+[[gnu::always_inline]] inline const StreamState* CaptureModel::only_counts(
+    const trace::ApiEvent& ev, const ApiInfo& api) const {
   using trace::Field;
   if (api.kind != ApiKind::Enqueue || ev.result != 0 || ev.has(Field::StreamFlags) ||
       (ev.has(Field::StatusAfter) && ev.status_after == trace::CaptureStatus::Invalidated))
