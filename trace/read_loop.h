@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstring>
 #include <optional>
@@ -14,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "trace/line_scan.h"
 #include "trace/reader.h"
 #include "trace/record_parser.h"
 
@@ -26,8 +28,9 @@ namespace read_loop {
 inline constexpr size_t kBufferSize = 256 * 1024;
 inline constexpr size_t kFirstBufferSize = 16 * 1024;
 static_assert(kBufferSize > 2 * size_t{kMaxLineLength});
-// The parser loads whole words and may read this far past a line's '\n' (field_cursor.h).
-inline constexpr size_t kPadding = 32;
+// The parser loads whole words and may read 32 bytes past a line's '\n' (field_cursor.h);
+// the line split reads 64-byte blocks, the last of which may start one byte before the end.
+inline constexpr size_t kPadding = 64;
 
 std::string line_too_long();
 // A first line that is not a 'v' header gets a message that says what the file is not.
@@ -62,10 +65,21 @@ std::optional<ReadError> read_lines(const std::string& source, ReadSome read_som
   };
   bool skipping = false;  // inside an over-long line, already counted: drop it up to its end
   for (;;) {
-    while (const void* newline = std::memchr(buf + begin, '\n', end - begin)) {
-      const size_t length = static_cast<size_t>(static_cast<const char*>(newline) - (buf + begin));
+    // The '\n's of [block, block + 64) not yet handed out, as bits (scan::newline_bits).
+    size_t block = begin;
+    uint64_t newlines = begin < end ? scan::newline_bits(buf + block, end - block) : 0;
+    for (;;) {
+      while (newlines == 0) {
+        block += 64;
+        if (block >= end) break;
+        newlines = scan::newline_bits(buf + block, end - block);
+      }
+      if (newlines == 0) break;
+      const size_t newline = block + static_cast<size_t>(std::countr_zero(newlines));
+      newlines &= newlines - 1;
+      const size_t length = newline - begin;
       const std::string_view text(buf + begin, length);
-      begin += length + 1;
+      begin = newline + 1;
       if (std::exchange(skipping, false)) continue;
       ++line;
       if (line == 1 && !looks_like_header(text)) return fail(1, kNotATrace);
