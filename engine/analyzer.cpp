@@ -21,12 +21,14 @@
 #include "model/rehearsal.h"
 #include "model/report_merge.h"
 #include "trace/format.h"
+#include "trace/read_loop.h"
 #include "util/glob.h"
 
 namespace capguard {
 namespace {
 
-class ReplaySink : public trace::TraceSink {
+// `final`: the read loop calls on_event() directly (trace/read_loop.h).
+class ReplaySink final : public trace::TraceSink {
  public:
   ReplaySink(Analysis& analysis, const std::string& path)
       : analysis_(analysis),
@@ -91,7 +93,8 @@ class ReplaySink : public trace::TraceSink {
     }
     replay_.define_stack(s.id, stack_);
   }
-  void on_event(const trace::ApiEvent& ev) override {
+  // Inline into the read loop (trace/read_loop.h): it runs for every event.
+  [[gnu::always_inline]] void on_event(const trace::ApiEvent& ev) override {
     if (first_event_ns_ == 0) first_event_ns_ = ev.time_ns;
     last_event_ns_ = ev.time_ns;
     last_api_ = ev.api;
@@ -227,7 +230,7 @@ void analyze_trace(const std::string& path, Analysis& analysis) {
   ReplaySink sink(analysis, path);
   std::optional<trace::ReadError> error;
   try {
-    error = trace::read_trace(path, sink);
+    error = trace::read_loop::read_file(path, sink);
   } catch (const std::bad_alloc&) {
     // Unwinding freed the reader's buffers: enough to report what was found before.
     error = trace::ReadError{path, 0,

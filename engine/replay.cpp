@@ -83,15 +83,6 @@ uint32_t Replay::canonical_stack(uint32_t id) const {
   return canonical != nullptr ? *canonical : id;
 }
 
-const Replay::ApiCacheEntry& Replay::classify_entry(std::string_view api) {
-  // Names are interned by the reader (and must outlive the replay), so the address and the
-  // length identify the name.
-  ApiCacheEntry* entry = api_cache_.find(reinterpret_cast<uintptr_t>(api.data()));
-  if (entry && entry->name.size() == api.size()) [[likely]]
-    return *entry;
-  return classify_new(api);
-}
-
 const Replay::ApiCacheEntry& Replay::classify_new(std::string_view api) {
   ApiCacheEntry& fresh = api_cache_[reinterpret_cast<uintptr_t>(api.data())];
   fresh.name = api;
@@ -102,16 +93,6 @@ const Replay::ApiCacheEntry& Replay::classify_new(std::string_view api) {
 }
 
 const ApiInfo& Replay::classify(std::string_view api) { return classify_entry(api).info; }
-
-void Replay::note_thread_call(const ApiEvent& ev) {
-  if (ev.stack == 0) return;
-  if (last_thread_call_ < thread_calls_.size() && thread_calls_[last_thread_call_].tid == ev.tid)
-      [[likely]] {
-    thread_calls_[last_thread_call_] = Site::of(ev);
-    return;
-  }
-  note_other_thread_call(ev);
-}
 
 void Replay::note_other_thread_call(const ApiEvent& ev) {
   size_t oldest = 0;
@@ -140,9 +121,7 @@ const Site* Replay::started_by(const Site& where) const {
   return latest;
 }
 
-void Replay::feed(const ApiEvent& ev) {
-  note_thread_call(ev);
-  const ApiCacheEntry& entry = classify_entry(ev.api);
+void Replay::feed_rest(const ApiEvent& ev, const ApiCacheEntry& entry) {
   const ApiInfo& api = entry.info;
   // The error these return is the earlier call's, already judged there: not a failure of theirs.
   if (api.kind == ApiKind::ErrorReport) return;

@@ -36,7 +36,19 @@ class Replay {
   // The 1-based index of this process in report.processes (findings and captures carry it).
   void set_process(uint32_t index) { process_ = index; }
   void define_stack(uint32_t id, std::span<const uint64_t> addresses);
-  void feed(const trace::ApiEvent& ev);
+  // Inline as far as a launch that only counts (CaptureModel::count_work): most calls made
+  // during a capture end there; feed_rest() is the rest.
+  [[gnu::always_inline]] inline void feed(const trace::ApiEvent& ev);
+  // feed()'s test before it tries count_work(): true only where feed_rest() would reach
+  // count_work() too, with nothing done before it: not an ErrorReport, nothing for the graph
+  // lifetime (no graph op, a success, an Enqueue), not irrelevant (a capture is open, and
+  // only_counts() wants a success without stream flags), no rehearsal to read the call.
+  // tests/rule_table_test.cpp holds it to that.
+  static bool may_count_first(const trace::ApiEvent& ev, const ApiInfo& api, GraphOp op,
+                              const CaptureModel& model, bool rehearsing) {
+    return api.kind == ApiKind::Enqueue && op == GraphOp::None && ev.result == 0 &&
+           !model.open_captures().empty() && !rehearsing;
+  }
   void thread_exit(uint32_t tid);
   // Graph records (format.h v3): what an exec's nodes hold, rejected updates.
   void graph_node(const trace::GraphNodeRecord& record);
@@ -117,6 +129,7 @@ class Replay {
   // Inline, as far as a name seen before: feed() asks for every call's.
   [[gnu::always_inline]] inline const ApiCacheEntry& classify_entry(std::string_view api);
   [[gnu::noinline]] const ApiCacheEntry& classify_new(std::string_view api);
+  [[gnu::noinline]] void feed_rest(const trace::ApiEvent& ev, const ApiCacheEntry& entry);
 
   Report& report_;
   uint32_t pid_;
@@ -166,5 +179,37 @@ class Replay {
   std::vector<uint32_t> partial_captures_;
   uint64_t partial_capture_count_ = 0;  // counted where a location is built
 };
+
+// Inline below: the trace reader's loop calls feed() for every event (engine/analyzer.cpp).
+
+inline const Replay::ApiCacheEntry& Replay::classify_entry(std::string_view api) {
+  // Names are interned by the reader (and must outlive the replay), so the address and the
+  // length identify the name.
+  ApiCacheEntry* entry = api_cache_.find(reinterpret_cast<uintptr_t>(api.data()));
+  if (entry && entry->name.size() == api.size()) [[likely]]
+    return *entry;
+  return classify_new(api);
+}
+
+inline void Replay::note_thread_call(const trace::ApiEvent& ev) {
+  if (ev.stack == 0) return;
+  if (last_thread_call_ < thread_calls_.size() && thread_calls_[last_thread_call_].tid == ev.tid)
+      [[likely]] {
+    thread_calls_[last_thread_call_] = Site::of(ev);
+    return;
+  }
+  note_other_thread_call(ev);
+}
+
+inline void Replay::feed(const trace::ApiEvent& ev) {
+  note_thread_call(ev);
+  const ApiCacheEntry& entry = classify_entry(ev.api);
+  if (may_count_first(ev, entry.info, entry.graph_op, model_, rehearsal_.active()) &&
+      model_.count_work(ev, entry.info)) {
+    if (model_.retirement_due()) retire(model_.retire_ended());
+    return;
+  }
+  feed_rest(ev, entry);
+}
 
 }  // namespace capguard

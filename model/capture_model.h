@@ -254,9 +254,12 @@ class CaptureModel {
   uint32_t last_tid_ = 0;
 };
 
-// Inline below: the replay calls count_work() for nearly every call made during a capture.
+// Inline below: the replay calls count_work() for nearly every call made during a capture,
+// from the trace reader's loop (Replay::feed). always_inline: in a loop that large, GCC
+// otherwise leaves one of them as a call.
 
-inline void CaptureModel::add_work(Capture* c, uint32_t member, const trace::ApiEvent& ev) {
+[[gnu::always_inline]] inline void CaptureModel::add_work(Capture* c, uint32_t member,
+                                                          const trace::ApiEvent& ev) {
   if (!c || !c->valid() || member >= c->members.size()) return;
   Member& m = c->members[member];
   ++m.work;
@@ -269,8 +272,8 @@ inline void CaptureModel::add_work(Capture* c, uint32_t member, const trace::Api
   grow_clock(*c, member);
 }
 
-inline const StreamState* CaptureModel::only_counts(const trace::ApiEvent& ev,
-                                                    const ApiInfo& api) const {
+[[gnu::always_inline]] inline const StreamState* CaptureModel::only_counts(
+    const trace::ApiEvent& ev, const ApiInfo& api) const {
   using trace::Field;
   if (api.kind != ApiKind::Enqueue || ev.result != 0 || ev.has(Field::StreamFlags) ||
       (ev.has(Field::StatusAfter) && ev.status_after == trace::CaptureStatus::Invalidated))
@@ -293,7 +296,8 @@ inline const StreamState* CaptureModel::only_counts(const trace::ApiEvent& ev,
   return cuda_id_news ? nullptr : ss;
 }
 
-inline bool CaptureModel::count_work(const trace::ApiEvent& ev, const ApiInfo& api) {
+[[gnu::always_inline]] inline bool CaptureModel::count_work(const trace::ApiEvent& ev,
+                                                            const ApiInfo& api) {
   const StreamState* ss = only_counts(ev, api);
   if (ss == nullptr) return false;
   thread_state(ev.tid);  // as prepare() would: the thread is known from here on

@@ -8,6 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/replay.h"
+#include "model/graph_api.h"
+#include "model/graph_lifetime.h"
 #include "rules/rule.h"
 #include "tests/event_builder.h"
 
@@ -183,4 +186,27 @@ TEST_CASE("count_work changes the model as prepare and apply do") {
   }
   CHECK(counted > 10);
   CHECK(per_thread > 1);
+}
+
+TEST_CASE("the replay tries count_work first only where its general path would reach it") {
+  int first = 0;
+  for (const std::vector<Ev>& state : model_states()) {
+    CaptureModel model;
+    apply(model, state);
+    for_each_call([&](Ev& ev) {
+      const ApiInfo info = classify_api(ev.e.api);
+      const GraphOp op = graph_op(info);
+      CHECK_FALSE(Replay::may_count_first(ev.e, info, op, model, true));
+      if (!Replay::may_count_first(ev.e, info, op, model, false)) return;
+      ++first;
+      CAPTURE(ev.e.api);
+      // Replay::feed_rest() returns early, or feeds the graph lifetime, for these.
+      CHECK(info.kind != ApiKind::ErrorReport);
+      CHECK_FALSE(GraphLifetime::wants(ev.e, info, op));
+      CHECK_FALSE(model.irrelevant(ev.e, info));
+      ev.e.result = kErrCaptureInvalidated;  // a failure goes the general way
+      CHECK_FALSE(Replay::may_count_first(ev.e, info, op, model, false));
+    });
+  }
+  CHECK(first > 10);
 }

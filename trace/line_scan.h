@@ -112,4 +112,15 @@ template <class Lanes>
   return (v - '0' <= 9) | (v - 'a' <= 5);  // unsigned: bytes below '0' or 'a' wrap high
 }
 
+// Bit i set where p[i] is '\n', for i < 64 and i < size (size >= 1). Reads 64 bytes at p,
+// whatever `size`: the reader's buffer has that much room past its end (read_loop.h). A read
+// buffer is cut into lines by the set bits, 64 bytes at a time, where memchr() per line cost
+// a call and its branches on every line.
+[[gnu::always_inline]] inline uint64_t newline_bits(const char* p, size_t size) {
+  uint64_t bits = 0;
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) bits |= uint64_t{lane_bits(load16(p + 16 * i) == '\n')} << (16 * i);
+  return size < 64 ? bits & ((uint64_t{1} << size) - 1) : bits;
+}
+
 }  // namespace capguard::trace::scan

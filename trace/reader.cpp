@@ -1,109 +1,45 @@
 // Streaming trace reader: a large read buffer cut into lines in place, handed to the strict
-// record parser (trace/record_parser.cpp). Nothing here allocates per line.
+// record parser (trace/record_parser.cpp). Nothing here allocates per line. The loop itself is
+// trace/read_loop.h.
 #include "trace/reader.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <utility>
-#include <vector>
 
-#include "trace/record_parser.h"
+#include "trace/read_loop.h"
 
 namespace capguard::trace {
-namespace {
-
-// Large enough that a maximal line always fits next to leftover bytes of the previous read.
-// The buffer starts small (most inputs of a fuzzer, a short trace) and doubles while reads
-// keep filling it.
-constexpr size_t kBufferSize = 256 * 1024;
-constexpr size_t kFirstBufferSize = 16 * 1024;
-static_assert(kBufferSize > 2 * size_t{kMaxLineLength});
-// The parser loads whole words and may read this far past a line's '\n' (field_cursor.h).
-constexpr size_t kPadding = 32;
+namespace read_loop {
 
 std::string line_too_long() {
   return "line is longer than " + std::to_string(kMaxLineLength) + " bytes";
 }
 
-// A first line that is not a 'v' header gets a message that says what the file is not.
-bool looks_like_header(std::string_view start) {
-  return start.size() < 2 || (start[0] == 'v' && start[1] == ' ');
+int open_trace(const std::string& path, std::string& error) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) error = std::strerror(errno);
+  return fd;
 }
-constexpr char kNotATrace[] = "not a capguard trace (the first line is not a 'v' header)";
 
-// Reads with `read_some(buffer, size)` (returns bytes read, 0 at the end, -1 with a message
-// in `io_error` on failure) and hands complete lines to the record parser.
-template <class ReadSome>
-std::optional<ReadError> read_lines(const std::string& source, ReadSome read_some,
-                                    TraceSink& sink) {
-  std::vector<char> storage(kFirstBufferSize + kPadding);  // zeroed: no stray reads
-  size_t capacity = kFirstBufferSize;
-  char* buf = storage.data();
-  size_t begin = 0, end = 0;
-  uint64_t line = 0;
-  RecordParser parser(sink);
-  auto fail = [&](uint64_t at, std::string message) {
-    return ReadError{source, at, std::move(message)};
-  };
-  // A bad line past the header is skipped, named to the sink, and reading goes on: one flipped
-  // byte must not cost the rest of a long trace.
-  auto skip = [&](uint64_t at, std::string message) {
-    sink.on_skipped_line(ReadError{source, at, std::move(message)});
-  };
-  bool skipping = false;  // inside an over-long line, already counted: drop it up to its end
+void close_trace(int fd) { ::close(fd); }
+
+ptrdiff_t read_some(int fd, char* data, size_t size, std::string& error) {
   for (;;) {
-    while (const void* newline = std::memchr(buf + begin, '\n', end - begin)) {
-      const size_t length = static_cast<size_t>(static_cast<const char*>(newline) - (buf + begin));
-      const std::string_view text(buf + begin, length);
-      begin += length + 1;
-      if (std::exchange(skipping, false)) continue;
-      ++line;
-      if (line == 1 && !looks_like_header(text)) return fail(1, kNotATrace);
-      if (length > kMaxLineLength) {
-        if (line == 1) return fail(line, line_too_long());
-        skip(line, line_too_long());
-      } else if (!parser.parse(text)) {
-        if (line == 1) return fail(line, parser.error());  // a header we cannot read: stop
-        skip(line, parser.error());
-      }
-    }
-    std::string_view rest(buf + begin, end - begin);
-    if (line == 0 && !looks_like_header(rest)) return fail(1, kNotATrace);
-    if (rest.size() > kMaxLineLength) {
-      if (line == 0) return fail(1, line_too_long());
-      if (!skipping) skip(++line, line_too_long());
-      skipping = true;
-      begin = end;
-      rest = {};
-    }
-
-    const bool was_full = end == capacity;
-    std::memmove(buf, buf + begin, rest.size());
-    end = rest.size();
-    begin = 0;
-    if (was_full && capacity < kBufferSize) {  // also makes room when one line fills it
-      capacity = std::min(2 * capacity, kBufferSize);
-      storage.resize(capacity + kPadding);
-      buf = storage.data();
-    }
-    std::string io_error;
-    const ptrdiff_t n = read_some(buf + end, capacity - end, io_error);
-    if (n < 0) return fail(0, "cannot read trace: " + io_error);
-    if (n == 0) break;
-    end += static_cast<size_t>(n);
+    const ssize_t n = ::read(fd, data, size);
+    if (n >= 0) return n;
+    if (errno == EINTR) continue;
+    error = std::strerror(errno);
+    return -1;
   }
-  if (skipping) begin = end;  // the over-long last line was reported already
-  if (end > begin) return fail(line + 1, "truncated: last record is incomplete");
-  if (line == 0) return fail(0, "empty trace");
-  if (!parser.finish()) return fail(line, parser.error());
-  return std::nullopt;
 }
 
-}  // namespace
+}  // namespace read_loop
 
 std::string ReadError::to_string() const {
   if (line == 0) return source + ": " + message;
@@ -111,23 +47,7 @@ std::string ReadError::to_string() const {
 }
 
 std::optional<ReadError> read_trace(const std::string& path, TraceSink& sink) {
-  int fd;
-  do {
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0) return ReadError{path, 0, std::string("cannot open trace: ") + std::strerror(errno)};
-  auto read_some = [fd](char* data, size_t size, std::string& error) -> ptrdiff_t {
-    for (;;) {
-      const ssize_t n = ::read(fd, data, size);
-      if (n >= 0) return n;
-      if (errno == EINTR) continue;
-      error = std::strerror(errno);
-      return -1;
-    }
-  };
-  auto result = read_lines(path, read_some, sink);
-  ::close(fd);
-  return result;
+  return read_loop::read_file(path, sink);
 }
 
 std::optional<ReadError> read_trace(std::istream& in, const std::string& source_name,
@@ -145,7 +65,7 @@ std::optional<ReadError> read_trace(std::istream& in, const std::string& source_
     }
     return static_cast<ptrdiff_t>(in.gcount());
   };
-  return read_lines(source_name, read_some, sink);
+  return read_loop::read_lines(source_name, read_some, sink);
 }
 
 }  // namespace capguard::trace

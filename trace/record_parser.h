@@ -28,7 +28,10 @@ class RecordParser {
   }
 
   // Returns false on a malformed record; error() then says what is wrong with it. Inline as far
-  // as an event whose tail was seen before: most lines end there.
+  // as an event whose tail was seen before: most lines end there. `Sink`: the type of the sink
+  // given to the constructor (or a base of it), by which that event reaches on_event(); a
+  // `final` one is called directly (read_loop.h). Every other record goes through TraceSink.
+  template <class Sink = TraceSink>
   [[gnu::always_inline]] bool parse(std::string_view line) {
     ++records_;
     bool split = false;
@@ -39,7 +42,7 @@ class RecordParser {
       split = parse_event_head(line, seq, time_ns, tid, tail);
       if (ApiEvent* seen = split ? tails_.find(tail) : nullptr) {
         seen->seq = seq, seen->time_ns = time_ns, seen->tid = tid;
-        sink_.on_event(*seen);
+        static_cast<Sink&>(sink_).on_event(*seen);
         return true;
       }
     }
