@@ -52,6 +52,12 @@ constexpr uint32_t kRuntimeIds[] = {
 static_assert(sizeof(cuLaunchKernel_params) == sizeof(cuLaunchKernel_ptsz_params) &&
               offsetof(cuLaunchKernel_params, hStream) ==
                   offsetof(cuLaunchKernel_ptsz_params, hStream));
+static_assert(offsetof(cuLaunchCooperativeKernel_params, hStream) ==
+                  offsetof(cuLaunchCooperativeKernel_ptsz_params, hStream) &&
+              offsetof(cuLaunchKernelEx_params, config) ==
+                  offsetof(cuLaunchKernelEx_ptsz_params, config) &&
+              offsetof(cudaLaunchKernelExC_v11060_params, config) ==
+                  offsetof(cudaLaunchKernelExC_ptsz_v11060_params, config));
 static_assert(offsetof(cudaLaunchKernel_v7000_params, stream) ==
                   offsetof(cudaLaunchKernel_ptsz_v7000_params, stream) &&
               offsetof(cudaLaunchKernel_v7000_params, stream) ==
