@@ -10,6 +10,7 @@
 #include "interposer/api_table.h"
 #include "interposer/decode.h"
 #include "interposer/launch_hooks.h"
+#include "tests/recorder_harness.h"
 
 namespace capguard::interposer {
 namespace {
@@ -21,11 +22,12 @@ struct Launched {
   const CUlaunchConfig* config;
 };
 std::vector<Launched> g_launched;
+CUresult g_launch_result = CUDA_SUCCESS;  // what fake_launch answers
 
 CUresult fake_launch(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                      unsigned, CUstream stream, void**, void**) {
   g_launched.push_back({stream, nullptr});
-  return CUDA_SUCCESS;
+  return g_launch_result;
 }
 CUresult fake_launch_ptsz(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                           unsigned, CUstream stream, void**, void**) {
@@ -182,6 +184,81 @@ TEST_CASE("launch hooks: CUPTI's own callbacks for the launch family are dropped
   CHECK(hooks::runtime_callback_ids(count) != nullptr);
   CHECK(count == 6);
   hooks::set_owning(false);
+}
+
+// A CUDA runtime's cuLaunchKernel: the resolver dlsym hands out, cuGetProcAddress resolved
+// through it, the launch through that.
+Launch runtime_launch_through_hooks() {
+  hooks::enable(0, 0);
+  const auto driver_resolver = reinterpret_cast<ResolveV2>(
+      hooks::answer_dlsym("cuGetProcAddress_v2", reinterpret_cast<void*>(&fake_resolve_v2),
+                          reinterpret_cast<const void*>(&resolve)));
+  const auto runtime_resolver =
+      reinterpret_cast<ResolveV2>(resolve(driver_resolver, "cuGetProcAddress", 12000));
+  return reinterpret_cast<Launch>(resolve(runtime_resolver, "cuLaunchKernel", 12000));
+}
+
+TEST_CASE("launches the launch hooks deliver are recorded as CUPTI's callbacks recorded them") {
+  namespace rh = recorder_harness;
+  const Launch hooked = runtime_launch_through_hooks();
+  // The same program twice: launches by CUPTI's callbacks, then by the hooks.
+  std::vector<rh::RecordingSink> traces;
+  for (const bool by_hooks : {false, true}) {
+    rh::TempDir dir;
+    auto r = rh::make_recorder(dir);
+    hooks::deliver_to(&Recorder::hooked_switchboard, r.get(), &Recorder::on_open_origin);
+    hooks::set_owning(by_hooks);
+    hooks::delivering().store(by_hooks);
+    g_launched.clear();
+    const auto launch_on = [&](uint64_t stream, int32_t result) {
+      g_launch_result = static_cast<CUresult>(result);
+      if (by_hooks) {
+        hooked(nullptr, 1, 1, 1, 1, 1, 1, 0, rh::as<CUstream>(stream), nullptr, nullptr);
+      } else {
+        rh::launch(*r, stream, false, result);
+      }
+    };
+    rh::begin_capture(*r, rh::kStream, 7);
+    launch_on(rh::kStream, 0);  // the body: nothing delivered
+    rh::fork_into_capture(rh::kForked, 7);
+    launch_on(rh::kForked, 0);
+    launch_on(rh::kStream, 901);  // a failure on the origin
+    rh::end_capture(*r, rh::kStream, 0x8000);
+    if (by_hooks) CHECK(g_launched.size() == 3);
+    hooks::delivering().store(false);
+    hooks::set_owning(false);
+    g_launch_result = CUDA_SUCCESS;
+    traces.push_back(rh::read_back(*r));
+  }
+  REQUIRE(rh::api_names(traces[1]) == rh::api_names(traces[0]));
+  REQUIRE(rh::api_names(traces[0]) ==
+          std::vector<std::string>{"cudaStreamBeginCapture", "cudaLaunchKernel", "cudaLaunchKernel",
+                                   "cudaStreamEndCapture"});
+  for (size_t i = 0; i < traces[0].events.size(); ++i) {
+    const trace::ApiEvent& cupti = traces[0].events[i];
+    const trace::ApiEvent& by_hooks = traces[1].events[i];
+    CHECK(by_hooks.domain == cupti.domain);
+    CHECK(by_hooks.stream == cupti.stream);
+    CHECK(by_hooks.result == cupti.result);
+    CHECK(by_hooks.status_after == cupti.status_after);
+    CHECK(by_hooks.capture_id == cupti.capture_id);
+    CHECK(by_hooks.fields == cupti.fields);
+  }
+}
+
+TEST_CASE("while the hooks own the launches, CUPTI's own launch callbacks are dropped") {
+  namespace rh = recorder_harness;
+  rh::TempDir dir;
+  auto r = rh::make_recorder(dir);
+  hooks::deliver_to(&Recorder::hooked_switchboard, r.get(), &Recorder::on_open_origin);
+  hooks::set_owning(true);
+  rh::begin_capture(*r, rh::kStream, 7);
+  rh::fork_into_capture(rh::kForked, 7);
+  rh::launch(*r, rh::kForked);  // by CUPTI, while a domain was on whole: the hooks deliver it
+  rh::end_capture(*r, rh::kStream, 0x8000);
+  hooks::set_owning(false);
+  CHECK(rh::api_names(rh::read_back(*r)) ==
+        std::vector<std::string>{"cudaStreamBeginCapture", "cudaStreamEndCapture"});
 }
 
 }  // namespace
