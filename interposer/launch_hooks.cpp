@@ -171,38 +171,61 @@ __attribute__((noinline)) CUresult observe_config(int hook, bool runtime_named, 
                  [&] { return real(config, f, params, extra); });
 }
 
+// A launch: straight through while the gate is reduced (as CUPTI's switched-off callback was),
+// else observed. The trampolines and the exports differ only in where `real` comes from.
+inline CUresult launch_grid(int hook, bool runtime_named, GridFn real, CUfunction f, unsigned gx,
+                            unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                            unsigned shared, CUstream stream, void** params, void** extra) {
+  if (!g_delivering.load(std::memory_order_relaxed)) [[likely]]
+    return real(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra);
+  return observe_grid(hook, runtime_named, real, f, gx, gy, gz, bx, by, bz, shared, stream, params,
+                      extra);
+}
+
+inline CUresult launch_cooperative(int hook, bool runtime_named, CooperativeFn real, CUfunction f,
+                                   unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                   unsigned bz, unsigned shared, CUstream stream, void** params) {
+  if (!g_delivering.load(std::memory_order_relaxed)) [[likely]]
+    return real(f, gx, gy, gz, bx, by, bz, shared, stream, params);
+  return observe_cooperative(hook, runtime_named, real, f, gx, gy, gz, bx, by, bz, shared, stream,
+                             params);
+}
+
+inline CUresult launch_config(int hook, bool runtime_named, ConfigFn real,
+                              const CUlaunchConfig* config, CUfunction f, void** params,
+                              void** extra) {
+  if (!g_delivering.load(std::memory_order_relaxed)) [[likely]]
+    return real(config, f, params, extra);
+  return observe_config(hook, runtime_named, real, config, f, params, extra);
+}
+
+// The slot's original, stored before its trampoline was handed out.
+template <typename Fn, int H, int N>
+Fn slot_original() {
+  return reinterpret_cast<Fn>(g_slots[H][N].original.load(std::memory_order_acquire));
+}
+
 template <int H, int N>
 CUresult grid_trampoline(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                          unsigned by, unsigned bz, unsigned shared, CUstream stream, void** params,
                          void** extra) {
-  const Slot& slot = g_slots[H][N];
-  const auto real = reinterpret_cast<GridFn>(slot.original.load(std::memory_order_relaxed));
-  if (!g_delivering.load(std::memory_order_relaxed)) [[likely]]
-    return real(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra);
-  return observe_grid(H, slot.runtime_named, real, f, gx, gy, gz, bx, by, bz, shared, stream,
-                      params, extra);
+  return launch_grid(H, g_slots[H][N].runtime_named, slot_original<GridFn, H, N>(), f, gx, gy, gz,
+                     bx, by, bz, shared, stream, params, extra);
 }
 
 template <int H, int N>
 CUresult cooperative_trampoline(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                 unsigned by, unsigned bz, unsigned shared, CUstream stream,
                                 void** params) {
-  const Slot& slot = g_slots[H][N];
-  const auto real = reinterpret_cast<CooperativeFn>(slot.original.load(std::memory_order_relaxed));
-  if (!g_delivering.load(std::memory_order_relaxed)) [[likely]]
-    return real(f, gx, gy, gz, bx, by, bz, shared, stream, params);
-  return observe_cooperative(H, slot.runtime_named, real, f, gx, gy, gz, bx, by, bz, shared, stream,
-                             params);
+  return launch_cooperative(H, g_slots[H][N].runtime_named, slot_original<CooperativeFn, H, N>(), f,
+                            gx, gy, gz, bx, by, bz, shared, stream, params);
 }
 
 template <int H, int N>
 CUresult config_trampoline(const CUlaunchConfig* config, CUfunction f, void** params,
                            void** extra) {
-  const Slot& slot = g_slots[H][N];
-  const auto real = reinterpret_cast<ConfigFn>(slot.original.load(std::memory_order_relaxed));
-  if (!g_delivering.load(std::memory_order_relaxed)) [[likely]]
-    return real(config, f, params, extra);
-  return observe_config(H, slot.runtime_named, real, config, f, params, extra);
+  return launch_config(H, g_slots[H][N].runtime_named, slot_original<ConfigFn, H, N>(), config, f,
+                       params, extra);
 }
 
 template <int H, int N>
@@ -404,18 +427,14 @@ CUresult export_launch_grid(int hook, CUfunction f, unsigned gx, unsigned gy, un
                             void** params, void** extra) {
   const auto real = reinterpret_cast<GridFn>(export_original(hook));
   if (real == nullptr) return CUDA_ERROR_NOT_INITIALIZED;
-  if (!g_delivering.load(std::memory_order_relaxed)) [[likely]]
-    return real(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra);
-  return observe_grid(hook, false, real, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra);
+  return launch_grid(hook, false, real, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra);
 }
 
 CUresult export_launch_config(int hook, const CUlaunchConfig* config, CUfunction f, void** params,
                               void** extra) {
   const auto real = reinterpret_cast<ConfigFn>(export_original(hook));
   if (real == nullptr) return CUDA_ERROR_NOT_INITIALIZED;
-  if (!g_delivering.load(std::memory_order_relaxed)) [[likely]]
-    return real(config, f, params, extra);
-  return observe_config(hook, false, real, config, f, params, extra);
+  return launch_config(hook, false, real, config, f, params, extra);
 }
 
 CUresult export_launch_cooperative(int hook, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
@@ -423,9 +442,7 @@ CUresult export_launch_cooperative(int hook, CUfunction f, unsigned gx, unsigned
                                    CUstream stream, void** params) {
   const auto real = reinterpret_cast<CooperativeFn>(export_original(hook));
   if (real == nullptr) return CUDA_ERROR_NOT_INITIALIZED;
-  if (!g_delivering.load(std::memory_order_relaxed)) [[likely]]
-    return real(f, gx, gy, gz, bx, by, bz, shared, stream, params);
-  return observe_cooperative(hook, false, real, f, gx, gy, gz, bx, by, bz, shared, stream, params);
+  return launch_cooperative(hook, false, real, f, gx, gy, gz, bx, by, bz, shared, stream, params);
 }
 
 }  // namespace capguard::interposer::launch_hooks
