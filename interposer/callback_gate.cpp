@@ -189,6 +189,29 @@ bool CallbackGate::reduce_if_unneeded() {
   return true;
 }
 
+bool CallbackGate::detach(bool (*finalize)(CUpti_SubscriberHandle own)) {
+  if (always_full_) return false;
+  pthread_mutex_lock(&mutex_);
+  bool detached = false;
+  if (!full()) {
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    detached = finalize(switches_.subscriber);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+  }
+  pthread_mutex_unlock(&mutex_);
+  return detached;
+}
+
+bool CallbackGate::resubscribe(CUpti_SubscriberHandle subscriber) {
+  pthread_mutex_lock(&mutex_);
+  switches_.subscriber = subscriber;
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  const bool ok = enable_reduced_set_locked() || enable_everything_locked();  // never blind
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  pthread_mutex_unlock(&mutex_);
+  return ok;
+}
+
 void CallbackGate::on_exit_while_full(uint32_t tid) {
   const uint64_t idle_since = idle_since_ns_.load(std::memory_order_relaxed);
   if (always_full_ || idle_since == 0) return;

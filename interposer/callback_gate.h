@@ -96,6 +96,14 @@ class CallbackGate {
   void hand_off(const HandOff& hand_off) { hand_off_ = hand_off; }
   bool handed_off(trace::ApiDomain domain, uint32_t cbid) const;
 
+  // CUPTI detached while idle (idle_detach.h): `finalize` (unsubscribe and finalize) runs under
+  // the gate's lock, between two generation stamps as a reduction's switch does, since a call
+  // whose ENTER was seen may never get its EXIT. Refused while full. True when it detached.
+  bool detach(bool (*finalize)(CUpti_SubscriberHandle own));
+  // Attached again with a new subscription: the reduced set on it.
+  bool resubscribe(CUpti_SubscriberHandle subscriber);
+  bool always_full() const { return always_full_; }
+
   uint64_t switched_on() const { return switched_on_.load(std::memory_order_relaxed); }
   uint64_t reductions() const { return reductions_.load(std::memory_order_relaxed); }
 

@@ -3,6 +3,7 @@
 // instead of being refused: cupti_share.h. Only in the shared library: the unit tests and the
 // analyzer must keep calling the real ones.
 #include <cupti.h>
+#include <dlfcn.h>
 
 #include "interposer/cupti_share.h"
 
@@ -51,3 +52,18 @@ CAPGUARD_EXPORT CUptiResult cuptiGetCallbackState(uint32_t* enable,
 }
 
 CAPGUARD_EXPORT CUptiResult cuptiFinalize(void) { return share::share_finalize(); }
+
+// The activity, profiler and PC sampling APIs need no subscription, and a finalize would end
+// them: capguard notes that the program uses CUPTI (it then never detaches CUPTI while idle)
+// and passes the call on to the libcupti the program would have called.
+#define CAPGUARD_CUPTI_USE(function, params, args)                                           \
+  CAPGUARD_EXPORT CUptiResult function params {                                              \
+    share::share_note_program_use();                                                         \
+    static auto next = reinterpret_cast<decltype(&::function)>(dlsym(RTLD_NEXT, #function)); \
+    return next != nullptr ? next args : CUPTI_ERROR_NOT_INITIALIZED;                        \
+  }
+CAPGUARD_CUPTI_USE(cuptiActivityRegisterCallbacks,
+                   (CUpti_BuffersCallbackRequestFunc request,
+                    CUpti_BuffersCallbackCompleteFunc complete),
+                   (request, complete))
+CAPGUARD_CUPTI_USE(cuptiActivityEnable, (CUpti_ActivityKind kind), (kind))

@@ -208,6 +208,63 @@ bool find_cupti_calls(CuptiCalls& calls) {
   return calls.subscribe != nullptr;
 }
 
+namespace {
+// cuptiSubscribe_v2 shows a competing tool "CUPTI for capguard" and tells us who holds CUPTI
+// instead of leaving a guess.
+CUptiResult subscribe_capguard(const CuptiCalls& calls, void* userdata,
+                               CUpti_SubscriberHandle& subscriber, ShareMode& mode, char* holder,
+                               size_t holder_size) {
+  SubscriberParams132 params{};
+  params.base.structSize = kParams132Size;
+  params.base.subscriberName = "capguard";
+  params.base.oldSubscriberName = holder;
+  params.base.oldSubscriberSize = holder_size;
+  params.allow_multiple_subscribers = 1;
+  mode = ShareMode::Forward;
+  if (calls.subscribe_v2 == nullptr)
+    return calls.subscribe(&subscriber, &share_switchboard, userdata);
+  CUptiResult subscribed =
+      calls.subscribe_v2(&subscriber, &share_switchboard, userdata, &params.base);
+  if (subscribed == CUPTI_SUCCESS) mode = ShareMode::Beside;
+  if (subscribed == CUPTI_ERROR_INVALID_PARAMETER) {
+    params.base.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    subscribed = calls.subscribe_v2(&subscriber, &share_switchboard, userdata, &params.base);
+  }
+  return subscribed;
+}
+
+const CuptiCalls* g_detach_calls = nullptr;  // detach_cupti's, for the gate's callback
+bool g_unsubscribed = false;                 // ... and whether it ended the subscription
+}  // namespace
+
+bool detach_cupti(CUpti_CallbackFunc callback, void* userdata, const CuptiApi& api,
+                  CallbackGate& gate) {
+  if (api.calls.unsubscribe == nullptr || api.calls.finalize == nullptr) return false;
+  g_detach_calls = &api.calls;
+  g_unsubscribed = false;
+  const bool detached = gate.detach([](CUpti_SubscriberHandle own) {
+    if (g_detach_calls->unsubscribe(own) != CUPTI_SUCCESS) return false;
+    g_unsubscribed = true;
+    return g_detach_calls->finalize() == CUPTI_SUCCESS;
+  });
+  // Unsubscribed but not finalized: capguard subscribes again at once, never blind.
+  if (!detached && g_unsubscribed) reattach_cupti(callback, userdata, api, gate);
+  return detached;
+}
+
+bool reattach_cupti(CUpti_CallbackFunc callback, void* userdata, const CuptiApi& api,
+                    CallbackGate& gate) {
+  CUpti_SubscriberHandle subscriber = nullptr;
+  char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN * 4] = {};
+  ShareMode mode = ShareMode::Forward;
+  if (subscribe_capguard(api.calls, userdata, subscriber, mode, holder, sizeof(holder)) !=
+      CUPTI_SUCCESS) {
+    return false;
+  }
+  share_attached(api.calls, subscriber, mode, callback);
+  return gate.resubscribe(subscriber);
+}
+
 bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, CallbackGate& gate,
                   bool all_callbacks, CudaVersions& versions, char* why, size_t why_capacity) {
   const CudaVersions& found = probed_versions();
@@ -269,27 +326,10 @@ bool attach_cupti(CUpti_CallbackFunc callback, void* userdata, CuptiApi& api, Ca
     return false;
   }
   CUpti_SubscriberHandle subscriber = nullptr;
-  // cuptiSubscribe_v2 shows a competing tool "CUPTI for capguard" and tells us who holds CUPTI
-  // instead of leaving a guess.
   char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN * 4] = {};
-  SubscriberParams132 params{};
-  params.base.structSize = kParams132Size;
-  params.base.subscriberName = "capguard";
-  params.base.oldSubscriberName = holder;
-  params.base.oldSubscriberSize = sizeof(holder);
-  params.allow_multiple_subscribers = 1;
   ShareMode mode = ShareMode::Forward;
-  CUptiResult subscribed = CUPTI_ERROR_INVALID_PARAMETER;
-  if (calls.subscribe_v2 != nullptr) {
-    subscribed = calls.subscribe_v2(&subscriber, &share_switchboard, userdata, &params.base);
-    if (subscribed == CUPTI_SUCCESS) mode = ShareMode::Beside;
-    if (subscribed == CUPTI_ERROR_INVALID_PARAMETER) {
-      params.base.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-      subscribed = calls.subscribe_v2(&subscriber, &share_switchboard, userdata, &params.base);
-    }
-  } else {
-    subscribed = calls.subscribe(&subscriber, &share_switchboard, userdata);
-  }
+  const CUptiResult subscribed =
+      subscribe_capguard(calls, userdata, subscriber, mode, holder, sizeof(holder));
   startup::mark(startup::Phase::subscribed);
   if (subscribed == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
     holder[sizeof(holder) - 1] = '\0';

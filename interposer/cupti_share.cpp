@@ -92,7 +92,8 @@ CUpti_SubscriberHandle g_own = nullptr;
 CUpti_CallbackFunc g_inner = nullptr;
 CallbackBits g_own_wants;
 Client g_client;
-std::atomic<bool> g_beside_seen{false};  // a client subscribed beside capguard
+std::atomic<bool> g_program_used{false};  // the program called CUPTI itself (idle_detach.h)
+std::atomic<bool> g_beside_seen{false};   // a client subscribed beside capguard
 // Client changes and CUPTI's enable calls, which CUPTI wants serialized. Taken after the
 // gate's lock (capguard's own switches), never the other way round; never held while a
 // callback runs.
@@ -276,6 +277,13 @@ void share_check_alive() {
   if (result != CUPTI_SUCCESS || enabled == 0) note(CuptiClientEvent::Lost, g_client.name);
 }
 
+void share_note_program_use() {
+  g_program_used.store(true, std::memory_order_release);
+  if (g_hooks.attach_now != nullptr) g_hooks.attach_now();
+}
+
+bool share_program_uses_cupti() { return g_program_used.load(std::memory_order_acquire); }
+
 CUptiResult share_subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
                             void* userdata, CUpti_SubscriberParams* params, bool v2,
                             const void* caller) {
@@ -284,7 +292,7 @@ CUptiResult share_subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFu
               : straight(&CuptiCalls::subscribe, subscriber, callback, userdata);
   };
   if (t_in_cupti) return to_cupti();
-  if (g_hooks.attach_now != nullptr) g_hooks.attach_now();
+  share_note_program_use();
   const ShareMode mode = share_mode();
   char name[sizeof(g_client.name)];
   if (mode != ShareMode::Off) name_client(name, sizeof(name), params, caller);
@@ -405,6 +413,7 @@ CUptiResult share_finalize() {
 void share_reset_for_tests() {
   Lock lock;
   g_client.active.store(false);
+  g_program_used.store(false);
   g_client.wants.clear();
   g_client.callback.store(nullptr);
   g_client.name[0] = '\0';

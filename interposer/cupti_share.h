@@ -38,8 +38,8 @@ struct CuptiCalls {
 enum class ShareMode : uint8_t { Off, Forward, Beside };
 
 struct ShareHooks {
-  // Subscribes capguard now, if it is to subscribe at all and has not yet: a client that comes
-  // before cuInit must not take CUPTI from under it.
+  // Subscribes capguard now, if it is to subscribe at all and has not yet (a client that comes
+  // before cuInit must not take CUPTI from under it), or again if it detached while idle.
   void (*attach_now)() = nullptr;
   void (*note)(trace::CuptiClientEvent what, const char* name) = nullptr;  // a 'k' record
   // CUPTI's entry points for calls that go straight through (Off), found when first needed
@@ -67,6 +67,12 @@ CUptiResult share_own_enable_callback(uint32_t enable, CUpti_SubscriberHandle ow
 // At process exit: notes 'lost' when capguard's subscription is gone (CUPTI was finalized by a
 // call that did not come through here, e.g. one found with dlsym on libcupti's own handle).
 void share_check_alive();
+
+// The program calls CUPTI itself (a subscription, or the activity or profiler API: a client
+// capguard's finalize would end): attaches capguard first (ShareHooks::attach_now), and CUPTI
+// never detaches while idle again (idle_detach.h).
+void share_note_program_use();
+bool share_program_uses_cupti();
 
 // The program's calls (cupti_exports.cpp). `v2`: cuptiSubscribe_v2 (params may be null);
 // `caller`: the return address, to name the client.

@@ -49,6 +49,8 @@ class GraphWatch {
   }
   bool syncs_wanted() const { return any_exec_.load(std::memory_order_relaxed); }
   bool anything() const { return any_exec_.load(std::memory_order_relaxed); }
+  // Recorded launches not yet followed by a sync: the next sync is recorded.
+  bool launches_pending() const { return launches_pending_.load(std::memory_order_relaxed) != 0; }
   // Execs instantiated and not destroyed (those past the table's size not counted).
   bool any_live() const { return live_.load(std::memory_order_relaxed) > 0; }
 
@@ -60,7 +62,7 @@ class GraphWatch {
     std::atomic<bool> interesting{false};  // counted in interest_
     uint64_t bases[kExactBases] = {};
     uint32_t base_count = 0;
-    uint64_t bloom = 0;  // bases beyond the exact ones
+    uint64_t bloom = 0;         // bases beyond the exact ones
     uint64_t* nodes = nullptr;  // set_nodes' pairs
     uint32_t node_count = 0;
   };

@@ -14,10 +14,12 @@
 #include <cstring>
 #include <new>
 
+#include "interposer/attach_guards.h"
 #include "interposer/cupti_loader.h"
 #include "interposer/cupti_share.h"
 #include "interposer/driver.h"
 #include "interposer/graph_walker.h"
+#include "interposer/idle_detach.h"
 #include "interposer/launch_hooks.h"
 #include "interposer/nvtx_ranges.h"
 #include "interposer/recorder.h"
@@ -100,7 +102,9 @@ void note_runtimes_loaded_since_attach(Recorder& recorder) {
 void on_process_exit(int status, void*) {
   if (Recorder* r = g_recorder.load(std::memory_order_acquire)) {
     note_runtimes_loaded_since_attach(*r);
-    share_check_alive();  // before the end record: a lost subscription is said in the trace
+    // Before the end record: a lost subscription is said in the trace. Detached while idle,
+    // capguard has none to lose.
+    if (attach_guards::state().load() == attach_guards::State::Attached) share_check_alive();
     r->on_process_exit(status);
   }
   if (startup::enabled()) {  // CAPGUARD_STARTUP_TIMES: the table, beside the trace
@@ -155,6 +159,101 @@ void hand_launches_to_hooks() {
   g_gate.hand_off(hand_off);
 }
 
+// CUPTI detached while idle (idle_detach.h): what may stop it, and how it goes and comes back.
+CuptiApi g_cupti_api;
+
+bool may_detach() {
+  Recorder* r = g_recorder.load(std::memory_order_acquire);
+  if (r == nullptr || g_gate.full() || r->captures().any() || r->rehearsing()) return false;
+  const GraphWatch& watch = r->graph_watch();
+  if (watch.launches_wanted() || watch.launches_pending()) return false;
+  return !share_program_uses_cupti() && launch_hooks::unwrapped() == 0 &&
+         attach_guards::unwrapped() == 0;
+}
+
+bool detach_now() {
+  return detach_cupti(&Recorder::switchboard, g_recorder.load(), g_cupti_api, g_gate);
+}
+
+std::atomic<bool> g_sticky_error_detached{false};  // CUDA is unusable: no attach will succeed
+
+bool attach_again() {
+  Recorder* recorder = g_recorder.load(std::memory_order_acquire);
+  if (reattach_cupti(&Recorder::switchboard, recorder, g_cupti_api, g_gate)) return true;
+  // After a sticky error every CUDA call fails: nothing is missed that the program could do.
+  if (!g_sticky_error_detached.load()) {
+    recorder->write_attach(false,
+                           "cuptiSubscribe failed when attaching again after an idle detach");
+  }
+  return false;
+}
+
+// A synchronize that failed while detached, delivered after attaching again as CUPTI's callback
+// would have delivered it: the graph watch records a failed sync (a replay's sticky error).
+void deliver_failed_sync(int guard, bool runtime_named, uintptr_t arg, int result) {
+  struct SyncGuard {
+    int guard;
+    uint32_t driver_cbid, runtime_cbid;
+    const char *driver_name, *runtime_name;
+    bool takes_handle;  // its params are one handle (stream, event, context), else none
+  };
+  static constexpr SyncGuard kSyncs[] = {
+#define CAPGUARD_ATTACH_GUARD(exported, resolver, per_thread)
+#define CAPGUARD_HEARTBEAT_GUARD(exported, resolver, per_thread)
+#define CAPGUARD_SYNC_GUARD(exported, resolver, per_thread, runtime, runtime_cupti) \
+  {attach_guards::k_##exported,                                                     \
+   CUPTI_DRIVER_TRACE_CBID_##exported,                                              \
+   CUPTI_RUNTIME_TRACE_CBID_##runtime_cupti,                                        \
+   #exported,                                                                       \
+   #runtime,                                                                        \
+   attach_guards::k_##exported != attach_guards::k_cuCtxSynchronize},
+#include "interposer/attach_guards.def"
+  };
+  Recorder* recorder = g_recorder.load(std::memory_order_acquire);
+  if (recorder == nullptr) return;
+  if (trace::is_sticky_error(result)) g_sticky_error_detached.store(true);
+  for (const SyncGuard& sync : kSyncs) {
+    if (sync.guard != guard) continue;
+    // cudaDeviceSynchronize takes nothing; the others' params are the handle alone.
+    const bool has_params =
+        sync.takes_handle &&
+        !(runtime_named &&
+          sync.runtime_cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020);
+    uintptr_t params[1] = {arg};
+    int32_t returned = result;
+    uint64_t correlation_data = 0;
+    CUpti_CallbackData data{};
+    data.functionName = runtime_named ? sync.runtime_name : sync.driver_name;
+    data.functionParams = has_params ? params : nullptr;
+    data.functionReturnValue = &returned;
+    data.correlationId = 0xC000'0000u;  // never CUPTI's (its ids count up from 1)
+    data.correlationData = &correlation_data;
+    const CUpti_CallbackDomain domain =
+        runtime_named ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+    const CUpti_CallbackId cbid = runtime_named ? sync.runtime_cbid : sync.driver_cbid;
+    data.callbackSite = CUPTI_API_ENTER;
+    Recorder::hooked_switchboard(recorder, domain, cbid, &data);
+    data.callbackSite = CUPTI_API_EXIT;
+    Recorder::hooked_switchboard(recorder, domain, cbid, &data);
+    return;
+  }
+}
+
+void start_idle_detach(const CudaVersions& versions, bool all_callbacks) {
+  idle_detach::Config config;
+  // Before CUPTI 13 (12.6 by NVIDIA's notes), tearing CUPTI down with graphs alive crashed.
+  if (all_callbacks || versions.cupti_major < 13 || !launch_hooks::enabled() ||
+      !launch_hooks_reach_program() || !rehearse_patterns().empty() ||
+      !idle_detach::configure_from_environment(config)) {
+    return;
+  }
+  config.may_detach = &may_detach;
+  config.detach = &detach_now;
+  config.attach = &attach_again;
+  config.sync_failed = &deliver_failed_sync;
+  idle_detach::start(config);
+}
+
 int initialize_once() {
   Recorder* recorder = make_recorder();
   if (!recorder->start()) return 1;  // the trace cannot be written: stay passive
@@ -164,7 +263,7 @@ int initialize_once() {
     return 1;
   }
   char why[2048];
-  CuptiApi api;
+  CuptiApi& api = g_cupti_api;
   CudaVersions& versions = g_versions;
   // CAPGUARD_CALLBACKS=all keeps every callback on outside captures too (the behaviour before
   // the reduced set, for comparing traces).
@@ -181,6 +280,7 @@ int initialize_once() {
     return 1;
   }
   recorder->write_attach(true, "cupti");
+  start_idle_detach(versions, all);
   // Which --rehearse globs this process was given: a region that never ran is named offline.
   std::string_view patterns = rehearse_patterns();
   while (!patterns.empty()) {
@@ -215,7 +315,10 @@ int initialize() {
   return 1;
 }
 
-void attach_now() { initialize(); }
+void attach_now() {
+  initialize();
+  idle_detach::ensure_attached();  // a CUPTI client of the program finds capguard subscribed
+}
 
 // Capture rehearsal (issue 19): a rehearsed range may open before the program's first cuInit
 // (a Python step whose first CUDA call is inside it): capguard attaches then, as it does for the

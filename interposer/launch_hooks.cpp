@@ -7,6 +7,8 @@
 #include <cstring>
 #include <utility>
 
+#include "interposer/attach_guards.h"
+
 namespace capguard::interposer::launch_hooks {
 namespace {
 
@@ -305,9 +307,13 @@ void* resolved(const char* symbol, void* found, int version, cuuint64_t flags, b
     g_runtime_v1.store(reinterpret_cast<ResolveV1Fn>(found), std::memory_order_release);
     return reinterpret_cast<void*>(&resolve_v1<true>);
   }
-  if (symbol[0] != 'c' || symbol[1] != 'u' || symbol[2] != 'L') return found;
+  const bool per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+  if (symbol[0] != 'c' || symbol[1] != 'u' || symbol[2] != 'L') {
+    void* guarded = attach_guards::wrap_resolved(symbol, found, per_thread, runtime_named);
+    return guarded != nullptr ? guarded : found;
+  }
   int hook = -1;
-  if ((flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0) {
+  if (per_thread) {
     char twin[64];
     if (std::strlen(symbol) + 6 < sizeof twin) {
       std::strcpy(twin, symbol);
@@ -378,7 +384,8 @@ void* answer_dlsym(const char* name, void* found, const void* caller) {
     return reinterpret_cast<void*>(&resolve_v1<false>);
   }
   const int hook = hook_named(name);
-  return hook < 0 ? nullptr : wrap(hook, found, false);
+  if (hook < 0) return attach_guards::wrap_exported_name(name, found);
+  return wrap(hook, found, false);
 }
 
 void deliver_to(CUpti_CallbackFunc deliver, void* userdata,
@@ -417,6 +424,9 @@ const uint32_t* driver_callback_ids(size_t& count) {
 void note_lookup_before_enable(const char* name) {
   if (std::strncmp(name, "cuGetProcAddress", 16) == 0 || hook_named(name) >= 0) {
     g_unwrapped.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (std::strncmp(name, "cuGetProcAddress", 16) == 0 || attach_guards::names_guard(name)) {
+    attach_guards::note_unwrapped();
   }
 }
 

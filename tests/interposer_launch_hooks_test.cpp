@@ -116,13 +116,13 @@ TEST_CASE("launch hooks: wrapped through every resolver, delivered only while th
       reinterpret_cast<LaunchEx>(resolve(runtime_resolver, "cuLaunchKernelEx", 12000));
   CHECK(reinterpret_cast<void*>(runtime_launch) != reinterpret_cast<void*>(&fake_launch));
   CHECK(reinterpret_cast<void*>(runtime_launch_ptsz) != reinterpret_cast<void*>(&fake_launch_ptsz));
-  CHECK(resolve(runtime_resolver, "cuMemAlloc", 12000) ==
+  CHECK(resolve(runtime_resolver, "cuCtxGetCurrent", 12000) ==
         reinterpret_cast<void*>(&fake_resolve_v2));
   // A program that dlsyms the driver symbol itself (JAX).
   auto driver_launch = reinterpret_cast<Launch>(
       hooks::answer_dlsym("cuLaunchKernel", reinterpret_cast<void*>(&fake_launch), caller));
   REQUIRE(reinterpret_cast<void*>(driver_launch) != nullptr);
-  CHECK(hooks::answer_dlsym("cuMemAlloc_v2", reinterpret_cast<void*>(&fake_launch), caller) ==
+  CHECK(hooks::answer_dlsym("cuCtxGetCurrent", reinterpret_cast<void*>(&fake_launch), caller) ==
         nullptr);
   CHECK(hooks::unwrapped() == 0);
 
