@@ -1,0 +1,31 @@
+// The correct twin of idle_detach_replay_after_free: the exec is destroyed before the free, after
+// CUPTI detached during the replays. Attaching again must not invent a finding.
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "common.h"
+
+int main() {
+  setenv("CAPGUARD_DETACH_IDLE_MS", "0", 0);  // detach at the first quiet replay (read at cuInit)
+  BumpArgs args(device_buffer());
+  warm_up(args);
+  cudaStream_t stream = non_blocking_stream();
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+
+  CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  LAUNCH_BUMP(args, stream);
+  CHECK(cudaStreamEndCapture(stream, &graph));
+  CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int i = 0; i < 100; ++i) cudaGraphLaunch(exec, stream);  // past its first launches
+  CHECK(cudaStreamSynchronize(stream));
+  usleep(50000);                                                 // past the gate's linger
+  for (int i = 0; i < 1000; ++i) cudaGraphLaunch(exec, stream);  // CUPTI detaches here
+  CHECK(cudaStreamSynchronize(stream));
+
+  CHECK(cudaGraphExecDestroy(exec));
+  CHECK(cudaGraphDestroy(graph));
+  CHECK(cudaFree(args.data));
+  return 0;
+}
