@@ -21,7 +21,7 @@
 #include "model/rehearsal.h"
 #include "model/report_merge.h"
 #include "trace/format.h"
-#include "trace/read_loop.h"
+#include "trace/read_ahead.h"
 #include "util/glob.h"
 
 namespace capguard {
@@ -225,12 +225,12 @@ class ReplaySink final : public trace::TraceSink {
 
 }  // namespace
 
-void analyze_trace(const std::string& path, Analysis& analysis) {
+void analyze_trace(const std::string& path, Analysis& analysis, trace::ReadThreads threads) {
   // The sink holds a reference into report.processes: nothing else appends to it meanwhile.
   ReplaySink sink(analysis, path);
   std::optional<trace::ReadError> error;
   try {
-    error = trace::read_loop::read_file(path, sink);
+    error = trace::read_loop::read_file(path, sink, threads);
   } catch (const std::bad_alloc&) {
     // Unwinding freed the reader's buffers: enough to report what was found before.
     error = trace::ReadError{path, 0,
@@ -296,11 +296,15 @@ void analyze_trace_files(const std::vector<std::string>& paths, Analysis& analys
   std::vector<Analysis> each(paths.size());
   std::atomic<size_t> next{0};
   std::vector<std::exception_ptr> failed(paths.size());  // rethrown here, as one thread would
+  // A reading thread beside each worker only while that oversubscribes no CPU.
+  const trace::ReadThreads threads = 2 * size_t{jobs} <= trace::read_loop::usable_cpus()
+                                         ? trace::ReadThreads::TwoIfLarge
+                                         : trace::ReadThreads::One;
   const auto work = [&] {
     for (size_t i = next.fetch_add(1); i < paths.size(); i = next.fetch_add(1)) {
       each[i].rehearse_mode = analysis.rehearse_mode;
       try {
-        analyze_trace(paths[i], each[i]);
+        analyze_trace(paths[i], each[i], threads);
       } catch (...) {
         failed[i] = std::current_exception();
       }

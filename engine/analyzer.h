@@ -35,13 +35,18 @@ inline constexpr size_t kMaxRehearseGlobs = 64;
 inline constexpr uint64_t kSkippedLinesNamed = 10;
 
 // Replays one trace, appending its process, captures and findings to `analysis`. A damaged
-// trace contributes what was read before the damage plus an entry in analysis.errors.
-void analyze_trace(const std::string& path, Analysis& analysis);
+// trace contributes what was read before the damage plus an entry in analysis.errors. `threads`:
+// whether a second thread reads the file ahead while this one parses and replays it
+// (trace/read_ahead.h); the result is the same either way.
+void analyze_trace(const std::string& path, Analysis& analysis,
+                   trace::ReadThreads threads = trace::ReadThreads::TwoIfLarge);
 
 // Replays each trace on its own (analyze_trace into an Analysis of its own), on `jobs` threads
 // at once (0: the machine's cores), and appends them in the order of `paths` (issue 33). Memory
 // stays bounded per worker: each holds one trace's replay (the budgets of docs/security.md),
-// and the report grows by what each trace found. The result is the same for any `jobs`.
+// and the report grows by what each trace found. The result is the same for any `jobs`. A large
+// trace gets a second thread to read it only while the workers leave a CPU for each: with one
+// trace or few, not when every CPU already replays one.
 void analyze_trace_files(const std::vector<std::string>& paths, Analysis& analysis, unsigned jobs);
 
 // Appends `from` (one trace's, or one node's) to `into`; process indexes and capture ids move on.

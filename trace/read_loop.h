@@ -123,17 +123,25 @@ std::optional<ReadError> read_lines(const std::string& source, ReadSome read_som
   return std::nullopt;
 }
 
-// read_trace(path, sink) for a sink of type Sink (derived from TraceSink).
-template <class Sink>
-std::optional<ReadError> read_file(const std::string& path, Sink& sink) {
+// Opens `path` and returns `read(read_some, fd)`, where read_some(data, size, error) reads from
+// it as read_lines() wants; the file is closed after, also when `read` throws.
+template <class Read>
+std::optional<ReadError> with_trace_file(const std::string& path, Read read) {
   std::string error;
   const int fd = open_trace(path, error);
   if (fd < 0) return ReadError{path, 0, "cannot open trace: " + error};
-  auto result = read_lines(
-      path, [fd](char* data, size_t size, std::string& e) { return read_some(fd, data, size, e); },
-      sink);
-  close_trace(fd);
-  return result;
+  struct Close {
+    int fd;
+    ~Close() { close_trace(fd); }
+  } close{fd};
+  return read(
+      [fd](char* data, size_t size, std::string& e) { return read_some(fd, data, size, e); }, fd);
+}
+
+// read_trace(path, sink) for a sink of type Sink (derived from TraceSink).
+template <class Sink>
+std::optional<ReadError> read_file(const std::string& path, Sink& sink) {
+  return with_trace_file(path, [&](auto read_fd, int) { return read_lines(path, read_fd, sink); });
 }
 
 }  // namespace read_loop

@@ -4,11 +4,15 @@
 #include "trace/reader.h"
 
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
+#include "trace/read_ahead.h"
 #include "trace/read_loop.h"
 
 namespace capguard::trace {
@@ -37,6 +41,21 @@ ptrdiff_t read_some(int fd, char* data, size_t size, std::string& error) {
     error = std::strerror(errno);
     return -1;
   }
+}
+
+uint64_t file_bytes(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  return static_cast<uint64_t>(st.st_size);
+}
+
+// The affinity mask, not the machine's cores: under `taskset -c 0` a second thread only takes
+// turns with the first.
+unsigned usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<unsigned>(CPU_COUNT(&set));
+  return std::thread::hardware_concurrency();
 }
 
 }  // namespace read_loop

@@ -109,6 +109,12 @@ struct ReadError {
   std::string to_string() const;  // "trace.txt:12: unknown record type 'q'"
 };
 
+// How the analyzer reads a trace file (trace/read_ahead.h): on the caller's thread alone, or with
+// a second thread that reads the file ahead while the caller's parses and replays it (the same
+// records in the same order either way). TwoIfLarge: two for a file large enough to pay for the
+// thread, when the process may run on two CPUs.
+enum class ReadThreads { One, Two, TwoIfLarge };
+
 // API names are interned in storage that lives until the process exits (there are a few
 // hundred of them; a damaged trace with too many distinct names is rejected).
 std::optional<ReadError> read_trace(const std::string& path, TraceSink& sink);
