@@ -24,9 +24,11 @@ std::atomic<bool> g_started{false};
 pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;  // one change at a time
 std::atomic<uint64_t> g_activity{0};
 std::atomic<uint64_t> g_detaches{0}, g_attaches{0};
-std::atomic<bool> g_broken{false};   // an attach failed: stay as we are
-uint64_t g_detached_at_ns = 0;       // under g_mutex
-std::atomic<uint64_t> g_idle_ns{0};  // Config::idle_ns, doubled after short detaches
+std::atomic<bool> g_broken{false};                 // an attach failed: stay as we are
+std::atomic<uint64_t> g_heartbeats{0};             // with CAPGUARD_DETACH_LOG only
+std::atomic<const char*> g_last_refusal{nullptr};  // the last why_not that said no
+uint64_t g_detached_at_ns = 0;                     // under g_mutex
+std::atomic<uint64_t> g_idle_ns{0};                // Config::idle_ns, doubled after short detaches
 
 // A detach that ends soon after it began paid about 17 ms (finalize, then subscribe and enable
 // again) for little: the idle time asked before the next one doubles, so a program that needs
@@ -61,7 +63,7 @@ void try_detach() {
   // The guarded calls already past their check finish first: each was seen attached.
   while (guards::in_flight() != 0) sched_yield();
   guards::set_bypass(true);
-  const bool detached = g_config.may_detach() && g_config.detach();
+  const bool detached = g_config.why_not() == nullptr && g_config.detach();
   guards::set_bypass(false);
   guards::state().store(detached ? guards::State::Detached : guards::State::Attached,
                         std::memory_order_seq_cst);
@@ -76,6 +78,8 @@ void try_detach() {
 }  // namespace
 
 bool configure_from_environment(Config& config) {
+  const char* log = std::getenv("CAPGUARD_DETACH_LOG");
+  config.log = log != nullptr && std::strcmp(log, "1") == 0;
   const char* idle = std::getenv("CAPGUARD_DETACH_IDLE_MS");
   if (idle != nullptr && idle[0] != '\0') {
     if (std::strcmp(idle, "off") == 0) return false;
@@ -84,8 +88,6 @@ bool configure_from_environment(Config& config) {
     if (end == idle || *end != '\0') return false;  // not a number: off, as documented
     config.idle_ns = ms * 1'000'000ull;
   }
-  const char* log = std::getenv("CAPGUARD_DETACH_LOG");
-  config.log = log != nullptr && std::strcmp(log, "1") == 0;
   return true;
 }
 
@@ -112,6 +114,7 @@ void on_heartbeat() {
       guards::state().load(std::memory_order_relaxed) != guards::State::Attached) {
     return;
   }
+  if (g_config.log) g_heartbeats.fetch_add(1, std::memory_order_relaxed);
   if (pthread_mutex_trylock(&g_window_mutex) != 0) return;
   const uint64_t activity = g_activity.load(std::memory_order_relaxed);
   const uint64_t now = g_config.clock();
@@ -125,9 +128,12 @@ void on_heartbeat() {
   } else {
     due = now - g_window_start_ns >= g_idle_ns.load(std::memory_order_relaxed);
   }
-  if (due && !g_config.may_detach()) {
-    g_window_start_ns = now;  // not now: a new window
-    due = false;
+  if (due) {
+    if (const char* refused = g_config.why_not()) {
+      if (g_config.log) g_last_refusal.store(refused, std::memory_order_relaxed);
+      g_window_start_ns = now;  // not now: a new window
+      due = false;
+    }
   }
   pthread_mutex_unlock(&g_window_mutex);
   if (due) try_detach();
@@ -164,6 +170,14 @@ void ensure_attached() {
   }
 }
 
+void say_at_exit() {
+  if (!g_config.log || g_detaches.load() != 0) return;
+  const char* refusal = g_last_refusal.load();
+  std::fprintf(stderr, "capguard: CUPTI never detached: %llu heartbeats%s%s\n",
+               static_cast<unsigned long long>(g_heartbeats.load()),
+               refusal != nullptr ? ", last refused: " : "", refusal != nullptr ? refusal : "");
+}
+
 uint64_t detaches() { return g_detaches.load(std::memory_order_relaxed); }
 uint64_t attaches() { return g_attaches.load(std::memory_order_relaxed); }
 
@@ -174,6 +188,8 @@ void reset_for_tests() {
   g_detaches.store(0);
   g_attaches.store(0);
   g_broken.store(false);
+  g_heartbeats.store(0);
+  g_last_refusal.store(nullptr);
   g_window_activity = 0;
   g_window_start_ns = 0;
   g_window_thread = 0;

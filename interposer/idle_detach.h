@@ -9,7 +9,7 @@
 // delivered by the guard itself: CUPTI cannot attach in a context with a sticky error, nor is
 // there anything left to see there.
 //
-// Never while any of these holds (`may_detach`, composed by injection.cpp): a capture or
+// Never while any of these holds (`why_not`, composed by injection.cpp): a capture or
 // rehearsal is open or lingering (the gate is full), the graph watch wants launches or syncs
 // after a recorded launch, the program has its own CUPTI client, a guarded entry point reached
 // the program unwrapped (then a call could come unseen), the CUPTI is older than 13 (teardown
@@ -24,7 +24,9 @@ struct Config {
   // CAPGUARD_DETACH_IDLE_MS: the first quiet time asked (0: at the first quiet heartbeat); it
   // doubles after each detach that ended soon (idle_detach.cpp).
   uint64_t idle_ns = 50'000'000;
-  bool (*may_detach)() = nullptr;
+  // Null when CUPTI may detach now, else why not, in words (said at exit with CAPGUARD_DETACH_LOG
+  // when CUPTI never detached).
+  const char* (*why_not)() = nullptr;
   bool (*detach)() = nullptr;  // unsubscribe and finalize: true when CUPTI is gone
   bool (*attach)() = nullptr;  // subscribe and enable the reduced set: true when attached
   // A failed synchronize while detached (attach_guards.h).
@@ -43,6 +45,9 @@ void start(const Config& config);
 void note_activity();
 // Attached again now, if detached (a CUPTI client of the program arrives).
 void ensure_attached();
+
+// At process exit: with CAPGUARD_DETACH_LOG, why CUPTI never detached, if it did not.
+void say_at_exit();
 
 uint64_t detaches();
 uint64_t attaches();

@@ -105,6 +105,7 @@ void on_process_exit(int status, void*) {
     // Before the end record: a lost subscription is said in the trace. Detached while idle,
     // capguard has none to lose.
     if (attach_guards::state().load() == attach_guards::State::Attached) share_check_alive();
+    idle_detach::say_at_exit();
     r->on_process_exit(status);
   }
   if (startup::enabled()) {  // CAPGUARD_STARTUP_TIMES: the table, beside the trace
@@ -162,13 +163,18 @@ void hand_launches_to_hooks() {
 // CUPTI detached while idle (idle_detach.h): what may stop it, and how it goes and comes back.
 CuptiApi g_cupti_api;
 
-bool may_detach() {
+const char* why_not_detach() {
   Recorder* r = g_recorder.load(std::memory_order_acquire);
-  if (r == nullptr || g_gate.full() || r->captures().any() || r->rehearsing()) return false;
+  if (r == nullptr) return "not attached";
+  if (g_gate.full()) return "every callback is on (a capture, or its linger)";
+  if (r->captures().any() || r->rehearsing()) return "a capture or rehearsal is open";
   const GraphWatch& watch = r->graph_watch();
-  if (watch.launches_wanted() || watch.launches_pending()) return false;
-  return !share_program_uses_cupti() && launch_hooks::unwrapped() == 0 &&
-         attach_guards::unwrapped() == 0;
+  if (watch.launches_wanted()) return "the graph watch wants launches";
+  if (watch.launches_pending()) return "a recorded launch awaits its sync";
+  if (share_program_uses_cupti()) return "the program uses CUPTI itself";
+  if (launch_hooks::unwrapped() != 0 || attach_guards::unwrapped() != 0)
+    return "an entry point reached the program unwrapped";
+  return nullptr;
 }
 
 bool detach_now() {
@@ -241,13 +247,20 @@ void deliver_failed_sync(int guard, bool runtime_named, uintptr_t arg, int resul
 
 void start_idle_detach(const CudaVersions& versions, bool all_callbacks) {
   idle_detach::Config config;
+  const bool configured = idle_detach::configure_from_environment(config);
   // Before CUPTI 13 (12.6 by NVIDIA's notes), tearing CUPTI down with graphs alive crashed.
-  if (all_callbacks || versions.cupti_major < 13 || !launch_hooks::enabled() ||
-      !launch_hooks_reach_program() || !rehearse_patterns().empty() ||
-      !idle_detach::configure_from_environment(config)) {
+  const char* never = !configured                 ? "CAPGUARD_DETACH_IDLE_MS says off"
+                      : all_callbacks             ? "CAPGUARD_CALLBACKS=all"
+                      : versions.cupti_major < 13 ? "CUPTI older than 13"
+                      : !launch_hooks::enabled() || !launch_hooks_reach_program()
+                          ? "the launch hooks do not reach the program"
+                      : !rehearse_patterns().empty() ? "a range is rehearsed"
+                                                     : nullptr;
+  if (never != nullptr) {
+    if (config.log) fprintf(stderr, "capguard: CUPTI is never detached here: %s\n", never);
     return;
   }
-  config.may_detach = &may_detach;
+  config.why_not = &why_not_detach;
   config.detach = &detach_now;
   config.attach = &attach_again;
   config.sync_failed = &deliver_failed_sync;

@@ -212,7 +212,7 @@ idle_detach::Config fake_config(uint64_t idle_ns) {
   config.idle_ns = idle_ns;
   config.clock = [] { return g_cupti.now; };
   config.thread_id = [] { return g_cupti.tid; };
-  config.may_detach = [] { return g_cupti.may; };
+  config.why_not = [] { return g_cupti.may ? nullptr : "not now"; };
   config.detach = [] {
     ++g_cupti.detaches;
     return g_cupti.detach_ok;
@@ -265,7 +265,7 @@ TEST_CASE("idle detach: after a quiet window on one thread, and attached again w
   CHECK(g_cupti.detaches == 2);
 }
 
-TEST_CASE("idle detach: not while may_detach says no, nor after CUPTI refused to attach") {
+TEST_CASE("idle detach: not while why_not says no, nor after CUPTI refused to attach") {
   reset_detach();
   idle_detach::start(fake_config(0));
   g_cupti.may = false;
