@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # libcapguard.so's dlsym and launch exports (interposer/driver_exports.cpp), preloaded into a
 # program on the CPU (a fake libcuda.so.1): RTLD_NEXT stays the caller's, the launch entry points
-# are wrapped when capguard is active and untouched when it is not, and every launch arrives.
+# and the attach guards (attach_guards.def, their exports in guard_exports.cpp) are wrapped when
+# capguard is active and untouched when it is not, and every call arrives with its arguments.
 #   preloaded_dlsym_test.sh LIBCAPGUARD PROGRAM FAKE_CUDA_DIR
 set -euo pipefail
 lib=$1 program=$2 fake_dir=$3
@@ -21,6 +22,8 @@ expect "$work/inactive.txt" "RTLD_NEXT from libnext_a: b"
 expect "$work/inactive.txt" "launch by the runtime's resolver wrapped: no"
 expect "$work/inactive.txt" "launch by dlsym wrapped: no"
 expect "$work/inactive.txt" "launches that reached libcuda: 3 of 3"
+expect "$work/inactive.txt" "guarded call by dlsym wrapped: no"
+expect "$work/inactive.txt" "guarded calls that arrived intact: 3 of 3 (3 reached libcuda)"
 
 # Active: wrapped, and still RTLD_NEXT from the caller's place.
 mkdir "$work/traces"
@@ -29,6 +32,9 @@ expect "$work/active.txt" "RTLD_NEXT from libnext_a: b"
 expect "$work/active.txt" "launch by the runtime's resolver wrapped: yes"
 expect "$work/active.txt" "launch by dlsym wrapped: yes"
 expect "$work/active.txt" "launches that reached libcuda: 3 of 3"
+expect "$work/active.txt" "guarded call by the runtime's resolver wrapped: yes"
+expect "$work/active.txt" "guarded call by dlsym wrapped: yes"
+expect "$work/active.txt" "guarded calls that arrived intact: 3 of 3 (3 reached libcuda)"
 
 # CAPGUARD_LAUNCH_HOOKS=0: active, launches left to CUPTI.
 CAPGUARD_LAUNCH_HOOKS=0 CAPGUARD_TRACE_DIR=$work/traces LD_PRELOAD=$lib "$program" >"$work/off.txt"

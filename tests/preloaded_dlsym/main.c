@@ -13,6 +13,9 @@ const char* next_after_a(void);
 int cuLaunchKernel(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                    void*, void**, void**);
 int fake_cuda_launches(void);
+typedef int (*BeginToGraph)(void*, void*, const void*, const void*, unsigned long long, int);
+int cuStreamBeginCaptureToGraph(void*, void*, const void*, const void*, unsigned long long, int);
+int fake_cuda_guarded_calls(void);
 // Whether a function pointer is libcuda's own (not a wrapper elsewhere).
 static int in_libcuda(void* function) {
   Dl_info info;
@@ -42,5 +45,24 @@ int main(void) {
   failed |= cuLaunchKernel(0, 1, 1, 1, 1, 1, 1, 0, stream, 0, 0) != 0;
   printf("launches that reached libcuda: %d of 3\n", fake_cuda_launches());
   failed |= fake_cuda_launches() != 3;
+  // A guarded entry point (interposer/attach_guards.def) by the same three ways, its six
+  // arguments checked by libcuda.
+  BeginToGraph guarded_by_runtime = 0;
+  failed |= runtime_resolve("cuStreamBeginCaptureToGraph", (void**)&guarded_by_runtime, 12000, 0,
+                            &status) != 0;
+  BeginToGraph guarded_by_dlsym = (BeginToGraph)dlsym(cuda, "cuStreamBeginCaptureToGraph");
+  printf("guarded call by the runtime's resolver wrapped: %s\n",
+         in_libcuda((void*)guarded_by_runtime) ? "no" : "yes");
+  printf("guarded call by dlsym wrapped: %s\n", in_libcuda((void*)guarded_by_dlsym) ? "no" : "yes");
+  int arrived = 0;
+  const void *deps = (const void*)0x7000, *data = (const void*)0x8000;
+  arrived += guarded_by_runtime != 0 &&
+             guarded_by_runtime(stream, (void*)0x6000, deps, data, 0x123456789ull, 2) == 0;
+  arrived += guarded_by_dlsym != 0 &&
+             guarded_by_dlsym(stream, (void*)0x6000, deps, data, 0x123456789ull, 2) == 0;
+  arrived += cuStreamBeginCaptureToGraph(stream, (void*)0x6000, deps, data, 0x123456789ull, 2) == 0;
+  printf("guarded calls that arrived intact: %d of 3 (%d reached libcuda)\n", arrived,
+         fake_cuda_guarded_calls());
+  failed |= arrived != 3 || fake_cuda_guarded_calls() != 3;
   return failed;
 }
