@@ -279,7 +279,7 @@ void share_check_alive() {
 
 void share_note_program_use() {
   g_program_used.store(true, std::memory_order_release);
-  if (g_hooks.attach_now != nullptr) g_hooks.attach_now();
+  if (g_hooks.attach_if_detached != nullptr) g_hooks.attach_if_detached();
 }
 
 bool share_program_uses_cupti() { return g_program_used.load(std::memory_order_acquire); }
@@ -293,6 +293,7 @@ CUptiResult share_subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFu
   };
   if (t_in_cupti) return to_cupti();
   share_note_program_use();
+  if (g_hooks.attach_now != nullptr) g_hooks.attach_now();
   const ShareMode mode = share_mode();
   char name[sizeof(g_client.name)];
   if (mode != ShareMode::Off) name_client(name, sizeof(name), params, caller);

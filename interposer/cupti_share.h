@@ -41,6 +41,9 @@ struct ShareHooks {
   // Subscribes capguard now, if it is to subscribe at all and has not yet (a client that comes
   // before cuInit must not take CUPTI from under it), or again if it detached while idle.
   void (*attach_now)() = nullptr;
+  // Attaches CUPTI again if it was detached while idle (idle_detach.h), nothing more: the
+  // activity API's calls must not make capguard attach before cuInit.
+  void (*attach_if_detached)() = nullptr;
   void (*note)(trace::CuptiClientEvent what, const char* name) = nullptr;  // a 'k' record
   // CUPTI's entry points for calls that go straight through (Off), found when first needed
   // (null: cupti_loader.h's find_cupti_calls).
@@ -68,9 +71,9 @@ CUptiResult share_own_enable_callback(uint32_t enable, CUpti_SubscriberHandle ow
 // call that did not come through here, e.g. one found with dlsym on libcupti's own handle).
 void share_check_alive();
 
-// The program calls CUPTI itself (a subscription, or the activity or profiler API: a client
-// capguard's finalize would end): attaches capguard first (ShareHooks::attach_now), and CUPTI
-// never detaches while idle again (idle_detach.h).
+// The program calls CUPTI itself (a subscription, or the activity API: a client capguard's
+// finalize would end): CUPTI never detaches while idle again (idle_detach.h), and is attached
+// again now if it was (ShareHooks::attach_if_detached).
 void share_note_program_use();
 bool share_program_uses_cupti();
 

@@ -328,10 +328,7 @@ int initialize() {
   return 1;
 }
 
-void attach_now() {
-  initialize();
-  idle_detach::ensure_attached();  // a CUPTI client of the program finds capguard subscribed
-}
+void attach_now() { initialize(); }
 
 // Capture rehearsal (issue 19): a rehearsed range may open before the program's first cuInit
 // (a Python step whose first CUDA call is inside it): capguard attaches then, as it does for the
@@ -349,7 +346,10 @@ __attribute__((constructor)) void on_load() {
   ShareHooks hooks;  // the program's CUPTI calls come here whether capguard is active or not
   hooks.note = &note_cupti_client;
   const char* dir = getenv("CAPGUARD_TRACE_DIR");
-  if (dir != nullptr && dir[0] != '\0') hooks.attach_now = &attach_now;
+  if (dir != nullptr && dir[0] != '\0') {
+    hooks.attach_now = &attach_now;
+    hooks.attach_if_detached = &idle_detach::ensure_attached;
+  }
   share_set_hooks(hooks);
   if (dir == nullptr || dir[0] == '\0') return;
   startup::configure_from_environment();
