@@ -188,6 +188,20 @@ class CheckExpectationsTest(unittest.TestCase):
         self.assertIn("FAIL: no recorded trace", self.row(result.stdout, "alloc_ok_shared"))
         self.assertIn("3 passed, 1 failed, 1 skipped", result.stdout)
 
+    def test_from_traces_skips_a_program_its_pending_list_names_and_only_that(self):
+        for name in ("alloc", "alloc_shared", "alloc_ok"):
+            os.makedirs(os.path.join(self.dir, "recorded", "traces", name))
+        with open(os.path.join(self.dir, "recorded", "pending.txt"), "w", encoding="utf-8") as file:
+            file.write("# written after the recording\nalloc_ok_shared  # the twin\nnot_a_program\n")
+        result = self.check(self.correct_reports(), "--from-traces", os.path.join(self.dir, "recorded"))
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("SKIP: no recorded trace yet (awaits its recording:",
+                      self.row(result.stdout, "alloc_ok_shared"))
+        self.assertIn("3 passed, 0 failed, 1 skipped", result.stdout)
+        os.remove(os.path.join(self.dir, "recorded", "pending.txt"))
+        result = self.check(self.correct_reports(), "--from-traces", os.path.join(self.dir, "recorded"))
+        self.assertIn("FAIL: no recorded trace", self.row(result.stdout, "alloc_ok_shared"))
+
     def test_from_traces_skips_a_rule_that_no_recorded_program_is_about(self):
         self.add_program("fresh.cu", "int main() {\n  f();  // expect: escaped-sync-copy\n}\n")
         self.add_program("fresh_ok.cu", TWIN)
