@@ -126,3 +126,19 @@ EXPORT void fake_cupti_fire(CUpti_CallbackDomain d, CUpti_CallbackId cbid) {
   }
 }
 EXPORT bool fake_cupti_finalized() { return g_finalized; }
+
+// The activity API: no subscription, counted (libcapguard.so defines both to note that the
+// program uses CUPTI, and must pass them on).
+int g_activity_calls = 0;
+EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
+                                                  CUpti_BuffersCallbackCompleteFunc complete) {
+  if (request == nullptr || complete == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  ++g_activity_calls;
+  return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
+  if (kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) return CUPTI_ERROR_INVALID_KIND;
+  ++g_activity_calls;
+  return CUPTI_SUCCESS;
+}
+EXPORT int fake_cupti_activity_calls() { return g_activity_calls; }
