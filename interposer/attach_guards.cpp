@@ -1,12 +1,11 @@
 #include "interposer/attach_guards.h"
 
 #include <cuda.h>
-#include <dlfcn.h>
-#include <pthread.h>
 
 #include <cstring>
 #include <type_traits>
-#include <utility>
+
+#include "interposer/wrapped_slots.h"
 
 namespace capguard::interposer::attach_guards {
 namespace {
@@ -63,16 +62,10 @@ constexpr GuardInfo kGuards[] = {
 };
 static_assert(sizeof(kGuards) / sizeof(kGuards[0]) == kGuardCount);
 
-// Per guard, the entry points handed out wrapped (legacy or per-thread pointers, runtime- or
-// driver-named); the last slot is the export's, its original found lazily.
-constexpr int kSlots = 4;
-constexpr int kExportSlot = kSlots;
-struct Slot {
-  std::atomic<void*> original{nullptr};
-  bool runtime_named = false;
-};
-Slot g_slots[kGuardCount][kSlots + 1];
-pthread_mutex_t g_claim_mutex = PTHREAD_MUTEX_INITIALIZER;
+// Per guard, the entry points handed out wrapped (wrapped_slots.h); the trampolines are below.
+template <int G, int N>
+struct Trampoline;
+WrappedSlots<kGuardCount, Trampoline> g_slots;
 
 std::atomic<State> g_state{State::Attached};
 std::atomic<int> g_in_flight{0};
@@ -148,57 +141,30 @@ inline uintptr_t call(int guard, bool runtime_named, Forward real, uintptr_t a, 
 
 template <int G, int N>
 uintptr_t trampoline(uintptr_t a, uintptr_t b, uintptr_t c, uintptr_t d, uintptr_t e, uintptr_t f) {
-  const Slot& slot = g_slots[G][N];
+  const auto& slot = g_slots.at(G, N);
   return call(G, slot.runtime_named,
               reinterpret_cast<Forward>(slot.original.load(std::memory_order_acquire)), a, b, c, d,
               e, f);
 }
 
-template <int G, int... N>
-constexpr void* trampoline_at(int n, std::integer_sequence<int, N...>) {
-  void* const table[] = {reinterpret_cast<void*>(&trampoline<G, N>)...};
-  return table[n];
-}
-
-template <int... G>
-void* trampoline_of(int guard, int n, std::integer_sequence<int, G...>) {
-  void* const table[] = {trampoline_at<G>(n, std::make_integer_sequence<int, kSlots>())...};
-  return table[guard];
-}
+template <int G, int N>
+struct Trampoline {
+  static void* get() { return reinterpret_cast<void*>(&trampoline<G, N>); }
+};
 
 // The guard's trampoline for `original`, or `original` itself when every slot is taken
 // (counted: CUPTI then never detaches).
 void* wrap(int guard, void* original, bool runtime_named) {
-  pthread_mutex_lock(&g_claim_mutex);
-  int n = 0;
-  for (; n < kSlots; ++n) {
-    Slot& slot = g_slots[guard][n];
-    void* held = slot.original.load(std::memory_order_relaxed);
-    if (held == nullptr) {
-      slot.runtime_named = runtime_named;
-      slot.original.store(original, std::memory_order_release);
-      break;
-    }
-    if (held == original && slot.runtime_named == runtime_named) break;
-  }
-  pthread_mutex_unlock(&g_claim_mutex);
-  if (n == kSlots) {
+  void* trampoline = g_slots.wrap(guard, original, runtime_named);
+  if (trampoline == nullptr) {
     note_unwrapped();
     return original;
   }
   g_any_wrapped.store(true, std::memory_order_release);
-  return trampoline_of(guard, n, std::make_integer_sequence<int, kGuardCount>());
+  return trampoline;
 }
 
-void* export_original(int guard) {
-  Slot& slot = g_slots[guard][kExportSlot];
-  void* original = slot.original.load(std::memory_order_acquire);
-  if (original == nullptr) {
-    original = dlsym(RTLD_NEXT, kGuards[guard].exported);
-    slot.original.store(original, std::memory_order_release);
-  }
-  return original;
-}
+void* export_original(int guard) { return g_slots.export_original(guard, kGuards[guard].exported); }
 
 }  // namespace
 
@@ -253,12 +219,7 @@ uintptr_t export_call(int guard, uintptr_t a, uintptr_t b, uintptr_t c, uintptr_
 }
 
 void reset_for_tests() {
-  for (auto& row : g_slots) {
-    for (Slot& slot : row) {
-      slot.original.store(nullptr);
-      slot.runtime_named = false;
-    }
-  }
+  g_slots.reset_for_tests();
   g_state.store(State::Attached);
   g_in_flight.store(0);
   g_unwrapped.store(0);

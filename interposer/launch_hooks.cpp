@@ -1,13 +1,12 @@
 #include "interposer/launch_hooks.h"
 
 #include <dlfcn.h>
-#include <pthread.h>
 
 #include <cstddef>
 #include <cstring>
-#include <utility>
 
 #include "interposer/attach_guards.h"
+#include "interposer/wrapped_slots.h"
 
 namespace capguard::interposer::launch_hooks {
 namespace {
@@ -67,16 +66,10 @@ static_assert(offsetof(cudaLaunchKernel_v7000_params, stream) ==
               offsetof(cudaLaunchKernel_v7000_params, stream) ==
                   offsetof(cudaLaunchCooperativeKernel_ptsz_v9000_params, stream));
 
-// Per hook, the entry points handed out wrapped: legacy and per-thread pointers, runtime- or
-// driver-named. The last slot is the export's (driver_exports.cpp), its original found lazily.
-constexpr int kSlots = 4;
-constexpr int kExportSlot = kSlots;
-struct Slot {
-  std::atomic<void*> original{nullptr};
-  bool runtime_named = false;
-};
-Slot g_slots[kHookCount][kSlots + 1];
-pthread_mutex_t g_claim_mutex = PTHREAD_MUTEX_INITIALIZER;  // handing out: rare, never a launch
+// Per hook, the entry points handed out wrapped (wrapped_slots.h); the trampolines are below.
+template <int H, int N>
+struct Trampoline;
+WrappedSlots<kHookCount, Trampoline> g_slots;
 
 std::atomic<bool> g_enabled{false};
 std::atomic<bool> g_owning{false};
@@ -204,56 +197,46 @@ inline CUresult launch_config(int hook, bool runtime_named, ConfigFn real,
 // The slot's original, stored before its trampoline was handed out.
 template <typename Fn, int H, int N>
 Fn slot_original() {
-  return reinterpret_cast<Fn>(g_slots[H][N].original.load(std::memory_order_acquire));
+  return reinterpret_cast<Fn>(g_slots.at(H, N).original.load(std::memory_order_acquire));
 }
 
 template <int H, int N>
 CUresult grid_trampoline(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                          unsigned by, unsigned bz, unsigned shared, CUstream stream, void** params,
                          void** extra) {
-  return launch_grid(H, g_slots[H][N].runtime_named, slot_original<GridFn, H, N>(), f, gx, gy, gz,
-                     bx, by, bz, shared, stream, params, extra);
+  return launch_grid(H, g_slots.at(H, N).runtime_named, slot_original<GridFn, H, N>(), f, gx, gy,
+                     gz, bx, by, bz, shared, stream, params, extra);
 }
 
 template <int H, int N>
 CUresult cooperative_trampoline(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                 unsigned by, unsigned bz, unsigned shared, CUstream stream,
                                 void** params) {
-  return launch_cooperative(H, g_slots[H][N].runtime_named, slot_original<CooperativeFn, H, N>(), f,
-                            gx, gy, gz, bx, by, bz, shared, stream, params);
+  return launch_cooperative(H, g_slots.at(H, N).runtime_named, slot_original<CooperativeFn, H, N>(),
+                            f, gx, gy, gz, bx, by, bz, shared, stream, params);
 }
 
 template <int H, int N>
 CUresult config_trampoline(const CUlaunchConfig* config, CUfunction f, void** params,
                            void** extra) {
-  return launch_config(H, g_slots[H][N].runtime_named, slot_original<ConfigFn, H, N>(), config, f,
-                       params, extra);
+  return launch_config(H, g_slots.at(H, N).runtime_named, slot_original<ConfigFn, H, N>(), config,
+                       f, params, extra);
 }
 
 template <int H, int N>
-constexpr void* trampoline() {
-  switch (kHooks[H].shape) {
-    case Shape::Grid:
-      return reinterpret_cast<void*>(&grid_trampoline<H, N>);
-    case Shape::Config:
-      return reinterpret_cast<void*>(&config_trampoline<H, N>);
-    case Shape::Cooperative:
-      return reinterpret_cast<void*>(&cooperative_trampoline<H, N>);
+struct Trampoline {
+  static void* get() {
+    switch (kHooks[H].shape) {
+      case Shape::Grid:
+        return reinterpret_cast<void*>(&grid_trampoline<H, N>);
+      case Shape::Config:
+        return reinterpret_cast<void*>(&config_trampoline<H, N>);
+      case Shape::Cooperative:
+        return reinterpret_cast<void*>(&cooperative_trampoline<H, N>);
+    }
+    return nullptr;
   }
-  return nullptr;
-}
-
-template <int H, int... N>
-constexpr void* trampoline_at(int n, std::integer_sequence<int, N...>) {
-  void* const table[] = {trampoline<H, N>()...};
-  return table[n];
-}
-
-template <int... H>
-void* trampoline_of(int hook, int n, std::integer_sequence<int, H...>) {
-  void* const table[] = {trampoline_at<H>(n, std::make_integer_sequence<int, kSlots>())...};
-  return table[hook];
-}
+};
 
 int hook_named(const char* name) {
   for (int h = 0; h < kHookCount; ++h) {
@@ -265,24 +248,9 @@ int hook_named(const char* name) {
 // A launch entry point wrapped, or itself when every slot is taken (counted: then the hooks do
 // not take the launches from CUPTI).
 void* wrap(int hook, void* original, bool runtime_named) {
-  pthread_mutex_lock(&g_claim_mutex);
-  int n = 0;
-  for (; n < kSlots; ++n) {
-    Slot& slot = g_slots[hook][n];
-    void* held = slot.original.load(std::memory_order_relaxed);
-    if (held == nullptr) {
-      slot.runtime_named = runtime_named;
-      slot.original.store(original, std::memory_order_release);
-      break;
-    }
-    if (held == original && slot.runtime_named == runtime_named) break;
-  }
-  pthread_mutex_unlock(&g_claim_mutex);
-  if (n == kSlots) {
-    g_unwrapped.fetch_add(1, std::memory_order_relaxed);
-    return original;
-  }
-  return trampoline_of(hook, n, std::make_integer_sequence<int, kHookCount>());
+  if (void* trampoline = g_slots.wrap(hook, original, runtime_named)) return trampoline;
+  g_unwrapped.fetch_add(1, std::memory_order_relaxed);
+  return original;
 }
 
 bool in_self(const void* address) {
@@ -346,16 +314,7 @@ CUresult resolve_v1(const char* symbol, void** pfn, int version, cuuint64_t flag
   return r;
 }
 
-// The export's original: the next definition after libcapguard.so (libcuda's).
-void* export_original(int hook) {
-  Slot& slot = g_slots[hook][kExportSlot];
-  void* original = slot.original.load(std::memory_order_acquire);
-  if (original == nullptr) {
-    original = dlsym(RTLD_NEXT, kHooks[hook].driver_name);
-    slot.original.store(original, std::memory_order_release);
-  }
-  return original;
-}
+void* export_original(int hook) { return g_slots.export_original(hook, kHooks[hook].driver_name); }
 
 }  // namespace
 
