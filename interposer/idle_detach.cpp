@@ -22,7 +22,6 @@ namespace guards = attach_guards;
 Config g_config;
 std::atomic<bool> g_started{false};
 pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;  // one change at a time
-std::atomic<uint64_t> g_activity{0};
 std::atomic<uint64_t> g_detaches{0}, g_attaches{0};
 std::atomic<bool> g_broken{false};                 // an attach failed: stay as we are
 std::atomic<uint64_t> g_heartbeats{0};             // with CAPGUARD_DETACH_LOG only
@@ -105,8 +104,6 @@ void start(const Config& config) {
   g_started.store(true, std::memory_order_release);
 }
 
-void note_activity() { g_activity.fetch_add(1, std::memory_order_relaxed); }
-
 // Every 64th graph launch of a thread: detaches once a window of `idle` has passed with no
 // activity and with this thread the only one replaying.
 void on_heartbeat() {
@@ -116,7 +113,7 @@ void on_heartbeat() {
   }
   if (g_config.log) g_heartbeats.fetch_add(1, std::memory_order_relaxed);
   if (pthread_mutex_trylock(&g_window_mutex) != 0) return;
-  const uint64_t activity = g_activity.load(std::memory_order_relaxed);
+  const uint64_t activity = g_config.activity();
   const uint64_t now = g_config.clock();
   const uint32_t tid = g_config.thread_id();
   bool due = false;
@@ -152,8 +149,10 @@ void on_attach_needed() {
       if (g_config.clock() - g_detached_at_ns < kShortDetaches * idle) {
         g_idle_ns.store(std::min(2 * idle, kLongestIdleNs), std::memory_order_relaxed);
       }
-      // A new window: the call that attached is activity.
-      g_activity.fetch_add(1, std::memory_order_relaxed);
+      // A new window from here, whether or not the call that attached gets recorded.
+      pthread_mutex_lock(&g_window_mutex);
+      g_window_start_ns = 0;
+      pthread_mutex_unlock(&g_window_mutex);
       say("attached again");
     } else {
       g_broken.store(true);
@@ -184,7 +183,6 @@ uint64_t attaches() { return g_attaches.load(std::memory_order_relaxed); }
 void reset_for_tests() {
   g_config = Config{};
   g_started.store(false);
-  g_activity.store(0);
   g_detaches.store(0);
   g_attaches.store(0);
   g_broken.store(false);

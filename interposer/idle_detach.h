@@ -27,6 +27,9 @@ struct Config {
   // Null when CUPTI may detach now, else why not, in words (said at exit with CAPGUARD_DETACH_LOG
   // when CUPTI never detached).
   const char* (*why_not)() = nullptr;
+  // Grows whenever the program needed CUPTI (the recorder's count of records written): a window
+  // is quiet while it stays the same.
+  uint64_t (*activity)() = nullptr;
   bool (*detach)() = nullptr;  // unsubscribe and finalize: true when CUPTI is gone
   bool (*attach)() = nullptr;  // subscribe and enable the reduced set: true when attached
   // A failed synchronize while detached (attach_guards.h).
@@ -41,8 +44,6 @@ bool configure_from_environment(Config& config);
 // Installs the guards' listener: from here on CUPTI may detach.
 void start(const Config& config);
 
-// A CUPTI callback while the gate is reduced (the recorder): the program needed CUPTI just now.
-void note_activity();
 // Attached again now, if detached (a CUPTI client of the program arrives).
 void ensure_attached();
 

@@ -261,6 +261,7 @@ void start_idle_detach(const CudaVersions& versions, bool all_callbacks) {
     return;
   }
   config.why_not = &why_not_detach;
+  config.activity = [] { return g_recorder.load(std::memory_order_acquire)->records_written(); };
   config.detach = &detach_now;
   config.attach = &attach_again;
   config.sync_failed = &deliver_failed_sync;

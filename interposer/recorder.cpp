@@ -11,7 +11,6 @@
 
 #include "interposer/decode.h"
 #include "interposer/graph_policy.h"
-#include "interposer/idle_detach.h"
 #include "interposer/launch_hooks.h"
 #include "interposer/python_frames.h"
 #include "interposer/stack.h"
@@ -492,7 +491,6 @@ void Recorder::on_exit(ApiDomain domain, const CallbackInfo& info, const CUpti_C
 
 void Recorder::record(ApiEvent& event, bool ends_capture) {
   if (ended_.load(std::memory_order_acquire) || !ensure_open()) return;
-  idle_detach::note_activity();  // a call recorded: the program needs CUPTI now
   const uint64_t generation = generation_.load(std::memory_order_acquire);
   ThreadState& t = thread_state(generation);
   event.seq = next_seq_.fetch_add(1, std::memory_order_relaxed);

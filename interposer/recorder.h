@@ -76,6 +76,8 @@ class Recorder {
   void after_fork_child();  // stop writing the parent's trace; open an own one when needed
 
   const trace::TraceWriter& writer() const { return writer_; }
+  // Records written so far (the next seq): the idle detach's measure of activity.
+  uint64_t records_written() const { return next_seq_.load(std::memory_order_relaxed); }
   const CaptureSet& captures() const { return captures_; }
   const GraphWatch& graph_watch() const { return graph_watch_; }
 

@@ -204,6 +204,7 @@ struct FakeCupti {
   uint32_t tid = 7;
   bool may = true, detach_ok = true, attach_ok = true;
   int detaches = 0, attaches = 0;
+  uint64_t activity = 0;  // records written
 } g_cupti;
 
 idle_detach::Config fake_config(uint64_t idle_ns) {
@@ -212,6 +213,7 @@ idle_detach::Config fake_config(uint64_t idle_ns) {
   config.idle_ns = idle_ns;
   config.clock = [] { return g_cupti.now; };
   config.thread_id = [] { return g_cupti.tid; };
+  config.activity = [] { return g_cupti.activity; };
   config.why_not = [] { return g_cupti.may ? nullptr : "not now"; };
   config.detach = [] {
     ++g_cupti.detaches;
@@ -236,7 +238,7 @@ TEST_CASE("idle detach: after a quiet window on one thread, and attached again w
   g_cupti.now += 40'000'000;
   idle_detach::on_heartbeat();
   CHECK(g_cupti.detaches == 0);
-  idle_detach::note_activity();  // a recorded call: a new window
+  ++g_cupti.activity;  // a recorded call: a new window
   g_cupti.now += 20'000'000;
   idle_detach::on_heartbeat();
   g_cupti.now += 40'000'000;
@@ -273,7 +275,7 @@ TEST_CASE("idle detach: not while why_not says no, nor after CUPTI refused to at
   idle_detach::on_heartbeat();
   CHECK(g_cupti.detaches == 0);
   g_cupti.may = true;
-  idle_detach::note_activity();
+  ++g_cupti.activity;
   idle_detach::on_heartbeat();  // idle 0: at the first quiet heartbeat
   CHECK(g_cupti.detaches == 1);
   g_cupti.attach_ok = false;
