@@ -201,46 +201,27 @@ void deliver_failed_sync(int guard, bool runtime_named, uintptr_t arg, int resul
     int guard;
     uint32_t driver_cbid, runtime_cbid;
     const char *driver_name, *runtime_name;
-    bool takes_handle;  // its params are one handle (stream, event, context), else none
   };
   static constexpr SyncGuard kSyncs[] = {
 #define CAPGUARD_ATTACH_GUARD(exported, resolver, per_thread)
 #define CAPGUARD_HEARTBEAT_GUARD(exported, resolver, per_thread)
 #define CAPGUARD_SYNC_GUARD(exported, resolver, per_thread, runtime, runtime_cupti) \
-  {attach_guards::k_##exported,                                                     \
-   CUPTI_DRIVER_TRACE_CBID_##exported,                                              \
-   CUPTI_RUNTIME_TRACE_CBID_##runtime_cupti,                                        \
-   #exported,                                                                       \
-   #runtime,                                                                        \
-   attach_guards::k_##exported != attach_guards::k_cuCtxSynchronize},
+  {attach_guards::k_##exported, CUPTI_DRIVER_TRACE_CBID_##exported,                 \
+   CUPTI_RUNTIME_TRACE_CBID_##runtime_cupti, #exported, #runtime},
 #include "interposer/attach_guards.def"
   };
-  Recorder* recorder = g_recorder.load(std::memory_order_acquire);
-  if (recorder == nullptr) return;
   if (trace::is_sticky_error(result)) g_sticky_error_detached.store(true);
   for (const SyncGuard& sync : kSyncs) {
     if (sync.guard != guard) continue;
-    // cudaDeviceSynchronize takes nothing; the others' params are the handle alone.
-    const bool has_params =
-        sync.takes_handle &&
-        !(runtime_named &&
-          sync.runtime_cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020);
-    uintptr_t params[1] = {arg};
-    int32_t returned = result;
-    uint64_t correlation_data = 0;
-    CUpti_CallbackData data{};
-    data.functionName = runtime_named ? sync.runtime_name : sync.driver_name;
-    data.functionParams = has_params ? params : nullptr;
-    data.functionReturnValue = &returned;
-    data.correlationId = 0xC000'0000u;  // never CUPTI's (its ids count up from 1)
-    data.correlationData = &correlation_data;
-    const CUpti_CallbackDomain domain =
-        runtime_named ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
-    const CUpti_CallbackId cbid = runtime_named ? sync.runtime_cbid : sync.driver_cbid;
-    data.callbackSite = CUPTI_API_ENTER;
-    Recorder::hooked_switchboard(recorder, domain, cbid, &data);
-    data.callbackSite = CUPTI_API_EXIT;
-    Recorder::hooked_switchboard(recorder, domain, cbid, &data);
+    const trace::ApiDomain domain =
+        runtime_named ? trace::ApiDomain::Runtime : trace::ApiDomain::Driver;
+    const uint32_t cbid = runtime_named ? sync.runtime_cbid : sync.driver_cbid;
+    // A synchronize's params are its one handle (stream, event, context), or it has none.
+    const uintptr_t params[1] = {arg};
+    launch_hooks::deliver_made_call(
+        runtime_named ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, cbid,
+        runtime_named ? sync.runtime_name : sync.driver_name,
+        api_info(domain, cbid).has_params ? params : nullptr, result);
     return;
   }
 }

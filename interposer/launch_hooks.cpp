@@ -90,20 +90,29 @@ uint32_t next_correlation() {
   return 0x8000'0000u | (++count & 0x7fff'ffffu);
 }
 
+// CUPTI's callback data for a call at ENTER: its name, params, where its result goes.
+CUpti_CallbackData callback_data(const char* name, const void* params, void* result,
+                                 uint64_t* correlation_data) {
+  CUpti_CallbackData data{};
+  data.callbackSite = CUPTI_API_ENTER;
+  data.functionName = name;
+  data.functionParams = params;
+  data.functionReturnValue = result;
+  data.correlationId = next_correlation();
+  data.correlationData = correlation_data;
+  return data;
+}
+
 // ENTER, the call, EXIT: what CUPTI's callback would have delivered around it.
 template <typename Call>
 CUresult observe(int hook, bool runtime_named, const void* driver_params,
                  const void* runtime_params, Call call) {
   const HookInfo& h = kHooks[hook];
-  CUresult result = CUDA_SUCCESS;
+  CUresult result = CUDA_SUCCESS;  // the driver's code: the capture errors are the runtime's
   uint64_t correlation_data = 0;
-  CUpti_CallbackData data{};
-  data.callbackSite = CUPTI_API_ENTER;
-  data.functionName = runtime_named ? h.runtime_name : h.driver_name;
-  data.functionParams = runtime_named ? runtime_params : driver_params;
-  data.functionReturnValue = &result;  // the driver's code: the capture errors are the runtime's
-  data.correlationId = next_correlation();
-  data.correlationData = &correlation_data;
+  CUpti_CallbackData data =
+      callback_data(runtime_named ? h.runtime_name : h.driver_name,
+                    runtime_named ? runtime_params : driver_params, &result, &correlation_data);
   const CUpti_CallbackDomain domain =
       runtime_named ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
   const CUpti_CallbackId cbid = runtime_named ? h.runtime_cbid : h.driver_cbid;
@@ -356,6 +365,16 @@ void deliver_to(CUpti_CallbackFunc deliver, void* userdata,
 }
 
 std::atomic<bool>& delivering() { return g_delivering; }
+
+void deliver_made_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* name,
+                       const void* params, int32_t result) {
+  if (g_deliver == nullptr) return;
+  uint64_t correlation_data = 0;
+  CUpti_CallbackData data = callback_data(name, params, &result, &correlation_data);
+  g_deliver(g_deliver_userdata, domain, cbid, &data);
+  data.callbackSite = CUPTI_API_EXIT;
+  g_deliver(g_deliver_userdata, domain, cbid, &data);
+}
 
 void set_owning(bool owning) {
   g_owning.store(owning && g_deliver != nullptr, std::memory_order_release);

@@ -53,6 +53,11 @@ void deliver_to(CUpti_CallbackFunc deliver, void* userdata,
                 bool (*on_open_origin)(void* userdata, CUpti_CallbackDomain, CUpti_CallbackId,
                                        const void* params));
 std::atomic<bool>& delivering();
+// A call made already, delivered where launches are as CUPTI's callback would have delivered it:
+// ENTER, then EXIT with `result` (attach_guards.h: a synchronize that failed while CUPTI was
+// detached). Nothing when deliver_to was never called.
+void deliver_made_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* name,
+                       const void* params, int32_t result);
 
 // The hooks own the launch family: CUPTI's callbacks for it are switched off and, should one
 // come anyway (while a domain is switched on whole), dropped. Taken at attach, given back when

@@ -169,6 +169,20 @@ TEST_CASE("launch hooks: wrapped through every resolver, delivered only while th
   hooks::delivering().store(false);
 }
 
+TEST_CASE("launch hooks: a call made already is delivered as CUPTI's ENTER and EXIT") {
+  hooks::deliver_to(&fake_switchboard, nullptr, nullptr);
+  g_delivered.clear();
+  const uintptr_t params[1] = {0x5000};  // cuStreamSynchronize's: the stream
+  hooks::deliver_made_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+                           "cuStreamSynchronize", params, CUDA_ERROR_ILLEGAL_ADDRESS);
+  REQUIRE(g_delivered.size() == 2);
+  CHECK(g_delivered[0].site == CUPTI_API_ENTER);
+  CHECK(g_delivered[1].site == CUPTI_API_EXIT);
+  CHECK(g_delivered[1].name == "cuStreamSynchronize");
+  CHECK(g_delivered[1].stream == 0x5000);
+  CHECK(g_delivered[1].result == CUDA_ERROR_ILLEGAL_ADDRESS);
+}
+
 TEST_CASE("launch hooks: CUPTI's own callbacks for the launch family are dropped while owned") {
   hooks::deliver_to(&fake_switchboard, nullptr, nullptr);
   hooks::set_owning(false);
