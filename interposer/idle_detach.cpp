@@ -46,7 +46,12 @@ uint64_t coarse_ns() {
   clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
   return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(now.tv_nsec);
 }
-uint32_t kernel_tid() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
+// Asked once per thread, not per heartbeat: only whether two heartbeats came from one thread
+// matters (a fork child's thread keeps its parent's value, which still tells it from others).
+uint32_t kernel_tid() {
+  static thread_local const uint32_t tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  return tid;
+}
 
 void say(const char* what) {
   if (g_config.log) std::fprintf(stderr, "capguard: CUPTI %s\n", what);
