@@ -29,10 +29,11 @@ std::atomic<const char*> g_last_refusal{nullptr};  // the last why_not that said
 uint64_t g_detached_at_ns = 0;                     // under g_mutex
 std::atomic<uint64_t> g_idle_ns{0};                // Config::idle_ns, doubled after short detaches
 
-// A detach that ends soon after it began paid about 17 ms (finalize, then subscribe and enable
+// A detach that ends soon after it began paid about 18 ms (finalize, then subscribe and enable
 // again) for little: the idle time asked before the next one doubles, so a program that needs
 // CUPTI every P ms pays this a few times (log2 of P over the first idle time), then never.
-constexpr uint64_t kShortDetaches = 64;  // "soon": within this many idle times
+constexpr uint64_t kShortDetaches = 64;             // "soon": within this many idle times
+constexpr uint64_t kShortestDoubledNs = 1'000'000;  // an idle time of 0 doubles to this
 constexpr uint64_t kLongestIdleNs = 60'000'000'000;
 
 // The quiet window, kept by whichever heartbeat holds the lock (try-locked: never waited on).
@@ -53,11 +54,22 @@ uint32_t kernel_tid() {
   return tid;
 }
 
-void say(const char* what) {
-  if (g_config.log) std::fprintf(stderr, "capguard: CUPTI %s\n", what);
+double monotonic_ms() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) / 1e6;
+}
+
+// Stamped with CLOCK_MONOTONIC (seconds), so that a line can be set against the program's own
+// timings; `took_ms`: how long the change held the calling thread.
+void say(const char* what, double took_ms) {
+  if (!g_config.log) return;
+  std::fprintf(stderr, "capguard: [%.6f] CUPTI %s (%.2f ms)\n", monotonic_ms() / 1e3, what,
+               took_ms);
 }
 
 void try_detach() {
+  const double began_ms = g_config.log ? monotonic_ms() : 0;
   pthread_mutex_lock(&g_mutex);
   if (guards::state().load() != guards::State::Attached || g_broken.load()) {
     pthread_mutex_unlock(&g_mutex);
@@ -74,7 +86,7 @@ void try_detach() {
   if (detached) {
     g_detached_at_ns = g_config.clock();
     g_detaches.fetch_add(1, std::memory_order_relaxed);
-    say("detached (idle)");
+    say("detached (idle)", monotonic_ms() - began_ms);
   }
   pthread_mutex_unlock(&g_mutex);
 }
@@ -142,6 +154,7 @@ void on_heartbeat() {
 }
 
 void on_attach_needed() {
+  const double began_ms = g_config.log ? monotonic_ms() : 0;
   pthread_mutex_lock(&g_mutex);  // waits for a detach in progress
   if (guards::state().load() == guards::State::Detached && !g_broken.load()) {
     guards::set_bypass(true);
@@ -151,17 +164,20 @@ void on_attach_needed() {
       guards::state().store(guards::State::Attached, std::memory_order_seq_cst);
       g_attaches.fetch_add(1, std::memory_order_relaxed);
       const uint64_t idle = g_idle_ns.load(std::memory_order_relaxed);
-      if (g_config.clock() - g_detached_at_ns < kShortDetaches * idle) {
-        g_idle_ns.store(std::min(2 * idle, kLongestIdleNs), std::memory_order_relaxed);
+      // (An idle time of 0 counts as the shortest doubled one here, or it would never double.)
+      if (g_config.clock() - g_detached_at_ns <
+          kShortDetaches * std::max(idle, kShortestDoubledNs)) {
+        g_idle_ns.store(std::clamp(2 * idle, kShortestDoubledNs, kLongestIdleNs),
+                        std::memory_order_relaxed);
       }
       // A new window from here, whether or not the call that attached gets recorded.
       pthread_mutex_lock(&g_window_mutex);
       g_window_start_ns = 0;
       pthread_mutex_unlock(&g_window_mutex);
-      say("attached again");
+      say("attached again", monotonic_ms() - began_ms);
     } else {
       g_broken.store(true);
-      say("could not attach again");
+      say("could not attach again", monotonic_ms() - began_ms);
     }
   }
   pthread_mutex_unlock(&g_mutex);

@@ -22,8 +22,11 @@ namespace capguard::interposer::idle_detach {
 
 struct Config {
   // CAPGUARD_DETACH_IDLE_MS: the first quiet time asked (0: at the first quiet heartbeat); it
-  // doubles after each detach that ended soon (idle_detach.cpp).
-  uint64_t idle_ns = 50'000'000;
+  // doubles after each detach that ended soon (idle_detach.cpp). Short, because what a detach
+  // costs a replay loop grows with how late it comes: the detach stalls the replaying thread
+  // while the GPU runs dry (3.6-4.6 ms at 18 ms into a loop of empty kernels, 9.7-14.6 ms at
+  // 58 ms: docs/performance.md), and every replay until then pays the attached rate.
+  uint64_t idle_ns = 5'000'000;
   // Null when CUPTI may detach now, else why not, in words (said at exit with CAPGUARD_DETACH_LOG
   // when CUPTI never detached).
   const char* (*why_not)() = nullptr;

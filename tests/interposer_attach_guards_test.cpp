@@ -267,6 +267,30 @@ TEST_CASE("idle detach: after a quiet window on one thread, and attached again w
   CHECK(g_cupti.detaches == 2);
 }
 
+TEST_CASE("idle detach: an idle time of 0 doubles to 1 ms after a detach that ended soon") {
+  reset_detach();
+  idle_detach::start(fake_config(0));
+  idle_detach::on_heartbeat();  // idle 0: at the first quiet heartbeat
+  CHECK(g_cupti.detaches == 1);
+  idle_detach::on_attach_needed();  // at once: soon
+  idle_detach::on_heartbeat();      // a new window, 1 ms long now
+  CHECK(g_cupti.detaches == 1);
+  g_cupti.now += 999'999;
+  idle_detach::on_heartbeat();
+  CHECK(g_cupti.detaches == 1);
+  g_cupti.now += 1;
+  idle_detach::on_heartbeat();
+  CHECK(g_cupti.detaches == 2);
+  idle_detach::on_attach_needed();
+  idle_detach::on_heartbeat();
+  g_cupti.now += 1'999'999;
+  idle_detach::on_heartbeat();
+  CHECK(g_cupti.detaches == 2);  // 2 ms now
+  g_cupti.now += 1;
+  idle_detach::on_heartbeat();
+  CHECK(g_cupti.detaches == 3);
+}
+
 TEST_CASE("idle detach: not while why_not says no, nor after CUPTI refused to attach") {
   reset_detach();
   idle_detach::start(fake_config(0));
