@@ -1,14 +1,14 @@
 """Capture rehearsal (issue 19) of torch.compile's first calls, what vLLM and SGLang users meet when
 warm-up took another path: the region "decode" calls a compiled model, not warmed up, three times.
 The first execution compiles (Inductor synchronizes), creates the cuBLAS handle and autotunes its
-Triton kernels (timing events queried): capturable after 1 warm-up execution. The region
-"captured" holds a real torch.cuda.graph capture: its set-up (a synchronize, empty_cache) runs
-before the capture begins and is no finding; the capture itself is clean."""
+Triton kernels (timing events queried): capturable after 1 warm-up execution. The region "captured"
+holds a real capture; its set-up (a synchronize, empty_cache) runs before it begins: no finding."""
 # capguard-args: --rehearse decode --rehearse captured
 # expect-rehearsal: decode capturable_after_warmup 1
 # expect-rehearsal: captured capturable
+import os, tempfile  # noqa: E401  (a cold compile every run: a warm cache skips the autotuning)
+os.environ.update({k: tempfile.mkdtemp(prefix="capguard-" + k) for k in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")})
 import torch
-
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(512, 512), torch.nn.GELU(), torch.nn.Linear(512, 512)).cuda()
 compiled = torch.compile(model)
