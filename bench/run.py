@@ -12,8 +12,9 @@ mode alike; the verdict is the median of the per-round ratios (a round's modes r
 seconds of each other), with their range. `--before` adds a second capguard build (a directory
 with `capguard` and `libcapguard.so`) measured in the same rounds: a change's before and after.
 
-The analyzer throughput benchmark runs without a GPU, `--analyzer-runs` times on one CPU
-(`--analyzer-cpu`, taskset), median and range.
+The analyzer throughput benchmark runs without a GPU, `--analyzer-runs` times on one CPU (the
+target's condition) and unpinned (where a large trace is read ahead on a second thread),
+interleaved (`--analyzer-cpus`), median and range of each.
 """
 import argparse
 import json
@@ -102,21 +103,26 @@ def print_benchmark(result, short):
               f"{entry['ratio_of_medians']:7.3f} {target or '-':>6}  {met}")
 
 
-def run_analyzer(build, events, runs, cpu):
+def run_analyzer(build, events, runs, placements):
+    """Each placement (a taskset CPU list, or 'all' for unpinned) `runs` times, interleaved."""
     exe = os.path.join(build, "bench", "bench_analyzer_throughput")
-    pin = ["taskset", "-c", cpu] if cpu and shutil.which("taskset") else []
-    rates, metrics = [], {}
+    can_pin = shutil.which("taskset") is not None
+    rates = {place: [] for place in placements}
+    metrics = {}
     for _ in range(runs):
-        proc = subprocess.run(pin + [exe, events], capture_output=True, text=True)
-        for line in proc.stdout.splitlines():
-            parts = line.split()
-            if len(parts) == 4 and parts[0] == "metric":
-                metrics[parts[1]] = (float(parts[2]), parts[3])
-        if proc.returncode != 0 or "analyzer_throughput" not in metrics:
-            print(proc.stdout + proc.stderr, file=sys.stderr)
-            sys.exit(1)
-        rates.append(metrics["analyzer_throughput"][0])
-    return {"rates": rates, "cpu": cpu if pin else None, **spread(rates),
+        for place in placements:
+            pin = ["taskset", "-c", place] if place != "all" and can_pin else []
+            proc = subprocess.run(pin + [exe, events], capture_output=True, text=True)
+            for line in proc.stdout.splitlines():
+                parts = line.split()
+                if len(parts) == 4 and parts[0] == "metric":
+                    metrics[parts[1]] = (float(parts[2]), parts[3])
+            if proc.returncode != 0 or "analyzer_throughput" not in metrics:
+                print(proc.stdout + proc.stderr, file=sys.stderr)
+                sys.exit(1)
+            rates[place].append(metrics["analyzer_throughput"][0])
+    return {"placements": [{"cpus": place if can_pin else "all", "rates": rates[place],
+                            **spread(rates[place])} for place in placements],
             "peak_rss_growth_kib": metrics["analyzer_peak_rss_growth"][0],
             "events": metrics["analyzer_events"][0]}
 
@@ -129,7 +135,9 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--analyzer-events", default="5000000")
     ap.add_argument("--analyzer-runs", type=int, default=5)
-    ap.add_argument("--analyzer-cpu", default="2", help="taskset's CPU list ('': unpinned)")
+    ap.add_argument("--analyzer-cpus", default="2 all",
+                    help="placements, space-separated: a taskset CPU list, or 'all' (unpinned); "
+                         "the first is the verdict's (one core)")
     ap.add_argument("--analyzer-memory-steps", type=int, default=2_500_000,
                     help="captures in bench/analyzer_memory.py's trace (0: skip it)")
     ap.add_argument("--only", help="run only this GPU benchmark binary (and skip the analyzer)")
@@ -157,11 +165,14 @@ def main():
     for result in results:
         print_benchmark(result, short=False)
     analyzer = run_analyzer(args.build, args.analyzer_events, args.analyzer_runs,
-                            args.analyzer_cpu)
-    where = f"CPU {analyzer['cpu']}" if analyzer["cpu"] else "unpinned"
-    print(f"{'analyzer_throughput':26} {'':8} {'Mevents/s':11} {analyzer['median']:9.4g} "
-          f"({analyzer['min']:.4g}-{analyzer['max']:.4g}, {args.analyzer_runs} runs, {where}) "
-          f">={ANALYZER_TARGET:g}  {'yes' if analyzer['median'] >= ANALYZER_TARGET else 'NO'}")
+                            args.analyzer_cpus.split())
+    for i, placed in enumerate(analyzer["placements"]):
+        where = "unpinned" if placed["cpus"] == "all" else f"CPU {placed['cpus']}"
+        verdict = f">={ANALYZER_TARGET:g}  " + (
+            "yes" if placed["median"] >= ANALYZER_TARGET else "NO") if i == 0 else ""
+        print(f"{'analyzer_throughput':26} {'':8} {'Mevents/s':11} {placed['median']:9.4g} "
+              f"({placed['min']:.4g}-{placed['max']:.4g}, {args.analyzer_runs} runs, {where}) "
+              f"{verdict}")
     print(f"analyzer peak RSS growth: {analyzer['peak_rss_growth_kib']:.0f} KiB for "
           f"{analyzer['events']:.0f} events")
     if args.analyzer_memory_steps:
