@@ -2,7 +2,8 @@
 """Runs capguard's benchmarks in one go on the GPU machine, alternating native runs and runs
 under `capguard run`, and prints medians and ratios against the targets (docs/performance.md).
 
-    bench/run.py --build build [--before OLD_BUILD] [--rounds 7] [--json OUT.json]
+    bench/run.py --build build [--before OLD_BUILD] [--variant NAME:VAR=VALUE,...] [--rounds 7]
+                 [--only BINARY [--args ...]] [--json OUT.json]
 
 Each benchmark binary prints `metric <name> <value> <unit>`; the ratio is capguard/native of
 that in-process measurement (startup and analysis after exit are reported separately as the
@@ -11,6 +12,9 @@ rotates from round to round, so that the GPU machine's drift and its bimodal rou
 mode alike; the verdict is the median of the per-round ratios (a round's modes ran within
 seconds of each other), with their range. `--before` adds a second capguard build (a directory
 with `capguard` and `libcapguard.so`) measured in the same rounds: a change's before and after.
+`--variant` adds the current build run with some environment (a knob's settings side by side):
+    bench/run.py --build B --only bench_graph_replay --args 20000 --rounds 7 \
+        --variant w50:CAPGUARD_DETACH_IDLE_MS=50 --variant off:CAPGUARD_DETACH_IDLE_MS=off
 
 The analyzer throughput benchmark runs without a GPU, `--analyzer-runs` times on one CPU (the
 target's condition) and unpinned (where a large trace is read ahead on a second thread),
@@ -44,9 +48,10 @@ def parse_metric(output):
     raise RuntimeError("no metric line in output:\n" + output)
 
 
-def run_once(cmd):
+def run_once(cmd, env=None):
     start = time.monotonic()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True,
+                          env=dict(os.environ, **env) if env else None)
     wall = time.monotonic() - start
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stdout}{proc.stderr}")
@@ -58,24 +63,25 @@ def spread(values):
 
 
 def run_benchmark(binary, bench_args, target, builds, rounds):
-    """builds: [(mode name, capguard path or None for native)], native first."""
-    exe = os.path.join(builds[-1][2], "bench", binary)  # the newest build's programs for all
-    values = {mode: [] for mode, _, _ in builds}
-    walls = {mode: [] for mode, _, _ in builds}
+    """builds: [(mode name, capguard path or None for native, its folder, environment)], native
+    first; every mode runs the programs of the last one (the current build)."""
+    exe = os.path.join(builds[-1][2], "bench", binary)
+    values = {mode: [] for mode, *_ in builds}
+    walls = {mode: [] for mode, *_ in builds}
     unit = name = ""
     for r in range(rounds):
         with tempfile.TemporaryDirectory() as trace_dir:
             order = builds[r % len(builds):] + builds[:r % len(builds)]
-            for mode, capguard, _ in order:
+            for mode, capguard, _, env in order:
                 cmd = [exe] + bench_args
                 if capguard:
                     cmd = [capguard, "run", "--trace-dir", trace_dir, "--"] + cmd
-                (name, value, unit), wall = run_once(cmd)
+                (name, value, unit), wall = run_once(cmd, env)
                 values[mode].append(value)
                 walls[mode].append(wall)
     result = {"benchmark": name, "unit": unit, "target": target, "rounds": rounds, "modes": {}}
     native = values["native"]
-    for mode, _, _ in builds:
+    for mode, *_ in builds:
         entry = {"all": values[mode], **spread(values[mode]),
                  "wall_s": statistics.median(walls[mode])}
         if mode != "native":
@@ -92,7 +98,8 @@ def print_benchmark(result, short):
             continue
         ratio = entry["ratio"]
         if short:  # the line scripts/gpu_bench_compare.sh and gpu_cuda12.sh keep
-            print(f"{result['benchmark']} {result['modes']['native']['median']:.4g} -> "
+            label = result["benchmark"] + ("" if mode == "capguard" else f" [{mode}]")
+            print(f"{label} {result['modes']['native']['median']:.4g} -> "
                   f"{entry['median']:.4g} {result['unit']} ratio {ratio['median']:.3f}")
             continue
         target = result["target"]
@@ -140,14 +147,23 @@ def main():
                          "the first is the verdict's (one core)")
     ap.add_argument("--analyzer-memory-steps", type=int, default=2_500_000,
                     help="captures in bench/analyzer_memory.py's trace (0: skip it)")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME:VAR=VALUE,...",
+                    help="the current build again, run with this environment (repeatable)")
     ap.add_argument("--only", help="run only this GPU benchmark binary (and skip the analyzer)")
+    ap.add_argument("--args", nargs="+", help="with --only: the benchmark's arguments instead")
     args = ap.parse_args()
-    builds = [("native", None, args.build)]
+    capguard = os.path.join(args.build, "capguard")
+    builds = [("native", None, args.build, None)]
     if args.before:
-        builds.append(("before", os.path.join(args.before, "capguard"), args.before))
-    builds.append(("capguard", os.path.join(args.build, "capguard"), args.build))
+        builds.append(("before", os.path.join(args.before, "capguard"), args.before, None))
+    for variant in args.variant:
+        name, _, settings = variant.partition(":")
+        env = dict(setting.split("=", 1) for setting in settings.split(",") if "=" in setting)
+        builds.append((name, capguard, args.build, env))
+    builds.append(("capguard", capguard, args.build, None))
 
-    results = [run_benchmark(binary, bench_args, target, builds, args.rounds)
+    results = [run_benchmark(binary, args.args if args.only and args.args else bench_args,
+                             target, builds, args.rounds)
                for binary, bench_args, target in GPU_BENCHMARKS
                if not args.only or binary == args.only]
     if args.only:

@@ -61,11 +61,12 @@ double monotonic_ms() {
 }
 
 // Stamped with CLOCK_MONOTONIC (seconds), so that a line can be set against the program's own
-// timings; `took_ms`: how long the change held the calling thread.
-void say(const char* what, double took_ms) {
+// timings, and with how long the change held the calling thread (since `began_ms`).
+void say(const char* what, double began_ms) {
   if (!g_config.log) return;
-  std::fprintf(stderr, "capguard: [%.6f] CUPTI %s (%.2f ms)\n", monotonic_ms() / 1e3, what,
-               took_ms);
+  const double now_ms = monotonic_ms();
+  std::fprintf(stderr, "capguard: [%.6f] CUPTI %s (%.2f ms)\n", now_ms / 1e3, what,
+               now_ms - began_ms);
 }
 
 void try_detach() {
@@ -86,7 +87,7 @@ void try_detach() {
   if (detached) {
     g_detached_at_ns = g_config.clock();
     g_detaches.fetch_add(1, std::memory_order_relaxed);
-    say("detached (idle)", monotonic_ms() - began_ms);
+    say("detached (idle)", began_ms);
   }
   pthread_mutex_unlock(&g_mutex);
 }
@@ -174,10 +175,10 @@ void on_attach_needed() {
       pthread_mutex_lock(&g_window_mutex);
       g_window_start_ns = 0;
       pthread_mutex_unlock(&g_window_mutex);
-      say("attached again", monotonic_ms() - began_ms);
+      say("attached again", began_ms);
     } else {
       g_broken.store(true);
-      say("could not attach again", monotonic_ms() - began_ms);
+      say("could not attach again", began_ms);
     }
   }
   pthread_mutex_unlock(&g_mutex);
