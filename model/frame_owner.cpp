@@ -37,18 +37,16 @@ constexpr std::array<std::string_view, 4> kCudartFunctionPrefixes = {
     "__cuda", "cudart::", "__cudart", "libcudart"};
 
 // Where headers and Python files of code the user did not write live: the CUDA toolkit's and
-// the system's include directories (a custom GCC's too), site-packages, Python's stdlib, and
-// the code torch.compile generates (TorchInductor's cache). CCCL's headers by their own folders
+// the system's include directories (a custom GCC's too), site-packages and Python's stdlib
+// (the code torch.compile generates: generated_by). CCCL's headers by their own folders
 // too: CUDA 12 toolkits keep them as include/cub, include/thrust and include/cuda (libcu++)
 // wherever the toolkit was installed (/opt/cuda-12.4, a module tree), 13 as include/cccl.
-constexpr std::array<std::string_view, 20> kLibrarySources = {
-    "/usr/include/*",     "/usr/local/include/*",  "/usr/lib/*",
-    "/usr/lib64/*",       "/usr/local/lib/*",      "/usr/local/cuda*",
-    "/opt/nvidia/*",      "/opt/conda/*",          "/nix/store/*",
-    "*/include/cccl/*",   "*/include/cub/*",       "*/include/thrust/*",
-    "*/include/cuda/*",   "*/targets/*/include/*", "*/include/c++/*",
-    "*/site-packages/*", "*/dist-packages/*",     "*/lib*/python3.*",
-    "<frozen*",          "*/torchinductor_*"};
+constexpr std::array<std::string_view, 19> kLibrarySources = {
+    "/usr/include/*",    "/usr/local/include/*",  "/usr/lib/*",      "/usr/lib64/*",
+    "/usr/local/lib/*",  "/usr/local/cuda*",      "/opt/nvidia/*",   "/opt/conda/*",
+    "/nix/store/*",      "*/include/cccl/*",      "*/include/cub/*", "*/include/thrust/*",
+    "*/include/cuda/*",  "*/targets/*/include/*", "*/include/c++/*", "*/site-packages/*",
+    "*/dist-packages/*", "*/lib*/python3.*",      "<frozen*"};
 
 // Where shared libraries installed outside the user's tree live: system-wide directories, ...
 // clang-format off
@@ -57,10 +55,41 @@ constexpr std::array<std::string_view, 11> kSystemLibraryDirs = {
     "/usr/local/nvidia/*", "/opt/nvidia/*", "/opt/conda/*", "/nix/store/*", "/snap/*"};
 // clang-format on
 // ... and wherever package managers put them (a Python's own extension modules too, wherever
-// pyenv or uv put it), and where Triton and TorchInductor put the launchers they compile.
-constexpr std::array<std::string_view, 8> kPackageLibraryDirs = {
-    "*/site-packages/*",  "*/dist-packages/*",   "*/lib*/python3.*",  "*conda*/lib/*",
-    "*/miniforge*/lib/*", "*/mambaforge*/lib/*", "*/.triton/cache/*", "*/torchinductor_*"};
+// pyenv or uv put it); Triton's and TorchInductor's launchers: generated_by.
+constexpr std::array<std::string_view, 6> kPackageLibraryDirs = {
+    "*/site-packages/*", "*/dist-packages/*",  "*/lib*/python3.*",
+    "*conda*/lib/*",     "*/miniforge*/lib/*", "*/mambaforge*/lib/*"};
+
+// Inductor names what it writes "c" and 51 letters of base32 (a-z, 2-7) of the code's hash,
+// with the extension of its kind (torch/_inductor/codecache.py, code_hash and get_path).
+bool is_inductor_file_name(std::string_view name) {
+  constexpr size_t kHashLength = 52;
+  const size_t dot = name.rfind('.');
+  if (dot != kHashLength || name[0] != 'c') return false;
+  const std::string_view extension = name.substr(dot);
+  if (extension != ".py" && extension != ".so" && extension != ".cpp") return false;
+  for (char c : name.substr(1, kHashLength - 1))
+    if (!((c >= 'a' && c <= 'z') || (c >= '2' && c <= '7'))) return false;
+  return true;
+}
+
+// The modules Triton compiles into its cache: a launcher for every kernel, and once its driver
+// helpers, a name common enough to count only in a folder named by a hash (Triton's cache keys:
+// 64 hex digits, or 52 letters of base32).
+constexpr std::string_view kTritonLauncher = "__triton_launcher.so";
+constexpr std::string_view kTritonDriverUtils = "cuda_utils.so";
+
+bool is_in_hash_folder(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return false;
+  const std::string_view folder = base_name(path.substr(0, slash));
+  if (folder.size() < 32) return false;
+  for (char c : folder)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+          c == '-'))
+      return false;
+  return true;
+}
 
 bool is_static_cudart_or_driver(std::string_view function) {
   if (starts_with_any(function, kCudartFunctionPrefixes)) return true;
@@ -148,11 +177,24 @@ bool UserCode::matches(const Frame& frame) const {
   return false;
 }
 
-bool is_library_source(std::string_view file) { return matches_any(kLibrarySources, file); }
+GeneratedBy generated_by(std::string_view path) {
+  const std::string_view name = base_name(path);
+  if (is_inductor_file_name(name) || glob_match("*/torchinductor_*", path))
+    return GeneratedBy::TorchCompile;
+  if (name == kTritonLauncher || (name == kTritonDriverUtils && is_in_hash_folder(path)))
+    return GeneratedBy::Triton;
+  if (glob_match("*/.triton/cache/*", path)) return GeneratedBy::Triton;
+  return GeneratedBy::None;
+}
+
+bool is_library_source(std::string_view file) {
+  return matches_any(kLibrarySources, file) || generated_by(file) != GeneratedBy::None;
+}
 
 bool is_installed_library(std::string_view module) {
   return base_name(module).find(".so") != std::string_view::npos &&
-         (matches_any(kSystemLibraryDirs, module) || matches_any(kPackageLibraryDirs, module));
+         (matches_any(kSystemLibraryDirs, module) || matches_any(kPackageLibraryDirs, module) ||
+          generated_by(module) != GeneratedBy::None);
 }
 
 FrameOwner owner_of(const Frame& frame) {

@@ -47,6 +47,12 @@ FrameOwner owner_of(const Frame& frame);
 bool is_library_source(std::string_view file);       // a header or Python file of a library
 bool is_installed_library(std::string_view module);  // a shared library outside the user's tree
 
+// Code that torch.compile (Inductor) or Triton wrote at run time, wherever their caches are
+// (TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR move them; vLLM and containers do): by the
+// default cache folders' names, and by the files' own names, which nobody else writes.
+enum class GeneratedBy { None, TorchCompile, Triton };
+GeneratedBy generated_by(std::string_view path);
+
 // CPython's own native code (python3.x or libpython3.x), not a Python frame.
 bool is_interpreter_frame(const Frame& frame);
 

@@ -86,7 +86,7 @@ Framework framework_of_frame(const Frame& frame) {
       return Framework::JAX;
     if (package.starts_with("triton/")) return Framework::Triton;
   }
-  if (is_python_frame(frame) && frame.file.find("torchinductor_") != std::string::npos)
+  if (is_python_frame(frame) && generated_by(frame.file) == GeneratedBy::TorchCompile)
     return Framework::TorchCompile;  // Inductor's generated code
   return Framework::None;
 }

@@ -25,7 +25,6 @@ constexpr PythonGroup kPythonGroups[] = {
     {"torch/_prims", "torch.compile"},
     {"torch/_decomp/", "torch.compile"},
     {"torch/_refs/", "torch.compile"},
-    {"torchinductor_", "torch.compile"},  // its code
     {"torch/nn/modules/", "nn.Module"},
     {"torch/nn/parallel/", "nn.Module"},
     {"triton/", "Triton runtime"},
@@ -137,6 +136,7 @@ std::string brief_function_name(std::string_view function) {
 }
 
 std::string_view python_group_of(const Frame& frame) {
+  if (generated_by(frame.file) == GeneratedBy::TorchCompile) return "torch.compile";  // its code
   for (const PythonGroup& group : kPythonGroups)
     if (frame.file.find(group.path) != std::string::npos) return group.name;
   return {};

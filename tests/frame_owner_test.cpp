@@ -122,6 +122,41 @@ TEST_CASE("code that torch.compile and Triton generate is theirs, not the user's
   CHECK(choose_user_frame(frames) == 4);
 }
 
+TEST_CASE("torch.compile's and Triton's code is theirs wherever their caches are") {
+  // TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR elsewhere: Inductor's files by their names.
+  const std::string inductor =
+      "/cache/inductor/wb/cwbzyxu6a4lhyfosnynr6lvfattup6ejgrzbfzxxwzzp7wbrbh74.py";
+  const std::vector<Frame> frames = {
+      at("/usr/lib/x86_64-linux-gnu/libcuda.so.1", "cuLaunchKernel"),
+      at("/cache/triton/5Q2XJXKVGZ4LFQ7C2ZAXJ2JXBVKYGUCQ6E7J5WSRYHJHAC5NWHCQ/__triton_launcher.so",
+         "_launch"),
+      python(inductor, "call", 116),
+      python("/x/site-packages/torch/_inductor/output_code.py", "__call__", 460),
+      python("/work/serve.py", "step", 18)};
+  CHECK(generated_by(inductor) == GeneratedBy::TorchCompile);
+  CHECK(generated_by(frames[1].module) == GeneratedBy::Triton);
+  CHECK(owner_of(frames[1]) == FrameOwner::Library);
+  CHECK(owner_of(frames[2]) == FrameOwner::Library);
+  CHECK(choose_user_frame(frames) == 4);
+  // Inductor's C++ wrappers and their modules too.
+  CHECK(generated_by("/c/ab/cabmd5bgbt2fqfsu3v4w4ypx3hgnjsa2mmzgg2z6zhgwz7zyrwaq.so") ==
+        GeneratedBy::TorchCompile);
+  CHECK(generated_by("/c/ab/cabmd5bgbt2fqfsu3v4w4ypx3hgnjsa2mmzgg2z6zhgwz7zyrwaq.cpp") ==
+        GeneratedBy::TorchCompile);
+  // Triton's driver helpers only in a cache key's folder: the name is common.
+  CHECK(generated_by("/c/0f9c6bc3e3fa0a5e3c3a3e0a6b7a4e9c1d2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b/"
+                     "cuda_utils.so") == GeneratedBy::Triton);
+  CHECK(generated_by("/work/build/cuda_utils.so") == GeneratedBy::None);
+  // Not Inductor's: a file of the user's that is nearly named like one.
+  CHECK(generated_by("/work/cwbzyxu6a4lhyfosnynr6lvfattup6ejgrzbfzxxwzzp7wbrbh7.py") ==
+        GeneratedBy::None);  // 51 letters after the c
+  CHECK(generated_by("/work/cwbzyxu6a4lhyfosnynr6lvfattup6ejgrzbfzxxwzzp7wbrbh18.py") ==
+        GeneratedBy::None);  // 1 and 8 are not base32
+  CHECK(generated_by("/work/dwbzyxu6a4lhyfosnynr6lvfattup6ejgrzbfzxxwzzp7wbrbh74.py") ==
+        GeneratedBy::None);
+  CHECK(owner_of(python("/work/train.py", "step", 3)) == FrameOwner::Program);
+}
+
 TEST_CASE("--user-code says what the user's code is") {
   const auto frames = thrust_stack();
   // Someone debugging Thrust itself: its header is their code.

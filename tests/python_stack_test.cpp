@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "model/frame_owner.h"
+#include "model/framework_calls.h"
 
 using namespace capguard;
 
@@ -99,6 +100,23 @@ TEST_CASE("library Python frames fold into one named step: torch.compile, nn.Mod
                     python("<module>", "/work/t.py", 3)};
   unnamed.user_frame = 2;
   CHECK(python_stack_view(unnamed, 1, 3).via == "triton (1 frame)");
+}
+
+TEST_CASE("Inductor's code in a cache folder of the user's choice is torch.compile's") {
+  // TORCHINDUCTOR_CACHE_DIR=/data/cache: no "torchinductor_" in the path, only the file's name.
+  const std::string generated =
+      "/data/cache/wb/cwbzyxu6a4lhyfosnynr6lvfattup6ejgrzbfzxxwzzp7wbrbh74.py";
+  Location l;
+  l.frames = {native("cudaEventQuery", "/usr/local/cuda/lib64/libcudart.so.13"),
+              python("call", generated, 116),
+              python("OptimizedModule.__call__",
+                     "/v/lib/python3.12/site-packages/torch/_dynamo/eval_frame.py", 472),
+              python("<module>", "/work/serve.py", 18)};
+  CHECK(choose_user_frame(l.frames) == 3);
+  l.user_frame = 3;
+  CHECK(python_group_of(l.frames[1]) == "torch.compile");
+  CHECK(framework_of(l) == Framework::TorchCompile);
+  CHECK(python_stack_view(l, 1, l.frames.size()).via.starts_with("torch.compile (2 frames)"));
 }
 
 TEST_CASE("library of a native frame: the package under site-packages, else the module") {
