@@ -48,12 +48,23 @@ constexpr std::array<std::string_view, 19> kLibrarySources = {
     "*/include/cuda/*",  "*/targets/*/include/*", "*/include/c++/*", "*/site-packages/*",
     "*/dist-packages/*", "*/lib*/python3.*",      "<frozen*"};
 
-// Where shared libraries installed outside the user's tree live: system-wide directories, ...
+// Where shared libraries installed outside the user's tree live: system-wide directories, the
+// software stacks of GPU clusters and containers (NGC's MPI and UCX, HPC-X, AWS's EFA and NCCL
+// plugin, Cray's MPI with its CUDA transport, Spack's and the cluster manager's trees), ...
 // clang-format off
-constexpr std::array<std::string_view, 11> kSystemLibraryDirs = {
+constexpr std::array<std::string_view, 19> kSystemLibraryDirs = {
     "/lib/*", "/lib32/*", "/lib64/*", "/usr/lib*", "/usr/local/lib*", "/usr/local/cuda*",
-    "/usr/local/nvidia/*", "/opt/nvidia/*", "/opt/conda/*", "/nix/store/*", "/snap/*"};
+    "/usr/local/nvidia/*", "/opt/nvidia/*", "/opt/conda/*", "/nix/store/*", "/snap/*",
+    "/usr/local/mpi/*", "/usr/local/ucx/*", "/opt/hpcx/*", "/opt/amazon/*", "/opt/cray/*",
+    "/opt/intel/*", "*/spack/opt/spack/*", "/cm/shared/*"};
 // clang-format on
+// NVIDIA's CUDA libraries, by name wherever a module system put them (an HPC site's
+// /apps/cuda/12.4/lib64/libcublas.so.12): closed source but NCCL, whose developers say what
+// their code is with --user-code.
+constexpr std::array<std::string_view, 16> kNvidiaLibraries = {
+    "libcublas", "libcufft",  "libcurand",    "libcusparse", "libcusolver",   "libnccl",
+    "libcudnn",  "libnvrtc",  "libnvJitLink", "libcutensor", "libnvToolsExt", "libnpp",
+    "libnvjpeg", "libcufile", "libnvshmem",   "libnvinfer"};
 // ... and wherever package managers put them (a Python's own extension modules too, wherever
 // pyenv or uv put it); Triton's and TorchInductor's launchers: generated_by.
 constexpr std::array<std::string_view, 6> kPackageLibraryDirs = {
@@ -192,9 +203,10 @@ bool is_library_source(std::string_view file) {
 }
 
 bool is_installed_library(std::string_view module) {
-  return base_name(module).find(".so") != std::string_view::npos &&
+  const std::string_view name = base_name(module);
+  return name.find(".so") != std::string_view::npos &&
          (matches_any(kSystemLibraryDirs, module) || matches_any(kPackageLibraryDirs, module) ||
-          generated_by(module) != GeneratedBy::None);
+          starts_with_any(name, kNvidiaLibraries) || generated_by(module) != GeneratedBy::None);
 }
 
 FrameOwner owner_of(const Frame& frame) {

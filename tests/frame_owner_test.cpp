@@ -157,6 +157,21 @@ TEST_CASE("torch.compile's and Triton's code is theirs wherever their caches are
   CHECK(owner_of(python("/work/train.py", "step", 3)) == FrameOwner::Program);
 }
 
+TEST_CASE("libraries of GPU clusters' software stacks and NVIDIA's, wherever installed") {
+  for (const char* module :
+       {"/apps/cuda/12.4/lib64/libcublasLt.so.12", "/sw/nccl/2.21/lib/libnccl.so.2",
+        "/home/u/modules/cudnn-9/lib/libcudnn_graph.so.9", "/opt/hpcx/ucx/lib/libucs.so.0",
+        "/usr/local/mpi/lib/libmpi.so.40", "/opt/amazon/ofi-nccl/lib/libnccl-net.so",
+        "/opt/cray/pe/mpich/8.1.28/gtl/lib/libmpi_gtl_cuda.so.0",
+        "/home/u/spack/opt/spack/linux-x86_64/gcc-12/ucx-1.16/lib/libucp.so.0"}) {
+    CAPTURE(module);
+    CHECK(owner_of(at(module, "f")) == FrameOwner::Library);
+  }
+  // The program's own libraries stay the program's, under /opt too.
+  CHECK(owner_of(at("/work/build/libmykernels.so", "f")) == FrameOwner::Program);
+  CHECK(owner_of(at("/opt/myapp/lib/libmodel.so", "f")) == FrameOwner::Program);
+}
+
 TEST_CASE("--user-code says what the user's code is") {
   const auto frames = thrust_stack();
   // Someone debugging Thrust itself: its header is their code.
