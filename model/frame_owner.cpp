@@ -190,7 +190,10 @@ bool UserCode::matches(const Frame& frame) const {
 
 GeneratedBy generated_by(std::string_view path) {
   const std::string_view name = base_name(path);
-  if (is_inductor_file_name(name) || glob_match("*/torchinductor_*", path))
+  // torch.fx's GraphModule code (torch/fx/graph_module.py: "<eval_with_key>.3", since 2.1 with
+  // " from /work/model.py:12 in forward" after it) is the traced graph, not a line the user wrote.
+  if (is_inductor_file_name(name) || glob_match("*/torchinductor_*", path) ||
+      path.starts_with("<eval_with_key>"))
     return GeneratedBy::TorchCompile;
   if (name == kTritonLauncher || (name == kTritonDriverUtils && is_in_hash_folder(path)))
     return GeneratedBy::Triton;

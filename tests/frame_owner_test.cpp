@@ -155,6 +155,14 @@ TEST_CASE("torch.compile's and Triton's code is theirs wherever their caches are
   CHECK(generated_by("/work/dwbzyxu6a4lhyfosnynr6lvfattup6ejgrzbfzxxwzzp7wbrbh74.py") ==
         GeneratedBy::None);
   CHECK(owner_of(python("/work/train.py", "step", 3)) == FrameOwner::Program);
+  // torch.fx's generated forward (backend="cudagraphs", aot_eager): the caller is the user's line.
+  const std::vector<Frame> fx = {
+      python("<eval_with_key>.3 from /work/model.py:12 in forward", "forward", 5),
+      python("/x/site-packages/torch/fx/graph_module.py", "__call__", 400),
+      python("/work/model.py", "<module>", 30)};
+  CHECK(generated_by(fx[0].file) == GeneratedBy::TorchCompile);
+  CHECK(choose_user_frame(fx) == 2);
+  CHECK(owner_of(python("<string>", "<module>", 1)) == FrameOwner::Program);  // python -c
 }
 
 TEST_CASE("libraries of GPU clusters' software stacks and NVIDIA's, wherever installed") {
