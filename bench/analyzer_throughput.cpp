@@ -77,6 +77,7 @@ double run_stage(Stage stage, const std::string& path, capguard::Analysis& analy
   if (stage == Stage::Read) {
     std::vector<char> buffer(256 * 1024);
     const int fd = open(path.c_str(), O_RDONLY);
+    if (fd < 0) std::perror(path.c_str());
     while (fd >= 0 && read(fd, buffer.data(), buffer.size()) > 0) {
     }
     if (fd >= 0) close(fd);
@@ -103,6 +104,10 @@ int main(int argc, char** argv) {
       keep ? (argc > 3 ? argv[3] : nullptr) : (!read_only && argc > 1 ? argv[1] : nullptr);
   const uint64_t events = count != nullptr ? std::strtoull(count, nullptr, 10) : 5'000'000;
   const std::string stage_name = read_only && argc > 3 ? argv[3] : "analyze";
+  if (stage_name != "read" && stage_name != "parse" && stage_name != "analyze") {
+    std::fprintf(stderr, "unknown stage '%s' (read, parse or analyze)\n", stage_name.c_str());
+    return 2;
+  }
   const Stage stage = stage_name == "read"    ? Stage::Read
                       : stage_name == "parse" ? Stage::Parse
                                               : Stage::Analyze;

@@ -8,12 +8,12 @@ program) and analysis after exit. Run on the GPU machine:
 Each program first runs once natively and once under capguard, untimed, so that every timed run
 finds the caches a user's second run finds (torch.compile's Inductor and Triton caches, JAX's
 and CUDA's kernel caches, capguard's symbol cache): a cold compile in one round and not the next
-moved a whole run by seconds. For each
-round: the program natively (wall) and `capguard run --trace-dir DIR` (wall), in turn first (so
-that a drift of the machine does not always count against one side), then `capguard report DIR`
-alone (wall: the analysis `run` does after the program exits, measured again on the same
-traces; with the symbol cache warm after the run, so it is the second run's after-exit cost).
-In-program + start-up = run - report - native. Medians and spread (min-max).
+moved a whole run by seconds. For each round: the program natively (wall) and `capguard run
+--trace-dir DIR` (wall), each first in turn (so that a drift of the machine does not always
+count against one side), then `capguard report DIR` alone (wall: the analysis `run` does after
+the program exits, measured again on the same traces; with the symbol cache warm after the run,
+so it is the second run's after-exit cost). In-program + start-up = run - report - native.
+Medians and spread (min-max).
 """
 import argparse
 import json

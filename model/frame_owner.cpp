@@ -71,6 +71,13 @@ constexpr std::array<std::string_view, 6> kPackageLibraryDirs = {
     "*/site-packages/*", "*/dist-packages/*",  "*/lib*/python3.*",
     "*conda*/lib/*",     "*/miniforge*/lib/*", "*/mambaforge*/lib/*"};
 
+bool all_in(std::string_view text, std::string_view alphabet) {
+  return text.find_first_not_of(alphabet) == std::string_view::npos;
+}
+constexpr std::string_view kLowerBase32 = "abcdefghijklmnopqrstuvwxyz234567";
+constexpr std::string_view kKeyLetters =
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-";
+
 // Inductor names what it writes "c" and 51 letters of base32 (a-z, 2-7) of the code's hash,
 // with the extension of its kind (torch/_inductor/codecache.py, code_hash and get_path).
 bool is_inductor_file_name(std::string_view name) {
@@ -78,10 +85,8 @@ bool is_inductor_file_name(std::string_view name) {
   const size_t dot = name.rfind('.');
   if (dot != kHashLength || name[0] != 'c') return false;
   const std::string_view extension = name.substr(dot);
-  if (extension != ".py" && extension != ".so" && extension != ".cpp") return false;
-  for (char c : name.substr(1, kHashLength - 1))
-    if (!((c >= 'a' && c <= 'z') || (c >= '2' && c <= '7'))) return false;
-  return true;
+  return (extension == ".py" || extension == ".so" || extension == ".cpp") &&
+         all_in(name.substr(1, kHashLength - 1), kLowerBase32);
 }
 
 // The modules Triton compiles into its cache: a launcher for every kernel, and once its driver
@@ -94,12 +99,7 @@ bool is_in_hash_folder(std::string_view path) {
   const size_t slash = path.rfind('/');
   if (slash == std::string_view::npos) return false;
   const std::string_view folder = base_name(path.substr(0, slash));
-  if (folder.size() < 32) return false;
-  for (char c : folder)
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-          c == '-'))
-      return false;
-  return true;
+  return folder.size() >= 32 && all_in(folder, kKeyLetters);
 }
 
 bool is_static_cudart_or_driver(std::string_view function) {
