@@ -17,7 +17,8 @@ with `capguard` and `libcapguard.so`) measured in the same rounds: a change's be
         --variant w50:CAPGUARD_DETACH_IDLE_MS=50 --variant off:CAPGUARD_DETACH_IDLE_MS=off
 
 The analyzer throughput benchmark runs without a GPU, `--analyzer-runs` times on one CPU (the
-target's condition) and unpinned (where a large trace is read ahead on a second thread),
+target's condition) and unpinned (where helper threads cut a large trace into lines and
+parse its events ahead of the analysis, trace/parse_ahead.h),
 interleaved (`--analyzer-cpus`), median and range of each.
 """
 import argparse

@@ -21,7 +21,7 @@
 #include "model/rehearsal.h"
 #include "model/report_merge.h"
 #include "trace/format.h"
-#include "trace/read_ahead.h"
+#include "trace/parse_ahead.h"
 #include "util/glob.h"
 
 namespace capguard {
@@ -296,10 +296,8 @@ void analyze_trace_files(const std::vector<std::string>& paths, Analysis& analys
   std::vector<Analysis> each(paths.size());
   std::atomic<size_t> next{0};
   std::vector<std::exception_ptr> failed(paths.size());  // rethrown here, as one thread would
-  // A reading thread beside each worker only while that oversubscribes no CPU.
-  const trace::ReadThreads threads = 2 * size_t{jobs} <= trace::read_loop::usable_cpus()
-                                         ? trace::ReadThreads::TwoIfLarge
-                                         : trace::ReadThreads::One;
+  // Helper threads beside each worker only while they oversubscribe no CPU.
+  const trace::ReadThreads threads = trace::ReadThreads::sharing_cpus(jobs);
   const auto work = [&] {
     for (size_t i = next.fetch_add(1); i < paths.size(); i = next.fetch_add(1)) {
       each[i].rehearse_mode = analysis.rehearse_mode;

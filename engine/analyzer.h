@@ -36,10 +36,10 @@ inline constexpr uint64_t kSkippedLinesNamed = 10;
 
 // Replays one trace, appending its process, captures and findings to `analysis`. A damaged
 // trace contributes what was read before the damage plus an entry in analysis.errors. `threads`:
-// whether a second thread reads the file ahead while this one parses and replays it
-// (trace/read_ahead.h); the result is the same either way.
+// how many helper threads cut a large file into lines and parse its events ahead of this one,
+// which replays them (trace/parse_ahead.h); the result is the same either way.
 void analyze_trace(const std::string& path, Analysis& analysis,
-                   trace::ReadThreads threads = trace::ReadThreads::TwoIfLarge);
+                   trace::ReadThreads threads = trace::ReadThreads::sharing_cpus());
 
 // Replays each trace on its own (analyze_trace into an Analysis of its own), on `jobs` threads
 // at once (0: the machine's cores), and appends them in the order of `paths` (issue 33). Memory

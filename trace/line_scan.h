@@ -123,4 +123,31 @@ template <class Lanes>
   return size < 64 ? bits & ((uint64_t{1} << size) - 1) : bits;
 }
 
+// The '\n's of [from, end) of a buffer, in order, by newline_bits() (so 64 bytes must be
+// readable past `end`).
+class Newlines {
+ public:
+  Newlines(const char* buf, size_t from, size_t end)
+      : buf_(buf),
+        block_(from),
+        end_(end),
+        bits_(from < end ? newline_bits(buf + from, end - from) : 0) {}
+  // The next '\n''s offset in the buffer, into `at`; false when there is none.
+  [[gnu::always_inline]] bool next(size_t& at) {
+    while (bits_ == 0) {
+      block_ += 64;
+      if (block_ >= end_) return false;
+      bits_ = newline_bits(buf_ + block_, end_ - block_);
+    }
+    at = block_ + static_cast<size_t>(__builtin_ctzll(bits_));
+    bits_ &= bits_ - 1;
+    return true;
+  }
+
+ private:
+  const char* buf_;
+  size_t block_, end_;
+  uint64_t bits_;
+};
+
 }  // namespace capguard::trace::scan

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <algorithm>
-#include <bit>
 #include <cstddef>
 #include <cstring>
 #include <optional>
@@ -65,18 +64,8 @@ std::optional<ReadError> read_lines(const std::string& source, ReadSome read_som
   };
   bool skipping = false;  // inside an over-long line, already counted: drop it up to its end
   for (;;) {
-    // The '\n's of [block, block + 64) not yet handed out, as bits (scan::newline_bits).
-    size_t block = begin;
-    uint64_t newlines = begin < end ? scan::newline_bits(buf + block, end - block) : 0;
-    for (;;) {
-      while (newlines == 0) {
-        block += 64;
-        if (block >= end) break;
-        newlines = scan::newline_bits(buf + block, end - block);
-      }
-      if (newlines == 0) break;
-      const size_t newline = block + static_cast<size_t>(std::countr_zero(newlines));
-      newlines &= newlines - 1;
+    scan::Newlines newlines(buf, begin, end);
+    for (size_t newline; newlines.next(newline);) {
       const size_t length = newline - begin;
       const std::string_view text(buf + begin, length);
       begin = newline + 1;

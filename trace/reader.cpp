@@ -8,11 +8,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
 
-#include "trace/read_ahead.h"
+#include "trace/parse_ahead.h"
 #include "trace/read_loop.h"
 
 namespace capguard::trace {
@@ -43,6 +44,16 @@ ptrdiff_t read_some(int fd, char* data, size_t size, std::string& error) {
   }
 }
 
+ptrdiff_t read_at(int fd, char* data, size_t size, uint64_t offset, std::string& error) {
+  for (;;) {
+    const ssize_t n = ::pread(fd, data, size, static_cast<off_t>(offset));
+    if (n >= 0) return n;
+    if (errno == EINTR) continue;
+    error = std::strerror(errno);
+    return -1;
+  }
+}
+
 uint64_t file_bytes(int fd) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
@@ -59,6 +70,12 @@ unsigned usable_cpus() {
 }
 
 }  // namespace read_loop
+
+ReadThreads ReadThreads::sharing_cpus(unsigned jobs) {
+  const unsigned cpus = read_loop::usable_cpus();
+  const unsigned each = cpus / std::max(jobs, 1u);
+  return ReadThreads{each >= 2 ? std::min(each - 1, ParseAhead::kMaxHelpers) : 0};
+}
 
 std::string ReadError::to_string() const {
   if (line == 0) return source + ": " + message;

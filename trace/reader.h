@@ -109,11 +109,18 @@ struct ReadError {
   std::string to_string() const;  // "trace.txt:12: unknown record type 'q'"
 };
 
-// How the analyzer reads a trace file (trace/read_ahead.h): on the caller's thread alone, or with
-// a second thread that reads the file ahead while the caller's parses and replays it (the same
-// records in the same order either way). TwoIfLarge: two for a file large enough to pay for the
-// thread, when the process may run on two CPUs.
-enum class ReadThreads { One, Two, TwoIfLarge };
+// How the analyzer reads a trace file (trace/parse_ahead.h): on the caller's thread alone
+// (helpers 0), or with helper threads that cut it into lines and parse its events ahead of the
+// caller's, which hands them to the sink: the same calls in the same order either way. A file
+// under 4 MiB is read on the caller's thread alone, unless `small_files_too`.
+struct ReadThreads {
+  unsigned helpers = 0;
+  bool small_files_too = false;
+
+  // As many helpers (up to 4) as the CPUs this process may use leave beside `jobs` traces read
+  // at once, each by its caller's thread.
+  static ReadThreads sharing_cpus(unsigned jobs = 1);
+};
 
 // API names are interned in storage that lives until the process exits (there are a few
 // hundred of them; a damaged trace with too many distinct names is rejected).

@@ -155,6 +155,23 @@ const char* RecordParser::record_name(char type) {
   }
 }
 
+bool RecordParser::misplaced_event() {
+  record_name_ = record_name('e');
+  return fail(records_ == 1 ? "the first record must be the 'v' header"
+                            : "the header must be followed by the 'p' record");
+}
+
+bool RecordParser::take_new_event(ApiEvent& event) {
+  if (++records_ <= 2) return misplaced_event();
+  event.api = api_names_.intern(event.api);
+  if (event.api.empty()) {  // where the careful parser, which parse() turns to then, stops
+    record_name_ = record_name('e');
+    return fail(api_names_.error());
+  }
+  sink_.on_event(event);
+  return true;
+}
+
 bool RecordParser::parse_other(std::string_view line, bool split) {
   if (fast_events_ && records_ > 2 && is_event(line)) {
     reset(event_);

@@ -48,6 +48,18 @@ class RecordParser {
     }
     return parse_other(line, split);
   }
+  // An event line that a parse-ahead thread parsed the fast way (parse_ahead.h): what parse()
+  // does with that line. take_event: `event`'s api is interned already (its tail was seen);
+  // take_new_event interns it first.
+  template <class Sink = TraceSink>
+  [[gnu::always_inline]] bool take_event(const ApiEvent& event) {
+    if (++records_ <= 2) [[unlikely]]
+      return misplaced_event();
+    static_cast<Sink&>(sink_).on_event(event);
+    return true;
+  }
+  bool take_new_event(ApiEvent& event);
+
   // Checks what can only be checked at the end of the trace.
   bool finish();
   const std::string& error() const { return error_; }
@@ -62,6 +74,8 @@ class RecordParser {
   // The rest of parse(); `split`: parse_event_head() split this event line and the tail cache
   // missed (it keeps what the fast path makes of the line).
   [[gnu::noinline]] bool parse_other(std::string_view line, bool split);
+  // What the careful parser says of an event line as the first or second record.
+  [[gnu::noinline]] bool misplaced_event();
   bool parse_header(Cursor& in);
   bool parse_process(Cursor& in);
   bool parse_command(Cursor& in);

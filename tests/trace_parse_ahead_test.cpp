@@ -1,6 +1,7 @@
-// Reading ahead on a second thread (trace/read_ahead.h) against reading on one: the same traces,
-// whole, damaged, cut and refilled at every size, must give the sink the same calls with the
-// same content in the same order, and the same ReadError; analyze_trace() the same report.
+// Parsing ahead on helper threads (trace/parse_ahead.h) against reading on one: the same traces,
+// whole, damaged, cut into chunks and reads of every size, must give the sink the same calls
+// with the same content in the same order, and the same ReadError; analyze_trace() the same
+// report.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -15,8 +16,9 @@
 #include "engine/analyzer.h"
 #include "report/render.h"
 #include "tests/trace_recording_sink.h"
+#include "trace/api_names.h"
 #include "trace/format.h"
-#include "trace/read_ahead.h"
+#include "trace/parse_ahead.h"
 
 namespace capguard::trace {
 namespace {
@@ -98,23 +100,22 @@ std::string describe(const std::optional<ReadError>& error) {
   return error ? error->to_string() : "no error";
 }
 
-// read_some over `text`, at most `step` bytes a call; -1 ("boom") at `fail_at` bytes, or a
-// throw there with `throw_instead`.
+// pread over `text`, at most `step` bytes a call; -1 ("boom") for a read at `fail_at` bytes or
+// after, or a throw there with `throw_instead`.
 struct TextSource {
   const std::string* text;
   size_t step;
   size_t fail_at = SIZE_MAX;
   bool throw_instead = false;
-  size_t at = 0;
-  ptrdiff_t operator()(char* data, size_t size, std::string& error) {
+  ptrdiff_t operator()(char* data, size_t size, uint64_t at, std::string& error) const {
     if (at >= fail_at) {
       if (throw_instead) throw std::runtime_error("reader gave up");
       error = "boom";
       return -1;
     }
+    if (at >= text->size()) return 0;
     const size_t n = std::min({size, step, text->size() - at, fail_at - at});
     std::copy_n(text->data() + at, n, data);
-    at += n;
     return static_cast<ptrdiff_t>(n);
   }
 };
@@ -124,14 +125,14 @@ struct Outcome {
   std::string result;  // the ReadError, or the exception's message
 };
 
-Outcome read_with(ReadThreads threads, TextSource source, size_t chunks, size_t chunk_bytes,
+Outcome read_with(unsigned helpers, TextSource source, size_t chunk_bytes,
                   size_t throw_at_event = SIZE_MAX) {
   CallLog sink;
   sink.throw_at_event = throw_at_event;
   Outcome out;
   try {
-    out.result =
-        describe(read_loop::read_lines_on(threads, "t.trace", source, sink, chunks, chunk_bytes));
+    out.result = describe(read_loop::read_lines_ahead("t.trace", source, source.text->size(),
+                                                      helpers, sink, chunk_bytes));
   } catch (const std::exception& e) {
     out.result = std::string("threw: ") + e.what();
   }
@@ -139,23 +140,23 @@ Outcome read_with(ReadThreads threads, TextSource source, size_t chunks, size_t 
   return out;
 }
 
-// The one-thread reading of `text` in steps of `step`, against reading ahead in chunks of every
-// size in `chunk_sizes`.
+// The one-thread reading of `text` in steps of `step`, against parsing ahead in chunks of every
+// size in `chunk_sizes`, on 1, 2 and 4 helpers.
 void check_same(const std::string& text, TextSource source,
                 std::initializer_list<size_t> chunk_sizes = {1, 7, 4096, 64 * 1024},
                 size_t throw_at_event = SIZE_MAX) {
   source.text = &text;
-  const Outcome one = read_with(ReadThreads::One, source, 0, 0, throw_at_event);
+  const Outcome one = read_with(0, source, 0, throw_at_event);
   for (size_t chunk_bytes : chunk_sizes) {
-    for (size_t chunks : {2, 3, 8}) {
+    for (unsigned helpers : {1, 2, 4}) {
       CAPTURE(chunk_bytes);
-      CAPTURE(chunks);
-      const Outcome two = read_with(ReadThreads::Two, source, chunks, chunk_bytes, throw_at_event);
-      CHECK(two.result == one.result);
-      REQUIRE(two.calls.size() == one.calls.size());
+      CAPTURE(helpers);
+      const Outcome ahead = read_with(helpers, source, chunk_bytes, throw_at_event);
+      CHECK(ahead.result == one.result);
+      REQUIRE(ahead.calls.size() == one.calls.size());
       for (size_t i = 0; i < one.calls.size(); ++i) {
         CAPTURE(i);
-        CHECK(two.calls[i] == one.calls[i]);
+        CHECK(ahead.calls[i] == one.calls[i]);
       }
     }
   }
@@ -189,7 +190,7 @@ std::string busy_trace(int events = 3000) {
   return t + "z 99999 0\n";
 }
 
-TEST_CASE("read ahead: every recorded trace gives the same calls as one thread") {
+TEST_CASE("parse ahead: every recorded trace gives the same calls as one thread") {
   const auto traces = recorded_traces();
   REQUIRE(traces.size() > 10);
   for (const auto& path : traces) {
@@ -199,7 +200,7 @@ TEST_CASE("read ahead: every recorded trace gives the same calls as one thread")
   }
 }
 
-TEST_CASE("read ahead: lines cut across refills and chunks at every size") {
+TEST_CASE("parse ahead: lines cut across reads and chunks at every size") {
   // Past the read loop's first buffer (16 KiB), in reads and chunks as small as a byte.
   const std::string text = busy_trace(400);
   for (size_t step : {7, 64, 65, 4095, 65536}) {
@@ -209,7 +210,7 @@ TEST_CASE("read ahead: lines cut across refills and chunks at every size") {
   check_same(busy_trace(), TextSource{nullptr, 4095}, {100, 4096, 64 * 1024});
 }
 
-TEST_CASE("read ahead: damaged traces give the same calls and the same error") {
+TEST_CASE("parse ahead: damaged traces give the same calls and the same error") {
   const std::string good = busy_trace();
   const std::string long_line(kMaxLineLength + 10, 'x');
   const std::string longest_line = "c " + std::string(kMaxLineLength - 2, 'y');
@@ -225,6 +226,19 @@ TEST_CASE("read ahead: damaged traces give the same calls and the same error") {
       good + long_line + "\n" + "x 1 2\n",                           // over-long line inside
       good.substr(0, 300) + longest_line + "\n" + good.substr(300),  // a line just fits
   };
+  // An event as the second record, and one as the first after a header line too long.
+  damaged.push_back("v 0.1.0 7\ne 1 2 3 cudaFree 0 0\n" + good.substr(good.find("p ")));
+  damaged.push_back("v 0.1.0 7\n" + long_line + "\ne 1 2 3 cudaFree 0 0\n" + good);
+  // More API names than a trace may have: past the cap each line with a new name is skipped,
+  // also when the same line comes again at once (its tail seen).
+  {
+    std::string names = good.substr(0, good.find("e "));
+    for (size_t i = 0; i < ApiNames::kMaxPerTrace + 30; ++i) {
+      const std::string line = "e 5 6 7 api" + std::to_string(i) + " 0 1 st=5500\n";
+      names += line + (i + 40 > ApiNames::kMaxPerTrace ? line : "");
+    }
+    damaged.push_back(names + "z 99999 0\n");
+  }
   // Flipped bytes in many lines: each skipped line is named where it is.
   std::string flipped = good;
   for (size_t i = 200; i < flipped.size(); i += 997) flipped[i] = static_cast<char>(0xff);
@@ -239,7 +253,28 @@ TEST_CASE("read ahead: damaged traces give the same calls and the same error") {
   }
 }
 
-TEST_CASE("read ahead: an I/O error arrives where it happened, as the same ReadError") {
+TEST_CASE("parse ahead: randomly damaged traces give the same calls and the same error") {
+  // Bytes that matter to the line cutting and the fast path, put anywhere: lines split, joined,
+  // events made unusual, tails made to collide or to differ by one byte.
+  const std::string good = busy_trace(2000);
+  const std::string alphabet = "\n\n\n  e1f=xg";
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  const auto next = [&state] {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    return state;
+  };
+  for (int trial = 0; trial < 40; ++trial) {
+    CAPTURE(trial);
+    std::string text = good;
+    const int changes = 1 + static_cast<int>(next() % 40);
+    for (int i = 0; i < changes; ++i)
+      text[30 + next() % (text.size() - 30)] = alphabet[next() % alphabet.size()];
+    if (trial % 5 == 0) text.resize(text.size() - next() % 100);
+    check_same(text, TextSource{nullptr, trial % 2 == 0 ? SIZE_MAX : 777}, {97, 4096});
+  }
+}
+
+TEST_CASE("parse ahead: an I/O error arrives where it happened, as the same ReadError") {
   const std::string text = busy_trace();
   for (size_t fail_at : {0, 1, 100, 4096, 50000, 100000}) {
     CAPTURE(fail_at);
@@ -247,7 +282,7 @@ TEST_CASE("read ahead: an I/O error arrives where it happened, as the same ReadE
   }
 }
 
-TEST_CASE("read ahead: an exception of the reading thread reaches the caller after the records") {
+TEST_CASE("parse ahead: an exception of a helper thread reaches the caller after the records") {
   const std::string text = busy_trace();
   for (size_t fail_at : {0, 5000, 80000}) {
     CAPTURE(fail_at);
@@ -255,7 +290,7 @@ TEST_CASE("read ahead: an exception of the reading thread reaches the caller aft
   }
 }
 
-TEST_CASE("read ahead: a sink that throws stops the reading thread") {
+TEST_CASE("parse ahead: a sink that throws stops the helper threads") {
   const std::string text = busy_trace() + busy_trace().substr(10);
   for (size_t at : {0, 10, 2999}) {
     CAPTURE(at);
@@ -263,7 +298,7 @@ TEST_CASE("read ahead: a sink that throws stops the reading thread") {
   }
 }
 
-TEST_CASE("read ahead: analyze_trace gives the same report on one thread and two") {
+TEST_CASE("parse ahead: analyze_trace gives the same report on one thread and several") {
   TempDir dir;
   const auto traces = recorded_traces();
   REQUIRE(!traces.empty());
@@ -283,8 +318,8 @@ TEST_CASE("read ahead: analyze_trace gives the same report on one thread and two
   for (const std::string& path : paths) {
     CAPTURE(path);
     Analysis one, two;
-    analyze_trace(path, one, ReadThreads::One);
-    analyze_trace(path, two, ReadThreads::Two);
+    analyze_trace(path, one, ReadThreads{0});
+    analyze_trace(path, two, ReadThreads{3, true});
     CHECK(render_json(two.report) == render_json(one.report));
     const auto all = [](const Analysis& a) {
       std::string text;
