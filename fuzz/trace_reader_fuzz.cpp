@@ -1,23 +1,29 @@
 // libFuzzer target: any bytes given to read_trace must end in a clean result or one ReadError,
-// never a crash, a hang, a sanitizer report or unbounded memory.
+// never a crash, a hang, a sanitizer report or unbounded memory; the event fast path and the
+// parse-ahead helpers must agree with the careful parser and the one-thread reader.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "trace/parse_ahead.h"
 #include "trace/reader.h"
 #include "trace/record_parser.h"
 
 namespace {
 
 // Touches everything the reader hands out, so that a dangling view or span is caught by ASan.
+// Its sum depends on the order of what it was given (two readers' calls are compared by it).
 struct TouchingSink : capguard::trace::TraceSink {
   uint64_t sum = 0;
   void touch(std::string_view s) {
-    for (char c : s) sum += static_cast<unsigned char>(c);
+    for (char c : s) sum = sum * 1099511628211ull + static_cast<unsigned char>(c);
   }
+  void on_skipped_line(const capguard::trace::ReadError& e) override { touch(e.to_string()); }
   void on_header(std::string_view tool_version, int format_version) override {
     touch(tool_version);
     sum += static_cast<uint64_t>(format_version);
@@ -95,6 +101,27 @@ void compare_fast_and_careful_paths(const uint8_t* data, size_t size) {
   }
 }
 
+// Parsing ahead on helper threads, in chunks small enough that lines cross them, must give the
+// sink the same calls and end with the same error as reading on one thread.
+void compare_one_thread_and_parse_ahead(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  const auto read_at = [&text](char* out, size_t n, uint64_t at, std::string&) -> ptrdiff_t {
+    if (at >= text.size()) return 0;
+    n = std::min<size_t>(n, text.size() - at);
+    std::memcpy(out, text.data() + at, n);
+    return static_cast<ptrdiff_t>(n);
+  };
+  const auto message = [](const std::optional<capguard::trace::ReadError>& e) {
+    return e ? e->to_string() : std::string();
+  };
+  TouchingSink one, ahead;
+  const auto one_error =
+      capguard::trace::read_loop::read_lines_ahead("fuzz", read_at, size, 0, one);
+  const auto ahead_error =
+      capguard::trace::read_loop::read_lines_ahead("fuzz", read_at, size, 2, ahead, 61);
+  if (message(one_error) != message(ahead_error) || one.sum != ahead.sum) __builtin_trap();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -107,5 +134,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (error->to_string().find('\n') != std::string::npos) __builtin_trap();
   }
   compare_fast_and_careful_paths(data, size);
+  compare_one_thread_and_parse_ahead(data, size);
   return 0;
 }

@@ -274,6 +274,24 @@ TEST_CASE("parse ahead: randomly damaged traces give the same calls and the same
   }
 }
 
+TEST_CASE("parse ahead: a file that grew after its size was taken is read to its end") {
+  // As read_lines() reads on to the end wherever it is then; the chunks past the size given
+  // stay bounded (the helpers take chunk after chunk until one meets the end).
+  const std::string text = busy_trace(4000);
+  for (const uint64_t size_then : {uint64_t{0}, uint64_t{1}, uint64_t{text.size() / 3}}) {
+    CAPTURE(size_then);
+    for (unsigned helpers : {1, 3}) {
+      CallLog one, ahead;
+      const TextSource source{&text, SIZE_MAX};
+      const auto one_error = read_loop::read_lines_ahead("t.trace", source, text.size(), 0, one);
+      const auto ahead_error =
+          read_loop::read_lines_ahead("t.trace", source, size_then, helpers, ahead, 4096);
+      CHECK(describe(ahead_error) == describe(one_error));
+      CHECK(ahead.calls == one.calls);
+    }
+  }
+}
+
 TEST_CASE("parse ahead: an I/O error arrives where it happened, as the same ReadError") {
   const std::string text = busy_trace();
   for (size_t fail_at : {0, 1, 100, 4096, 50000, 100000}) {

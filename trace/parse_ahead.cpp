@@ -39,11 +39,9 @@ struct ParseAhead::Helper {
 };
 
 ParseAhead::ParseAhead(ReadAt read_at, uint64_t file_bytes, unsigned helpers, size_t chunk_bytes)
-    : read_at_(std::move(read_at)),
-      chunks_(
-          std::max<uint64_t>(1, (file_bytes + chunk_bytes - 1) / std::max<size_t>(chunk_bytes, 1))),
-      chunk_bytes_(std::max<size_t>(chunk_bytes, 1)) {
-  const uint64_t count = std::clamp<uint64_t>(helpers, 1, std::min<uint64_t>(chunks_, kMaxHelpers));
+    : read_at_(std::move(read_at)), chunk_bytes_(std::max<size_t>(chunk_bytes, 1)) {
+  const uint64_t chunks = std::max<uint64_t>(1, (file_bytes + chunk_bytes_ - 1) / chunk_bytes_);
+  const uint64_t count = std::clamp<uint64_t>(helpers, 1, std::min<uint64_t>(chunks, kMaxHelpers));
   for (uint64_t i = 0; i < count; ++i) helpers_.push_back(std::make_unique<Helper>());
 }
 
@@ -82,7 +80,6 @@ void ParseAhead::run(Helper& helper, unsigned index) {
   const uint64_t stride = helpers_.size();
   for (uint64_t mine = 0;; ++mine) {
     const uint64_t n = index + mine * stride;
-    if (n >= chunks_) return;
     {
       std::unique_lock lock(helper.mutex);
       if (helper.filled - helper.taken == Helper::kChunksAhead) {
@@ -95,18 +92,18 @@ void ParseAhead::run(Helper& helper, unsigned index) {
       if (helper.stop) return;
     }
     ParsedChunk& out = helper.chunks[mine % Helper::kChunksAhead];
-    bool failed = false;
     try {
-      const uint64_t end = n + 1 == chunks_ ? UINT64_MAX : (n + 1) * chunk_bytes_;
-      parse_chunk(helper, n * chunk_bytes_, end, out);
+      parse_chunk(helper, n * chunk_bytes_, (n + 1) * chunk_bytes_, out);
     } catch (...) {  // nothing escapes the thread: the caller rethrows it after the lines
       out.failure = std::current_exception();
-      failed = true;
+      out.last = true;
     }
     std::lock_guard lock(helper.mutex);
     ++helper.filled;
     if (helper.caller_waiting) helper.filled_cv.notify_one();
-    if (failed) return;  // the caller stops at that chunk
+    // The caller stops at the first last chunk: this helper's later ones, past it, are not
+    // wanted, and every one before it it made.
+    if (out.last) return;
   }
 }
 
@@ -185,6 +182,7 @@ void add_line(std::string_view line, EventTailCache& tails, ApiEvent& event, Par
 void ParseAhead::parse_chunk(Helper& helper, uint64_t start, uint64_t end, ParsedChunk& out) {
   out.lines.clear(), out.events.clear(), out.text.clear(), out.read_error.clear();
   out.failure = nullptr;
+  out.last = false;
   const size_t capacity = read_loop::kBufferSize;
   if (helper.buffer.empty()) helper.buffer.resize(capacity + read_loop::kPadding);
   char* const buf = helper.buffer.data();
@@ -223,6 +221,7 @@ void ParseAhead::parse_chunk(Helper& helper, uint64_t start, uint64_t end, Parse
     }
     if (at_end) {
       if (filled > begin) push(ParsedLine::kTruncated);
+      out.last = true;
       break;
     }
     const size_t rest = filled - begin;
@@ -232,12 +231,12 @@ void ParseAhead::parse_chunk(Helper& helper, uint64_t start, uint64_t end, Parse
     begin = 0;
     // Up to this chunk's end and a little over, for its last line.
     const uint64_t offset = base + filled;
-    size_t want = capacity - filled;
-    if (end != UINT64_MAX)
-      want = std::min<uint64_t>(want, (offset < end ? end - offset : 0) + 4096);
+    const size_t want =
+        std::min<uint64_t>(capacity - filled, (offset < end ? end - offset : 0) + 4096);
     const ptrdiff_t n = read_at_(buf + filled, want, offset, out.read_error);
     if (n < 0) {
       push(ParsedLine::kReadError);
+      out.last = true;
       break;
     }
     if (n == 0) at_end = true;

@@ -1,15 +1,16 @@
 // Internal to the reader: a large trace file cut into lines and its events parsed on helper
 // threads, ahead of the caller's thread, which hands the records to the sink in file order.
 //
-// The file is split into chunks of a fixed size; helper h takes chunks h, h + helpers, ... A
-// line belongs to the chunk it starts in, so each helper finds its lines alone (pread(2), no
-// hand-over of a partial line). For each line it makes a ParsedLine: an event whose tail
-// (everything after the tid) it saw before is three numbers and the slot of its own tail cache
-// (event_tail_cache.h) where it keeps that tail's key; a new tail's event comes parsed whole,
-// with the slot it now fills; every other line comes as its text, for the caller's
-// RecordParser. The caller keeps, per helper, the event of each slot: it is that helper's cache
-// split in two, keys on the helper's side and events on the caller's, kept in step because the
-// caller takes a helper's lines in the order the helper made them.
+// The file is split into chunks of a fixed size; helper h takes chunks h, h + helpers, ... up
+// to the first that meets the end of the file (which may have grown meanwhile, as read_lines()
+// would read on; every chunk stays bounded). A line belongs to the chunk it starts in, so each
+// helper finds its lines alone (pread(2), no hand-over of a partial line). For each line it makes a
+// ParsedLine: an event whose tail (everything after the tid) it saw before is three numbers and the
+// slot of its own tail cache (event_tail_cache.h) where it keeps that tail's key; a new tail's
+// event comes parsed whole, with the slot it now fills; every other line comes as its text, for the
+// caller's RecordParser. The caller keeps, per helper, the event of each slot: it is that helper's
+// cache split in two, keys on the helper's side and events on the caller's, kept in step because
+// the caller takes a helper's lines in the order the helper made them.
 //
 // Why: cutting lines, reading the head and hashing the tail are two thirds of the reader's
 // time an event, and need nothing of the analysis; the caller is left the analysis and a slot
@@ -85,6 +86,7 @@ struct ParsedChunk {
   std::vector<char> text;        // lines of kText, each with its '\n'; read_loop::kPadding after
   std::string read_error;
   std::exception_ptr failure;  // what the helper threw, after `lines`
+  bool last = false;           // it met the end of the file, a read error or `failure`
 };
 
 class ParseAhead {
@@ -97,8 +99,7 @@ class ParseAhead {
   static constexpr size_t kChunkBytes = 256 * 1024;
   static constexpr unsigned kMaxHelpers = 4;
 
-  // Chunks of `chunk_bytes` over the `file_bytes` the file has now; the last reads on to the
-  // end, wherever it is then.
+  // Chunks of `chunk_bytes`; no more helpers than the `file_bytes` the file has now has chunks.
   ParseAhead(ReadAt read_at, uint64_t file_bytes, unsigned helpers,
              size_t chunk_bytes = kChunkBytes);
   ~ParseAhead();  // stops the helpers and joins them
@@ -108,9 +109,8 @@ class ParseAhead {
   // False when not one thread could be had; then nothing was read.
   bool start();
   unsigned helpers() const { return static_cast<unsigned>(helpers_.size()); }
-  uint64_t chunks() const { return chunks_; }
-  // Chunk n, once its helper is done with it (n in order, from 0). take(n + 1) hands the
-  // chunk of take(n) back.
+  // Chunk n, once its helper is done with it (n in order, from 0, up to the first `last` one).
+  // take(n + 1) hands the chunk of take(n) back.
   const ParsedChunk& take(uint64_t n);
 
  private:
@@ -120,7 +120,6 @@ class ParseAhead {
   void give_back(uint64_t n);
 
   ReadAt read_at_;
-  uint64_t chunks_;
   size_t chunk_bytes_;
   std::vector<std::unique_ptr<Helper>> helpers_;
   std::optional<uint64_t> held_;  // the chunk take() gave last
@@ -155,7 +154,7 @@ std::optional<ReadError> read_parsed(const std::string& source, ParseAhead& pars
   const auto skipped = [&](std::string message) {
     sink.on_skipped_line(ReadError{source, line, std::move(message)});
   };
-  for (uint64_t n = 0; n < parse_ahead.chunks(); ++n) {
+  for (uint64_t n = 0;; ++n) {
     const ParsedChunk& chunk = parse_ahead.take(n);
     Slots& mine = slots[n % slots.size()];
     for (const ParsedLine& parsed : chunk.lines) {
@@ -207,6 +206,7 @@ std::optional<ReadError> read_parsed(const std::string& source, ParseAhead& pars
       }
     }
     if (chunk.failure) std::rethrow_exception(chunk.failure);
+    if (chunk.last) break;
   }
   if (line == 0) return fail(0, "empty trace");
   if (!parser.finish()) return fail(line, parser.error());
