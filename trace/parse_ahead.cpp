@@ -1,5 +1,8 @@
 #include "trace/parse_ahead.h"
 
+#include <sched.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstring>
 #include <system_error>
@@ -243,6 +246,31 @@ void ParseAhead::parse_chunk(Helper& helper, uint64_t start, uint64_t end, Parse
     filled += static_cast<size_t>(n);
   }
   out.text.resize(out.text.size() + read_loop::kPadding, '\0');
+}
+
+namespace read_loop {
+
+uint64_t file_bytes(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  return static_cast<uint64_t>(st.st_size);
+}
+
+// The affinity mask, not the machine's cores: under `taskset -c 0` a second thread only takes
+// turns with the first.
+unsigned usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<unsigned>(CPU_COUNT(&set));
+  return std::thread::hardware_concurrency();
+}
+
+}  // namespace read_loop
+
+ReadThreads ReadThreads::sharing_cpus(unsigned jobs) {
+  const unsigned cpus = read_loop::usable_cpus();
+  const unsigned each = cpus / std::max(jobs, 1u);
+  return ReadThreads{each >= 2 ? std::min(each - 1, ParseAhead::kMaxHelpers) : 0};
 }
 
 }  // namespace capguard::trace

@@ -236,9 +236,6 @@ std::optional<ReadError> read_lines_ahead(const std::string& source, ParseAhead:
   return read_lines(source, read_some, sink);
 }
 
-// pread(2) on `fd`, as ParseAhead::ReadAt.
-ptrdiff_t read_at(int fd, char* data, size_t size, uint64_t offset, std::string& error);
-
 // read_file(path, sink) on the threads `threads` says.
 template <class Sink>
 std::optional<ReadError> read_file(const std::string& path, Sink& sink, ReadThreads threads) {

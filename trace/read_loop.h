@@ -43,6 +43,8 @@ int open_trace(const std::string& path, std::string& error);
 void close_trace(int fd);
 // One read(2) for read_file(): bytes read, 0 at the end, -1 with `error` set.
 ptrdiff_t read_some(int fd, char* data, size_t size, std::string& error);
+// One pread(2) at `offset`, the same way (for the parse-ahead helpers, parse_ahead.h).
+ptrdiff_t read_at(int fd, char* data, size_t size, uint64_t offset, std::string& error);
 
 // Reads with `read_some(buffer, size)` (returns bytes read, 0 at the end, -1 with a message
 // in `io_error` on failure) and hands complete lines to the record parser.

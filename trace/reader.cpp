@@ -4,16 +4,11 @@
 #include "trace/reader.h"
 
 #include <fcntl.h>
-#include <sched.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <thread>
 
-#include "trace/parse_ahead.h"
 #include "trace/read_loop.h"
 
 namespace capguard::trace {
@@ -54,28 +49,7 @@ ptrdiff_t read_at(int fd, char* data, size_t size, uint64_t offset, std::string&
   }
 }
 
-uint64_t file_bytes(int fd) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
-  return static_cast<uint64_t>(st.st_size);
-}
-
-// The affinity mask, not the machine's cores: under `taskset -c 0` a second thread only takes
-// turns with the first.
-unsigned usable_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<unsigned>(CPU_COUNT(&set));
-  return std::thread::hardware_concurrency();
-}
-
 }  // namespace read_loop
-
-ReadThreads ReadThreads::sharing_cpus(unsigned jobs) {
-  const unsigned cpus = read_loop::usable_cpus();
-  const unsigned each = cpus / std::max(jobs, 1u);
-  return ReadThreads{each >= 2 ? std::min(each - 1, ParseAhead::kMaxHelpers) : 0};
-}
 
 std::string ReadError::to_string() const {
   if (line == 0) return source + ": " + message;
