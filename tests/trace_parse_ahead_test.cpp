@@ -228,6 +228,10 @@ TEST_CASE("parse ahead: damaged traces give the same calls and the same error") 
   };
   // An event as the second record, and one as the first after a header line too long.
   damaged.push_back("v 0.1.0 7\ne 1 2 3 cudaFree 0 0\n" + good.substr(good.find("p ")));
+  // The same, with a tail that comes again later: the misplaced event must not be what the
+  // later ones are made of (a helper keeps its key all the same).
+  damaged.push_back("v 0.1.0 7\ne 1 2 9 cudaLaunchKernel 0 1 st=5501\n" +
+                    good.substr(good.find("p ")));
   damaged.push_back("v 0.1.0 7\n" + long_line + "\ne 1 2 3 cudaFree 0 0\n" + good);
   // More API names than a trace may have: past the cap each line with a new name is skipped,
   // also when the same line comes again at once (its tail seen).

@@ -106,7 +106,8 @@ class ParseAhead {
   ParseAhead(const ParseAhead&) = delete;
   ParseAhead& operator=(const ParseAhead&) = delete;
 
-  // False when not one thread could be had; then nothing was read.
+  // False when not every helper's thread could be had (those started are stopped again):
+  // then read alone; nothing reached the sink.
   bool start();
   unsigned helpers() const { return static_cast<unsigned>(helpers_.size()); }
   // Chunk n, once its helper is done with it (n in order, from 0, up to the first `last` one).
@@ -141,7 +142,8 @@ std::optional<ReadError> read_parsed(const std::string& source, ParseAhead& pars
                                      Sink& sink) {
   RecordParser parser(sink);
   // Per helper, the event of each slot of its tail cache, and the name of one whose API name
-  // could not be interned (its api is empty then; the name is tried again at each use).
+  // was not interned (its api is empty then; the name is tried again at each use, as parse()
+  // would meet it again).
   struct Slots {
     std::array<ApiEvent, EventTailCache::kSlots> events{};
     std::vector<std::string> uninterned;

@@ -162,7 +162,10 @@ bool RecordParser::misplaced_event() {
 }
 
 bool RecordParser::take_new_event(ApiEvent& event) {
-  if (++records_ <= 2) return misplaced_event();
+  if (++records_ <= 2) {
+    event.api = {};  // not interned: as when the name is refused, the caller keeps it aside
+    return misplaced_event();
+  }
   event.api = api_names_.intern(event.api);
   if (event.api.empty()) {  // where the careful parser, which parse() turns to then, stops
     record_name_ = record_name('e');

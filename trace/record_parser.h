@@ -50,7 +50,8 @@ class RecordParser {
   }
   // An event line that a parse-ahead thread parsed the fast way (parse_ahead.h): what parse()
   // does with that line. take_event: `event`'s api is interned already (its tail was seen);
-  // take_new_event interns it first.
+  // take_new_event interns it first, and leaves it empty when it did not (a refused name, or
+  // an event where none may be yet).
   template <class Sink = TraceSink>
   [[gnu::always_inline]] bool take_event(const ApiEvent& event) {
     if (++records_ <= 2) [[unlikely]]
