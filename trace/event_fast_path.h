@@ -16,6 +16,11 @@
 
 namespace capguard::trace {
 
+// An event line ('e' record): the lines the fast path is tried on first.
+inline bool is_event_line(std::string_view line) {
+  return line.size() > 2 && line[0] == 'e' && line[1] == ' ';
+}
+
 // `line` starts with "e " and is followed in memory by '\n' and 16 readable bytes. On success
 // `event` holds every value except api, which is returned as a view into the line.
 bool parse_event_fast(std::string_view line, ApiEvent& event, std::string_view& api);

@@ -134,13 +134,11 @@ void ParseAhead::give_back(uint64_t n) {
 
 namespace {
 
-bool is_event(std::string_view line) { return line.size() > 2 && line[0] == 'e' && line[1] == ' '; }
-
 // One complete line of at most kMaxLineLength bytes, followed in memory by its '\n' and
 // read_loop::kPadding more bytes: what RecordParser::parse() would do first with it, without
 // the sink.
 void add_line(std::string_view line, EventTailCache& tails, ApiEvent& event, ParsedChunk& out) {
-  if (is_event(line)) {
+  if (is_event_line(line)) {
     ParsedLine parsed;
     std::string_view tail;
     const bool split = parse_event_head(line, parsed.seq, parsed.time_ns, parsed.tid, tail);

@@ -198,9 +198,9 @@ std::optional<ReadError> read_parsed(const std::string& source, ParseAhead& pars
           skipped(line_too_long());
           continue;
         case ParsedLine::kTruncated:
-          return fail(line, "truncated: last record is incomplete");
+          return fail(line, kTruncatedLastLine);
         case ParsedLine::kReadError:
-          return fail(0, "cannot read trace: " + chunk.read_error);
+          return fail(0, cannot_read(chunk.read_error));
       }
       if (!ok) {
         if (line == 1) return fail(line, parser.error());  // a header we cannot read: stop
@@ -210,7 +210,7 @@ std::optional<ReadError> read_parsed(const std::string& source, ParseAhead& pars
     if (chunk.failure) std::rethrow_exception(chunk.failure);
     if (chunk.last) break;
   }
-  if (line == 0) return fail(0, "empty trace");
+  if (line == 0) return fail(0, kEmptyTrace);
   if (!parser.finish()) return fail(line, parser.error());
   return std::nullopt;
 }

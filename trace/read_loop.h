@@ -37,6 +37,9 @@ inline bool looks_like_header(std::string_view start) {
   return start.size() < 2 || (start[0] == 'v' && start[1] == ' ');
 }
 inline constexpr char kNotATrace[] = "not a capguard trace (the first line is not a 'v' header)";
+inline constexpr char kTruncatedLastLine[] = "truncated: last record is incomplete";
+inline constexpr char kEmptyTrace[] = "empty trace";
+inline std::string cannot_read(const std::string& why) { return "cannot read trace: " + why; }
 
 // Opens `path` for read_file(): a descriptor, or -1 with `error` set.
 int open_trace(const std::string& path, std::string& error);
@@ -103,13 +106,13 @@ std::optional<ReadError> read_lines(const std::string& source, ReadSome read_som
     }
     std::string io_error;
     const ptrdiff_t n = read_some(buf + end, capacity - end, io_error);
-    if (n < 0) return fail(0, "cannot read trace: " + io_error);
+    if (n < 0) return fail(0, cannot_read(io_error));
     if (n == 0) break;
     end += static_cast<size_t>(n);
   }
   if (skipping) begin = end;  // the over-long last line was reported already
-  if (end > begin) return fail(line + 1, "truncated: last record is incomplete");
-  if (line == 0) return fail(0, "empty trace");
+  if (end > begin) return fail(line + 1, kTruncatedLastLine);
+  if (line == 0) return fail(0, kEmptyTrace);
   if (!parser.finish()) return fail(line, parser.error());
   return std::nullopt;
 }

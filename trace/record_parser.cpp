@@ -176,7 +176,7 @@ bool RecordParser::take_new_event(ApiEvent& event) {
 }
 
 bool RecordParser::parse_other(std::string_view line, bool split) {
-  if (fast_events_ && records_ > 2 && is_event(line)) {
+  if (fast_events_ && records_ > 2 && is_event_line(line)) {
     reset(event_);
     std::string_view api;
     if (parse_event_fast(line, event_, api)) {

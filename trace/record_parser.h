@@ -35,7 +35,7 @@ class RecordParser {
   [[gnu::always_inline]] bool parse(std::string_view line) {
     ++records_;
     bool split = false;
-    if (fast_events_ && records_ > 2 && is_event(line)) {
+    if (fast_events_ && records_ > 2 && is_event_line(line)) {
       uint64_t seq = 0, time_ns = 0;
       uint32_t tid = 0;
       std::string_view tail;
@@ -69,9 +69,6 @@ class RecordParser {
   using Cursor = FieldCursor;
 
   static const char* record_name(char type);  // null for an unknown type
-  static bool is_event(std::string_view line) {
-    return line.size() > 2 && line[0] == 'e' && line[1] == ' ';
-  }
   // The rest of parse(); `split`: parse_event_head() split this event line and the tail cache
   // missed (it keeps what the fast path makes of the line).
   [[gnu::noinline]] bool parse_other(std::string_view line, bool split);
