@@ -34,6 +34,10 @@ std::string related_heading(const Related& related);  // "stream forked into the
 std::string summary_line(const Report& report);       // "SUMMARY: capguard: ...\n"
 
 std::string render_text(const Report& report, const RenderOptions& options);
+// The same, reading source lines through `sources` (with options.source), so that a caller
+// rendering many small reports (JUnit: one per finding) reads each file's lines once.
+class SourceReader;
+std::string render_text(const Report& report, const RenderOptions& options, SourceReader& sources);
 std::string render_json(const Report& report);
 std::string render_sarif(const Report& report, const RenderOptions& options);
 // The same, handed to `sink` piece by piece as it is written (large reports are never whole in

@@ -506,9 +506,13 @@ void append_repeats(std::string& out, const Report& report, size_t first,
 }
 
 std::string render_text(const Report& report, const RenderOptions& options) {
+  SourceReader reader(options.source_root);
+  return render_text(report, options, reader);
+}
+
+std::string render_text(const Report& report, const RenderOptions& options, SourceReader& reader) {
   const Style style{options.color, options.native_frames, options.source_root};
   const FindingGroups groups = group_findings(report);
-  SourceReader reader(options.source_root);
   SourceReader* sources = options.source ? &reader : nullptr;
   std::string out;
   // Thresholds not at their default (--rule-option) change what is reported: said first.
