@@ -21,6 +21,7 @@
 #include "model/rehearsal.h"
 #include "model/report_merge.h"
 #include "trace/format.h"
+#include "trace/framework_memory.h"
 #include "trace/parse_ahead.h"
 #include "util/glob.h"
 
@@ -99,6 +100,7 @@ class ReplaySink final : public trace::TraceSink {
     last_event_ns_ = ev.time_ns;
     last_api_ = ev.api;
     if (!tests_.spans.empty()) note_test(ev);
+    if (ev.api.size() > 2 && ev.api[0] != 'c') note_framework_hook(ev);  // CUDA's all start cu
     replay_.feed(ev);
   }
   void on_rehearse(std::string_view glob) override { add_rehearse_glob(analysis_, glob); }
@@ -167,6 +169,18 @@ class ReplaySink final : public trace::TraceSink {
     analysis_.incomplete.push_back(process_.trace_path + ": " + process_.cupti_lost);
   }
   const Replay& replay() const { return replay_; }
+
+  // A framework allocator's hook attached, or why not (trace/framework_memory.def).
+  void note_framework_hook(const trace::ApiEvent& ev) {
+    const trace::FrameworkMemoryInfo* info = trace::find_framework_memory(ev.api);
+    if (info == nullptr || info->op != trace::FrameworkMemoryOp::Attach) return;
+    auto& hooks = process_.framework_hooks;
+    const bool known = std::any_of(hooks.begin(), hooks.end(),
+                                   [&](const FrameworkHookInfo& h) { return h.owner == info->owner; });
+    if (!known)
+      hooks.push_back({std::string(info->owner), ev.result == 0,
+                       std::string(trace::framework_hook_result_text(ev.result))});
+  }
 
   // Where the running test changes, by event seq: bounded by the tests' count, not the events'
   // (threads interleaving at a boundary add a few).

@@ -12,6 +12,7 @@
 
 #include "interposer/api_table.h"
 #include "interposer/graph_watch.h"
+#include "interposer/held_memory.h"
 
 namespace capguard::interposer {
 
@@ -52,6 +53,20 @@ inline void note_graph_call(const CallbackInfo& info, const trace::ApiEvent& eve
              event.graph_exec != 0) {
     watch.on_instantiate(event.graph_exec);
   }
+}
+
+// A framework allocator's block given back or handed out (torch_allocator.h), for the recorder
+// and the tests' event builder alike: recorded when a live exec holds an address in it, and
+// those execs' launches are recorded from then on. `newly_watched`: an exec was not watched yet
+// (the launch callbacks must then be switched on).
+inline bool records_framework_block(HeldMemory& held, GraphWatch& watch, uint64_t address,
+                                    uint64_t size, bool& newly_watched) {
+  newly_watched = false;
+  if (!held.any()) return false;
+  uint64_t execs[16];
+  const size_t n = held.holders(address, size, execs, 16);
+  for (size_t i = 0; i < n; ++i) newly_watched |= watch.watch(execs[i]);
+  return n != 0;
 }
 
 // The callbacks the reduced set holds beside callback_needed_outside_capture's while the watch

@@ -55,11 +55,11 @@ struct Walk {
   // driver's range query, any value that could be a pointer).
   bool keep(uint64_t address) {
     if (address < 0x10000) return false;
-    if (driver.address_range == nullptr) return true;
     uint64_t base = 0;
     size_t size = 0;
-    if (driver.address_range(&base, &size, address) != 0) return false;
-    if (on_base != nullptr) on_base(context, base, size);
+    if (driver.address_range != nullptr && driver.address_range(&base, &size, address) != 0)
+      return false;
+    if (on_base != nullptr) on_base(context, base, size, address);
     return true;
   }
 

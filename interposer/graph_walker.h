@@ -33,8 +33,9 @@ struct GraphDriver {
 };
 bool load_graph_driver(GraphDriver& driver);
 
-// Receives the base of each allocation the graph references (for the interposer's watch).
-using BaseSink = void (*)(void* context, uint64_t base, uint64_t size);
+// Receives each address the graph holds with the base and size of the allocation it lies in
+// (base 0: unknown), for the interposer's watch and its held memory.
+using BaseSink = void (*)(void* context, uint64_t base, uint64_t size, uint64_t address);
 
 struct WalkLimits {
   size_t max_nodes = 65536;  // in all, child graphs included

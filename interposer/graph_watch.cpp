@@ -146,6 +146,15 @@ void GraphWatch::on_free(uint64_t base, uint64_t size) {
   pthread_mutex_unlock(&mutex_);
 }
 
+bool GraphWatch::watch(uint64_t exec) {
+  pthread_mutex_lock(&mutex_);
+  Slot* slot = find(exec);
+  const bool fresh = slot != nullptr && !slot->watched.exchange(true, std::memory_order_relaxed);
+  if (slot != nullptr) set_interesting(*slot, true);
+  pthread_mutex_unlock(&mutex_);
+  return fresh;
+}
+
 bool GraphWatch::on_launch(uint64_t exec) {
   bool record = false;
   if (other_budget_.load(std::memory_order_relaxed) > 0) {

@@ -37,6 +37,9 @@ class GraphWatch {
   bool node_index(uint64_t exec, uint64_t node, uint32_t& index);
   // A free of [base, base + size) (size 0: only `base` itself): watches the execs it hits.
   void on_free(uint64_t base, uint64_t size);
+  // A free the held memory found this exec holds (a framework's): watches it. True when it
+  // was not watched before.
+  bool watch(uint64_t exec);
   // A graph launch outside captures: whether to record it (counts the exec's launch).
   bool on_launch(uint64_t exec);
   // A sync outside captures with this result: whether to record it.

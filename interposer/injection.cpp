@@ -140,6 +140,10 @@ Recorder* make_recorder() {
   config.self_end = g_self_end;
   config.on_thread_first_record = &mark_thread_recorded;
   config.gate = &g_gate;
+  config.needs_cupti = [] { idle_detach::ensure_attached(); };
+  // CAPGUARD_FRAMEWORK_HOOKS=0: no tracker in PyTorch's allocator (torch_allocator.h; to compare).
+  const char* hooks = getenv("CAPGUARD_FRAMEWORK_HOOKS");
+  config.framework_hooks = hooks == nullptr || strcmp(hooks, "0") != 0;
   // Static storage, never destroyed: threads may still record while the process exits.
   return new (g_recorder_storage) Recorder(config);
 }

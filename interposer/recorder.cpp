@@ -305,7 +305,10 @@ void Recorder::on_enter(const CallbackInfo& info, const CUpti_CallbackData& data
   if (info.kind == ApiKind::ExchangeMode && decode_mode_pointer(info, data.functionParams, mode)) {
     stash |= corr::kModeKnown | (static_cast<uint64_t>(mode & 3) << corr::kModeShift);
   }
-  if (info.kind == ApiKind::BeginCapture) startup::mark(startup::Phase::first_capture);
+  if (info.kind == ApiKind::BeginCapture) {
+    startup::mark(startup::Phase::first_capture);
+    try_framework_hooks();  // PyTorch has initialized its allocator before it captures
+  }
   if (info.kind == ApiKind::BeginCapture && config_.gate != nullptr) {
     // Everything on before the capture begins, for this thread and all others.
     begins_in_flight_.fetch_add(1);
@@ -602,18 +605,23 @@ void Recorder::after_graph_call(const CallbackInfo& info, const CUpti_CallbackDa
       event.result == 0 && event.graph_exec != 0 &&
       (info.kind == ApiKind::GraphInstantiate || info.kind == ApiKind::GraphExecUpdate);
   if (walk && can_write) {  // the exec (now) holds the graph's addresses
+    try_framework_hooks();
     std::pair<Recorder*, uint64_t> context(this, event.graph_exec);
     TopLevelNodes top_level;
     const startup::Timed timed(startup::Sum::graph_walk);
     walk_graph(
         config_.graph_driver, writer_, event.graph_exec, event.graph,
-        [](void* ctx, uint64_t base, uint64_t) {
+        [](void* ctx, uint64_t base, uint64_t, uint64_t address) {
           auto* c = static_cast<std::pair<Recorder*, uint64_t>*>(ctx);
-          c->first->graph_watch_.add_base(c->second, base);
+          if (base != 0) c->first->graph_watch_.add_base(c->second, base);
+          c->first->held_.add(c->second, address);
         },
         &context, WalkLimits{}, &top_level);
     graph_watch_.set_nodes(event.graph_exec, top_level.pairs, top_level.count);
+    held_.publish(event.graph_exec);
   }
+  if (info.kind == ApiKind::GraphExecDestroy && event.result == 0 && event.graph_exec != 0)
+    held_.remove(event.graph_exec);
   if (info.kind == ApiKind::GraphExecUpdate && event.result != 0 && can_write) {
     const auto* result_info = static_cast<const CUgraphExecUpdateResultInfo*>(
         decode_update_info(info, data.functionParams));
@@ -641,6 +649,53 @@ void Recorder::after_graph_call(const CallbackInfo& info, const CUpti_CallbackDa
        (!syncs_before && graph_watch_.syncs_wanted()))) {
     config_.gate->reapply_reduced_set();
   }
+}
+
+namespace {
+std::atomic<Recorder*> g_hooked_recorder{nullptr};  // the recorder the allocators' hooks feed
+}  // namespace
+
+void Recorder::try_framework_hooks() {
+  if (!config_.framework_hooks || torch_hook_said_.load(std::memory_order_relaxed)) return;
+  g_hooked_recorder.store(this, std::memory_order_release);
+  const torch_allocator::State state = torch_allocator::try_attach([](const torch_allocator::AllocatorEntry& entry) {
+    if (Recorder* self = g_hooked_recorder.load(std::memory_order_acquire))
+      self->on_allocator_entry(entry);
+  });
+  if (state != torch_allocator::State::Attached && state != torch_allocator::State::Refused)
+    return;
+  if (torch_hook_said_.exchange(true)) return;
+  // The trace says whether PyTorch's frees are seen (the report's "what was seen").
+  ApiEvent event;
+  event.api = trace::framework_memory(trace::FrameworkMemory::TorchHook).api;
+  event.result = state == torch_allocator::State::Attached
+                     ? 0
+                     : static_cast<int32_t>(torch_allocator::refusal());
+  record(event);
+}
+
+void Recorder::on_allocator_entry(const torch_allocator::AllocatorEntry& entry) {
+  if (!held_.any() || ended_.load(std::memory_order_acquire)) return;
+  bool newly_watched = false;
+  if (!records_framework_block(held_, graph_watch_, entry.address, entry.size, newly_watched))
+    return;
+  InToolScope guard;
+  ApiEvent event;
+  event.api = trace::framework_memory(entry.op == trace::FrameworkMemoryOp::Alloc
+                                          ? trace::FrameworkMemory::TorchAlloc
+                                          : trace::FrameworkMemory::TorchFree)
+                  .api;
+  event.pointer = entry.address;
+  event.size = entry.size;
+  event.stream = entry.stream;
+  event.set(trace::Field::Pointer);
+  event.set(trace::Field::Size);
+  event.set(trace::Field::Stream);
+  record(event);
+  if (!newly_watched) return;
+  // Its next launches are recorded: CUPTI back if it was let go, then the launch callbacks on.
+  if (config_.needs_cupti != nullptr) config_.needs_cupti();
+  if (config_.gate != nullptr) config_.gate->reapply_reduced_set();
 }
 
 }  // namespace capguard::interposer

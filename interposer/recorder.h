@@ -19,7 +19,9 @@
 #include "interposer/driver.h"
 #include "interposer/graph_walker.h"
 #include "interposer/graph_watch.h"
+#include "interposer/held_memory.h"
 #include "interposer/modules.h"
+#include "interposer/torch_allocator.h"
 #include "trace/writer.h"
 
 namespace capguard::interposer {
@@ -33,6 +35,10 @@ struct RecorderConfig {
   void (*on_thread_first_record)() = nullptr;  // arms the thread-exit record
   CallbackGate* gate = nullptr;  // null: every callback stays enabled (the unit tests)
   GraphDriver graph_driver;      // graph lifetime (issue 9): the graph walk's driver calls
+  // A framework free hit a live exec outside any CUDA call: its launches must be seen from now
+  // on, so CUPTI is attached again if the idle detach let it go (idle_detach.h).
+  void (*needs_cupti)() = nullptr;
+  bool framework_hooks = true;  // the allocators' trace hooks (torch_allocator.h)
 };
 
 class Recorder {
@@ -81,6 +87,10 @@ class Recorder {
   const CaptureSet& captures() const { return captures_; }
   const GraphWatch& graph_watch() const { return graph_watch_; }
 
+  // A framework allocator's entry (torch_allocator.h): recorded, with its stack, when its block
+  // holds an address a live exec holds; that exec's launches are recorded from then on.
+  void on_allocator_entry(const torch_allocator::AllocatorEntry& entry);
+
  private:
   static void dispatch(Recorder* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                        const void* data);
@@ -106,6 +116,9 @@ class Recorder {
   ModuleMap modules_;
   CaptureSet captures_;
   GraphWatch graph_watch_;
+  HeldMemory held_;
+  void try_framework_hooks();  // never with a lock of capguard's held
+  std::atomic<bool> torch_hook_said_{false};  // its attach event is written
   std::atomic<uint64_t> next_seq_{1};
   std::atomic<uint32_t> next_stack_id_{1};
   std::atomic<uint64_t> generation_;  // changes per trace file; thread caches follow it

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "trace/framework_memory.h"
+
 namespace capguard {
 namespace {
 
@@ -64,6 +66,12 @@ ApiInfo classify_api(std::string_view name) {
                                                                     : trace::ApiDomain::Runtime;
   for (const MemoryEntry& m : kMemory)  // a short list, asked once per distinct name
     if (m.name == info.base) info.memory = m.op;
+  if (const trace::FrameworkMemoryInfo* framework = trace::find_framework_memory(name)) {
+    info.base = framework->api;  // no CUDA entry point: never stripped, never the driver's
+    info.domain = trace::ApiDomain::Runtime;
+    if (framework->op == trace::FrameworkMemoryOp::Alloc) info.memory = MemoryOp::FrameworkAlloc;
+    if (framework->op == trace::FrameworkMemoryOp::Free) info.memory = MemoryOp::FrameworkFree;
+  }
   if (const Entry* entry = find_entry(info.base)) {
     info.kind = entry->kind;
     info.takes_stream = entry->takes_stream;

@@ -131,7 +131,7 @@ const FrameworkCall* framework_call_of(const Location& location) {
   for (size_t i = user; i-- > 0;) {
     for (const FrameworkCall& call : kCalls)
       if (call.kind != FrameworkCallKind::CaptureAware && call.kind != FrameworkCallKind::Thread &&
-          matches(call, frames[i]))
+          call.kind != FrameworkCallKind::Release && matches(call, frames[i]))
         return &call;
   }
   // A first use outside the user's frame (the user's function traced by torch.compile).
@@ -152,6 +152,13 @@ const FrameworkCall* framework_thread_of(const Location& location) {
   for (size_t i = location.frames.size(); i-- > 0;)  // the thread's body is outermost
     for (const FrameworkCall& call : kCalls)
       if (call.kind == FrameworkCallKind::Thread && matches(call, location.frames[i])) return &call;
+  return nullptr;
+}
+
+const FrameworkCall* release_call_of(const Location& location) {
+  for (const Frame& frame : location.frames)  // the innermost names what released it
+    for (const FrameworkCall& call : kCalls)
+      if (call.kind == FrameworkCallKind::Release && matches(call, frame)) return &call;
   return nullptr;
 }
 
@@ -195,6 +202,17 @@ void name_item_thread(const FindingsByCall& by_call, RehearsalItem& item) {
 void name_framework_calls(Report& report) {
   for (Finding& finding : report.findings) {
     name_thread(finding);
+    // Memory a graph holds, given back by something other than the user's own free: said first.
+    const FrameworkCall* released = nullptr;
+    for (const Related& related : finding.related)
+      if (related.role == "free" && (released = release_call_of(related.location))) break;
+    if (released != nullptr) {
+      finding.framework_headline = std::string(released->words);
+      finding.framework_fix = std::string(released->fix);
+      if (const size_t at = finding.message.find(". Fix: "); at != std::string::npos)
+        finding.message.resize(at);
+      continue;
+    }
     const FrameworkCall* call = framework_call_of(finding.location);
     if (call != nullptr) {
       finding.framework_call = std::string(call->words);

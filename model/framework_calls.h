@@ -8,7 +8,7 @@
 
 namespace capguard {
 
-enum class FrameworkCallKind { Native, Python, FirstUse, CaptureAware, Thread };
+enum class FrameworkCallKind { Native, Python, FirstUse, CaptureAware, Thread, Release };
 
 struct FrameworkCall {
   FrameworkCallKind kind;
@@ -46,6 +46,8 @@ const FrameworkCall* framework_call_of(const Location& location);
 const FrameworkCall* capture_aware_call(const Location& location);
 // The thread a framework started, when the stack runs in one (Thread entries); null otherwise.
 const FrameworkCall* framework_thread_of(const Location& location);
+// What gave memory back, when a release's stack shows it (Release entries); null otherwise.
+const FrameworkCall* release_call_of(const Location& location);
 // Names them in every finding (Finding::framework_call and framework_fix, else the rule's fix in
 // the framework's words: a message's own "Fix: ..." then gives way to it) and every rehearsal
 // item (RehearsalItem::first_use). A finding without a user frame is given its thread's words

@@ -19,6 +19,8 @@ enum class GraphOp : uint8_t {
   ExecDestroy,  // cudaGraphExecDestroy, cuGraphExecDestroy
   ExecUpdate,   // cudaGraphExecUpdate, cuGraphExecUpdate
   ExecSetParams,  // cudaGraphExecKernelNodeSetParams and friends: one node re-pointed
+  FrameworkAlloc,  // a framework allocator handed a block out (trace/framework_memory.def)
+  FrameworkFree,   // ... or was given it back: no CUDA call, the program's next tensor gets it
 };
 
 constexpr GraphOp graph_op(const ApiInfo& api) {
@@ -33,6 +35,10 @@ constexpr GraphOp graph_op(const ApiInfo& api) {
       return GraphOp::FreeHost;
     case MemoryOp::Unmap:
       return GraphOp::Unmap;
+    case MemoryOp::FrameworkAlloc:
+      return GraphOp::FrameworkAlloc;
+    case MemoryOp::FrameworkFree:
+      return GraphOp::FrameworkFree;
     case MemoryOp::None:
       break;
   }

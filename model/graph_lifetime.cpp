@@ -2,12 +2,20 @@
 
 #include <algorithm>
 
+#include "trace/framework_memory.h"
 #include "util/flat_map.h"
 
 namespace capguard {
 
 using trace::ApiEvent;
 using trace::Field;
+
+namespace {
+std::string_view framework_owner(std::string_view api) {
+  const trace::FrameworkMemoryInfo* info = trace::find_framework_memory(api);
+  return info != nullptr ? info->owner : std::string_view();
+}
+}  // namespace
 
 ExecState* GraphLifetime::exec(uint64_t handle) {
   auto it = execs_.find(handle);
@@ -61,9 +69,17 @@ void GraphLifetime::feed(const ApiEvent& ev, const ApiInfo& api, GraphOp op,
       if (open.tid == ev.tid) open.bytes += ev.size;
   }
   // In a capture, stream-ordered allocations and frees become memory nodes of the graph.
-  if (ev.result != 0 || !ev.has(Field::Pointer) || ev.pointer == 0 ||
-      model.stream_capture(ev, api) != nullptr)
-    return;
+  if (ev.result != 0 || !ev.has(Field::Pointer) || ev.pointer == 0) return;
+  if (op == GraphOp::FrameworkFree) return release_framework_block(ev);
+  if (op == GraphOp::FrameworkAlloc) {
+    MemoryBlock block;
+    block.base = ev.pointer;
+    block.size = ev.has(Field::Size) ? ev.size : 0;
+    block.alloc = Site::of(ev);
+    block.owner = framework_owner(ev.api);
+    return mark_reused(block);
+  }
+  if (model.stream_capture(ev, api) != nullptr) return;
   if (is_alloc(op)) {
     allocate(ev, op);
   } else {
@@ -77,7 +93,13 @@ void GraphLifetime::allocate(const ApiEvent& ev, GraphOp op) {
   block.size = ev.has(Field::Size) ? ev.size : 0;
   block.host = op == GraphOp::AllocHost;
   block.alloc = Site::of(ev);
-  // An address an exec still holds, freed earlier, now belongs to this allocation.
+  mark_reused(block);
+  if (blocks_.size() >= kMaxLiveBlocks && !blocks_.contains(block.base)) return;
+  blocks_[block.base] = block;
+}
+
+// An address an exec still holds, freed earlier, now belongs to this allocation.
+void GraphLifetime::mark_reused(const MemoryBlock& block) {
   const uint64_t end = block.base + std::max<uint64_t>(block.size, 1);
   for (auto it = unreused_hits_.lower_bound(block.base);
        it != unreused_hits_.end() && it->first < end;) {
@@ -85,8 +107,16 @@ void GraphLifetime::allocate(const ApiEvent& ev, GraphOp op) {
     it = unreused_hits_.erase(it);
     if (hit != nullptr && !hit->reused_by) hit->reused_by = block;
   }
-  if (blocks_.size() >= kMaxLiveBlocks && !blocks_.contains(block.base)) return;
-  blocks_[block.base] = block;
+}
+
+// The block stays inside CUDA's allocation (blocks_ keeps that), but the program's next
+// tensor may get it: to an exec that holds an address in it, this is a free.
+void GraphLifetime::release_framework_block(const ApiEvent& ev) {
+  MemoryBlock block;
+  block.base = ev.pointer;
+  block.size = ev.has(Field::Size) ? ev.size : 0;
+  block.owner = framework_owner(ev.api);
+  hit_execs(block, Site::of(ev));
 }
 
 void GraphLifetime::release(const ApiEvent& ev, GraphOp op) {
@@ -111,7 +141,11 @@ void GraphLifetime::release(const ApiEvent& ev, GraphOp op) {
     }
     if (ev.has(Field::Size) && ev.size != 0) block.size = ev.size;
   }
-  const Site free_site = Site::of(ev);
+  hit_execs(block, Site::of(ev));
+}
+
+// Each live exec holding an address in the block gets a hit: its next launch replays it.
+void GraphLifetime::hit_execs(const MemoryBlock& block, const Site& free_site) {
   const uint64_t end = block.base + std::max<uint64_t>(block.size, 1);
   for (auto& [handle, state] : execs_) {
     if (state.refs.empty() || state.all_dropped) continue;

@@ -29,6 +29,9 @@ struct MemoryBlock {
   uint64_t size = 0;  // 0 when unknown: then only the base address is matched
   bool host = false;
   Site alloc;  // alloc.known false: allocated before the trace began
+  // A framework allocator's block inside CUDA's allocation (trace/framework_memory.def: "PyTorch's
+  // CUDA caching allocator"); empty for CUDA's own allocations.
+  std::string_view owner;
   bool contains(uint64_t address) const {
     return address >= base && address < base + (size != 0 ? size : 1);
   }
@@ -183,6 +186,10 @@ class GraphLifetime {
 
   void allocate(const trace::ApiEvent& ev, GraphOp op);
   void release(const trace::ApiEvent& ev, GraphOp op);
+  // A framework allocator's block given back or handed out: CUDA's allocation is untouched.
+  void release_framework_block(const trace::ApiEvent& ev);
+  void mark_reused(const MemoryBlock& block);  // the hits at its addresses now belong to it
+  void hit_execs(const MemoryBlock& block, const Site& free_site);
   void instantiate(const trace::ApiEvent& ev);
   void destroy(uint64_t exec);
   void launch(const trace::ApiEvent& ev, const ApiInfo& api);

@@ -211,6 +211,14 @@ std::string cuda_version_text(uint32_t version);
 // "CUDA 12.4 runtime (static cudart), driver 13.0, CUPTI 12 (API 28)", for reports.
 std::string cuda_info_text(const CudaInfo& cuda);
 
+// A framework allocator's hook in the process (trace/framework_memory.def): whether its frees of
+// memory a graph holds were seen.
+struct FrameworkHookInfo {
+  std::string owner;  // "PyTorch's CUDA caching allocator"
+  bool attached = false;
+  std::string state;  // in words: attached, or why not
+};
+
 struct ProcessInfo {
   uint32_t pid = 0;
   std::string command;
@@ -225,6 +233,7 @@ struct ProcessInfo {
   CudaInfo cuda;
   // Who ran it (issue 33): traces of format 8 on, and JSON reports made from them.
   std::optional<WhoRan> who;
+  std::vector<FrameworkHookInfo> framework_hooks;
 };
 
 // Why the analysis saw less than it was asked to (a trace that could not be read, a program

@@ -104,6 +104,8 @@ std::optional<std::string> report_from_json(const JsonValue& root, Report& repor
     p.cupti_lost = j.get_string("stopped_watching");
     p.trace_path = j.get_string("trace");
     p.who = who_from(j.get("who"));
+    for (const JsonValue& h : array_at(j, "framework_hooks"))
+      p.framework_hooks.push_back({h.get_string("owner"), flag(h, "attached"), h.get_string("state")});
   }
   for (const JsonValue& j : array_at(root, "captures")) {
     CaptureInfo& c = report.captures.emplace_back();

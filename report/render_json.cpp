@@ -72,6 +72,18 @@ void write_process(JsonWriter& json, const ProcessInfo& process) {
     json.end_array();
   }
   if (!process.cupti_lost.empty()) json.key("stopped_watching"), json.value(process.cupti_lost);
+  if (!process.framework_hooks.empty()) {  // PyTorch's allocator (trace/framework_memory.def)
+    json.key("framework_hooks");
+    json.begin_array();
+    for (const FrameworkHookInfo& hook : process.framework_hooks) {
+      json.begin_object();
+      json.key("owner"), json.value(hook.owner);
+      json.key("attached"), json.value(hook.attached);
+      json.key("state"), json.value(hook.state);
+      json.end_object();
+    }
+    json.end_array();
+  }
   if (process.cuda.recorded) {  // traces of format 7 on (issue 30)
     const CudaInfo& cuda = process.cuda;
     json.key("cuda");

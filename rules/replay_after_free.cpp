@@ -10,11 +10,46 @@ std::string size_text(uint64_t size) {
   return size != 0 ? fmt::format("{} bytes", size) : std::string("size unknown");
 }
 
+// A block a framework's allocator took back (trace/framework_memory.def): no cudaFree happened;
+// the allocator keeps the memory and gives it to the program's next tensor.
+void word_framework_block(const GraphFacts& facts, const GraphHit& hit, Draft& draft) {
+  const ExecState& exec = *facts.exec;
+  draft.message = fmt::format(
+      "{} replays {}: its {} holds {}, in a block of {} ({} at {}) that the program gave back "
+      "after the graph was instantiated ({}: no cudaFree, the allocator keeps the memory for the "
+      "program's next tensor){}. The address was baked into the graph at capture; this replay {}",
+      describe_site(facts.where), describe_exec(exec), describe_node_ref(exec, hit.ref),
+      hex(hit.ref.address), hit.block.owner, size_text(hit.block.size), hex(hit.block.base),
+      hit.free.api,
+      hit.reused_by ? fmt::format(" and since handed to another tensor ({} at {})",
+                                  size_text(hit.reused_by->size), hex(hit.reused_by->base))
+                    : std::string(),
+      hit.reused_by ? "reads or writes that tensor's memory"
+                    : "reads or writes memory the allocator may hand to any tensor");
+  if (facts.more_hits != 0)
+    draft.message += fmt::format(" ({} more released address(es) in this graph)", facts.more_hits);
+  draft.related.push_back({"free",
+                           fmt::format("given back to {}: {} at {}", hit.block.owner,
+                                       size_text(hit.block.size), hex(hit.block.base)),
+                           hit.free});
+  if (hit.reused_by && hit.reused_by->alloc.known) {
+    draft.related.push_back({"reallocation",
+                             fmt::format("handed to a new tensor: {} at {}",
+                                         size_text(hit.reused_by->size), hex(hit.reused_by->base)),
+                             hit.reused_by->alloc});
+  }
+  add_exec_sites(draft, exec);
+}
+
 bool check(const GraphFacts& facts, Draft& draft) {
   if (facts.kind != GraphFactKind::ReplayAfterFree || facts.exec == nullptr || !facts.hit)
     return false;
   const ExecState& exec = *facts.exec;
   const GraphHit& hit = *facts.hit;
+  if (!hit.block.owner.empty()) {
+    word_framework_block(facts, hit, draft);
+    return true;
+  }
   const char* memory = hit.block.host ? "pinned host memory" : "device memory";
   draft.message = fmt::format(
       "{} replays {}: its {} holds {}, {} freed by {} after the graph was instantiated{}. "
@@ -69,9 +104,19 @@ constinit const Rule kReplayAfterFree{
      "\n"
      "capguard reports the launch, the node that holds the address (kernel and argument, or\n"
      "memcpy/memset), the free, the allocation, and where the graph was captured and\n"
-     "instantiated. It sees frees that reach CUDA: PyTorch's caching allocator keeps freed\n"
-     "tensors' memory (no cudaFree happens; torch.cuda.graph's own liveness checks cover its\n"
-     "tensors), unless PYTORCH_NO_CUDA_MEMORY_CACHING=1 makes every tensor free a cudaFree.\n"
+     "instantiated.\n"
+     "\n"
+     "PyTorch's caching allocator keeps a freed tensor's memory and hands it to the next tensor\n"
+     "without any CUDA call. capguard attaches a tracker to that allocator (its own trace hook,\n"
+     "the one its memory snapshots use; PyTorch 2.8 to 2.14 measured) and records a block given\n"
+     "back to the default pool, or handed out again, only when a live graph holds an address in\n"
+     "it: a dropped input (`del x`), Tensor.resize_(), cuBLAS's workspace released by\n"
+     "torch._C._cuda_clearCublasWorkspaces(), a tensor freed by a thread that exits. A graph's\n"
+     "private pool (torch.cuda.graph, graph_pool_handle(), MemPool) keeps its memory for its\n"
+     "graphs and is not judged: PyTorch allows graphs that share a pool (pytorch#166975). Not\n"
+     "seen: CuPy's memory pool, RMM and other allocators that never call CUDA to free, and\n"
+     "PyTorch with another allocator backend (cudaMallocAsync, a pluggable allocator), which the\n"
+     "JSON report's processes[].framework_hooks says.\n"
      "A node given new parameters with cudaGraphExecKernelNodeSetParams (or the memcpy,\n"
      "memset, child-graph and generic variants) stops holding its old addresses; its new ones\n"
      "are not known (an exec's parameters cannot be read back), so that node is not checked.\n"

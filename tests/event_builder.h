@@ -18,6 +18,7 @@
 #include "interposer/graph_policy.h"
 #include "model/report.h"
 #include "trace/event.h"
+#include "trace/framework_memory.h"
 
 namespace capguard::testing {
 
@@ -176,6 +177,9 @@ struct Sim {
   // The interposer's graph watch (graph_policy.h): which launches, syncs and stream-ordered
   // allocations it records outside captures. Tests add the bases a graph walk would.
   std::unique_ptr<interposer::GraphWatch> graph_watch = std::make_unique<interposer::GraphWatch>();
+  // The addresses each exec holds (held_memory.h): tests add a walk's refs, and a framework
+  // allocator's event is recorded only when its block holds one.
+  std::unique_ptr<interposer::HeldMemory> held = std::make_unique<interposer::HeldMemory>();
   bool every_event = false;
 
   struct EveryEvent {};
@@ -221,6 +225,12 @@ struct Sim {
     return *this;
   }
   bool recorded_by_interposer(const trace::ApiEvent& e) {
+    if (const trace::FrameworkMemoryInfo* framework = trace::find_framework_memory(e.api)) {
+      bool newly_watched = false;
+      return framework->op == trace::FrameworkMemoryOp::Attach ||
+             interposer::records_framework_block(*held, *graph_watch, e.pointer, e.size,
+                                                 newly_watched);
+    }
     const interposer::CallbackInfo& info = callback_info(e.api);
     const bool capturing = !open_origins.empty();
     const bool active = capturing || !open_ranges.empty();
@@ -235,6 +245,7 @@ struct Sim {
                                   capturing && on_origin, *graph_watch))
       return false;
     interposer::note_graph_call(info, e, *graph_watch);
+    if (info.kind == ApiKind::GraphExecDestroy && e.result == 0) held->remove(e.graph_exec);
     return true;
   }
   const Report& finish() {

@@ -49,7 +49,11 @@ void walk(Sim& sim, uint64_t exec, std::vector<trace::GraphRef> refs, uint64_t h
   node.name = name;
   node.refs = refs;
   sim.replay.graph_node(node);
-  for (const trace::GraphRef& ref : refs) sim.graph_watch->add_base(exec, ref.address);
+  for (const trace::GraphRef& ref : refs) {
+    sim.graph_watch->add_base(exec, ref.address);
+    sim.held->add(exec, ref.address);
+  }
+  sim.held->publish(exec);
   trace::GraphRecord g;
   g.exec = exec;
   g.nodes = 1;
@@ -328,4 +332,88 @@ TEST_CASE("replay-after-free twin: SetParams on a node the interposer did not fi
   two_kernels(sim, kBuf, kBuf + 0x10000);
   sim(set_params(std::nullopt))(free_(kBuf))(free_(kBuf + 0x10000))(graph_launch(kS));
   CHECK(sim.finish().findings.empty());
+}
+
+// PyTorch's caching allocator (trace/framework_memory.def): blocks inside one cudaMalloc'd
+// segment, given back and handed out without any CUDA call.
+namespace {
+constexpr uint64_t kSegment = 0x7f7244000000;
+Ev torch_free(uint64_t p, uint64_t size) {
+  return with_pointer(call("torch.CUDACachingAllocator.free"), p, size);
+}
+Ev torch_alloc(uint64_t p, uint64_t size) {
+  return with_pointer(call("torch.CUDACachingAllocator.alloc"), p, size);
+}
+}  // namespace
+
+TEST_CASE("replay-after-free: a tensor's block given back to PyTorch's allocator and reused") {
+  Sim sim;
+  sim(create_stream(kS, kNonBlocking))(alloc(kSegment, 20 << 20));
+  captured_graph(sim, kSegment + 0x800000);
+  sim(graph_launch(kS))(stream_sync(kS));
+  sim(torch_free(kSegment + 0x800000, 4 << 20).stack(3));
+  sim(torch_alloc(kSegment + 0x800000, 4 << 20).stack(4));
+  sim(graph_launch(kS).stack(5))(graph_launch(kS));
+  const Report& r = sim.finish();
+  REQUIRE(rules_of(r) == Rules{"replay-after-free"});
+  const Finding& f = r.findings[0];
+  CHECK(f.location.stack_id == 5u);
+  CHECK(f.consequences == 1);
+  CHECK(f.message.find("PyTorch's CUDA caching allocator (4194304 bytes at 0x7f7244800000)") !=
+        std::string::npos);
+  CHECK(f.message.find("no cudaFree") != std::string::npos);
+  CHECK(f.message.find("handed to another tensor") != std::string::npos);
+  std::vector<std::string> roles;
+  for (const Related& rel : f.related) roles.push_back(rel.role);
+  CHECK(roles == std::vector<std::string>{"free", "reallocation", "instantiate", "capture-begin"});
+  CHECK(f.related[0].location.stack_id == 3u);
+  CHECK(f.related[1].location.stack_id == 4u);
+}
+
+TEST_CASE("replay-after-free: given back to the allocator, not yet reused, still a finding") {
+  Sim sim;
+  sim(create_stream(kS, kNonBlocking))(alloc(kSegment, 20 << 20));
+  captured_graph(sim, kSegment + 0x100);
+  sim(torch_free(kSegment, 4096))(graph_launch(kS));
+  const Report& r = sim.finish();
+  REQUIRE(rules_of(r) == Rules{"replay-after-free"});
+  CHECK(r.findings[0].message.find("may hand to any tensor") != std::string::npos);
+}
+
+TEST_CASE("replay-after-free twins: PyTorch's allocator and memory the graph does not hold") {
+  SUBCASE("another tensor of the same segment comes and goes") {
+    Sim sim;
+    sim(create_stream(kS, kNonBlocking))(alloc(kSegment, 20 << 20));
+    captured_graph(sim, kSegment + 0x800000);
+    sim(torch_free(kSegment, 0x800000))(torch_alloc(kSegment, 0x800000))(graph_launch(kS));
+    CHECK(sim.finish().findings.empty());
+  }
+  SUBCASE("the block is given back after the last replay, the exec destroyed later") {
+    Sim sim;
+    sim(create_stream(kS, kNonBlocking))(alloc(kSegment, 20 << 20));
+    captured_graph(sim, kSegment);
+    sim(graph_launch(kS))(stream_sync(kS))(torch_free(kSegment, 4096))(exec_destroy());
+    CHECK(sim.finish().findings.empty());
+  }
+  SUBCASE("the exec is destroyed before the free, and the block reused") {
+    Sim sim;
+    sim(create_stream(kS, kNonBlocking))(alloc(kSegment, 20 << 20));
+    captured_graph(sim, kSegment);
+    sim(exec_destroy())(torch_free(kSegment, 4096))(torch_alloc(kSegment, 4096));
+    sim(graph_launch(kS));
+    CHECK(sim.finish().findings.empty());
+  }
+  SUBCASE("the CUDA allocation the block lies in stays live: cudaMalloc's block is untouched") {
+    Sim sim;
+    sim(create_stream(kS, kNonBlocking))(alloc(kSegment, 20 << 20));
+    captured_graph(sim, kSegment + 0x100);
+    sim(torch_free(kSegment, 4096))(exec_destroy());
+    captured_graph(sim, kSegment + 0x100, kExec + 1);
+    sim(graph_launch(kS, kExec + 1))(free_(kSegment).stack(8));
+    sim(graph_launch(kS, kExec + 1));
+    const Report& r = sim.finish();
+    REQUIRE(rules_of(r) == Rules{"replay-after-free"});
+    CHECK(r.findings[0].message.find("cudaFree") != std::string::npos);  // CUDA's own words
+    CHECK(r.findings[0].message.find("caching allocator") == std::string::npos);
+  }
 }

@@ -152,8 +152,8 @@ GraphSink walk_and_read(const GraphDriver& driver, void* graph, std::vector<uint
   REQUIRE(writer.open(dir.path().c_str(), 1, 1, 0));
   walk_graph(
       driver, writer, 0xe1, reinterpret_cast<uint64_t>(graph),
-      [](void* context, uint64_t base, uint64_t) {
-        static_cast<std::vector<uint64_t>*>(context)->push_back(base);
+      [](void* context, uint64_t base, uint64_t, uint64_t) {
+        if (base != 0) static_cast<std::vector<uint64_t>*>(context)->push_back(base);
       },
       &bases, limits);
   GraphSink sink;

@@ -21,8 +21,18 @@ inline constexpr size_t kApiKindCount = 0
     ;
 
 // What a call does to memory a graph's nodes may hold: the memory column of api_catalog.def
-// (graph lifetime, issue 9).
-enum class MemoryOp : uint8_t { None, AllocDevice, AllocHost, FreeDevice, FreeHost, Unmap };
+// (graph lifetime, issue 9), and a framework allocator's events (framework_memory.def): a block
+// handed out or given back inside memory CUDA still counts as allocated.
+enum class MemoryOp : uint8_t {
+  None,
+  AllocDevice,
+  AllocHost,
+  FreeDevice,
+  FreeHost,
+  Unmap,
+  FrameworkAlloc,
+  FrameworkFree
+};
 constexpr bool is_alloc(MemoryOp op) {
   return op == MemoryOp::AllocDevice || op == MemoryOp::AllocHost;
 }
