@@ -264,6 +264,11 @@ void analyze_trace(const std::string& path, Analysis& analysis, trace::ReadThrea
   if (const uint64_t n = sink.replay().undefined_stacks())
     analysis.warnings.push_back(path + ": stack ids that the trace never defines, named " +
                                 std::to_string(n) + " times (shown as \"no stack recorded\")");
+  if (const uint64_t n = sink.replay().unheld_framework_events())
+    analysis.warnings.push_back(
+        path + ": " + std::to_string(n) +
+        " framework allocator events for memory no live graph held (capguard records only "
+        "those): the trace is damaged, or an exec was past the analysis's limits; they were ignored");
   if (const uint64_t n = sink.replay().partial_capture_count()) {
     std::string ids;
     for (uint32_t id : sink.replay().partial_captures())

@@ -77,7 +77,8 @@ void GraphLifetime::feed(const ApiEvent& ev, const ApiInfo& api, GraphOp op,
     block.size = ev.has(Field::Size) ? ev.size : 0;
     block.alloc = Site::of(ev);
     block.owner = framework_owner(ev.api);
-    return mark_reused(block);
+    if (!mark_reused(block) && !hit_execs(block, nullptr)) ++unheld_framework_events_;
+    return;
   }
   if (model.stream_capture(ev, api) != nullptr) return;
   if (is_alloc(op)) {
@@ -98,15 +99,18 @@ void GraphLifetime::allocate(const ApiEvent& ev, GraphOp op) {
   blocks_[block.base] = block;
 }
 
-// An address an exec still holds, freed earlier, now belongs to this allocation.
-void GraphLifetime::mark_reused(const MemoryBlock& block) {
+// An address an exec still holds, freed earlier, now belongs to this allocation. True when
+// one did.
+bool GraphLifetime::mark_reused(const MemoryBlock& block) {
   const uint64_t end = block.base + std::max<uint64_t>(block.size, 1);
+  bool any = false;
   for (auto it = unreused_hits_.lower_bound(block.base);
        it != unreused_hits_.end() && it->first < end;) {
     GraphHit* hit = find_hit(it->second.first, it->second.second);
     it = unreused_hits_.erase(it);
-    if (hit != nullptr && !hit->reused_by) hit->reused_by = block;
+    if (hit != nullptr && !hit->reused_by) hit->reused_by = block, any = true;
   }
+  return any;
 }
 
 // The block stays inside CUDA's allocation (blocks_ keeps that), but the program's next
@@ -116,7 +120,8 @@ void GraphLifetime::release_framework_block(const ApiEvent& ev) {
   block.base = ev.pointer;
   block.size = ev.has(Field::Size) ? ev.size : 0;
   block.owner = framework_owner(ev.api);
-  hit_execs(block, Site::of(ev));
+  const Site free_site = Site::of(ev);
+  if (!hit_execs(block, &free_site)) ++unheld_framework_events_;
 }
 
 void GraphLifetime::release(const ApiEvent& ev, GraphOp op) {
@@ -141,11 +146,14 @@ void GraphLifetime::release(const ApiEvent& ev, GraphOp op) {
     }
     if (ev.has(Field::Size) && ev.size != 0) block.size = ev.size;
   }
-  hit_execs(block, Site::of(ev));
+  const Site free_site = Site::of(ev);
+  hit_execs(block, &free_site);
 }
 
-// Each live exec holding an address in the block gets a hit: its next launch replays it.
-void GraphLifetime::hit_execs(const MemoryBlock& block, const Site& free_site) {
+// Each live exec holding an address in the block gets a hit (`free_site` set): its next launch
+// replays it. True when one held an address there; without `free_site`, only that is asked.
+bool GraphLifetime::hit_execs(const MemoryBlock& block, const Site* free_site) {
+  bool held = false;
   const uint64_t end = block.base + std::max<uint64_t>(block.size, 1);
   for (auto& [handle, state] : execs_) {
     if (state.refs.empty() || state.all_dropped) continue;
@@ -168,12 +176,19 @@ void GraphLifetime::hit_execs(const MemoryBlock& block, const Site& free_site) {
       if (block.contains(state.refs[i].address) && !state.ref_dropped(state.refs[i]))
         first = static_cast<uint32_t>(i);
     if (first == UINT32_MAX) continue;
+    held = true;
+    if (free_site == nullptr) return true;
     // A hit of this very free (the same event fed twice) would be the last one added.
     if (!state.hits.empty() && state.hits.back().block.base == block.base &&
-        state.hits.back().free.seq == free_site.seq)
+        state.hits.back().free.seq == free_site->seq)
       continue;
-    add_hit(state, state.refs[first], block, free_site);
+    if (state.hits.size() >= kMaxHitsPerExec) {  // a flood of frees: the first ones tell
+      ++state.hits_not_kept;
+      continue;
+    }
+    add_hit(state, state.refs[first], block, *free_site);
   }
+  return held;
 }
 
 GraphHit* GraphLifetime::find_hit(uint64_t handle, uint64_t id) {
@@ -216,6 +231,7 @@ void GraphLifetime::clear_refs(ExecState& state) {
   state.all_dropped = false;
   state.dropped_refs = 0;
   state.hits.clear();
+  state.hits_not_kept = 0;
   state.hit_nodes.clear();
 }
 
@@ -334,7 +350,7 @@ void GraphLifetime::launch(const ApiEvent& ev, const ApiInfo& api) {
   facts.where = Site::of(ev);
   facts.exec = state;
   facts.hit = &state->hits.front();
-  facts.more_hits = state->hits.size() - 1;
+  facts.more_hits = state->hits.size() - 1 + state->hits_not_kept;
   facts_.push_back(std::move(facts));
 }
 

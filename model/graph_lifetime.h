@@ -88,6 +88,7 @@ struct ExecState {
   Site last_launch;
   uint64_t last_stream = 0;  // of the last recorded launch
   std::vector<GraphHit> hits;
+  uint64_t hits_not_kept = 0;  // past kMaxHitsPerExec: counted only
   uint64_t next_hit_id = 1;
   std::map<uint32_t, uint32_t> hit_nodes;   // node -> hits on it: a repoint erases only if any
   std::optional<size_t> replay_after_free;  // the finding, once reported
@@ -154,6 +155,9 @@ class GraphLifetime {
   void on_graph_update(const trace::GraphUpdateRecord& record);
   void finish();
   const GraphLifecycle& lifecycle() const { return lifecycle_; }
+  // A framework allocator's events for memory no live exec held: the interposer writes none, so
+  // the trace is damaged or made (said as a warning; the events change nothing).
+  uint64_t unheld_framework_events() const { return unheld_framework_events_; }
   // How lifecycle sites are told apart: stacks of the same content are one site.
   void set_site_key(GraphLifecycle::SiteKey key, const void* context) {
     lifecycle_.set_site_key(key, context);
@@ -188,8 +192,8 @@ class GraphLifetime {
   void release(const trace::ApiEvent& ev, GraphOp op);
   // A framework allocator's block given back or handed out: CUDA's allocation is untouched.
   void release_framework_block(const trace::ApiEvent& ev);
-  void mark_reused(const MemoryBlock& block);  // the hits at its addresses now belong to it
-  void hit_execs(const MemoryBlock& block, const Site& free_site);
+  bool mark_reused(const MemoryBlock& block);  // the hits at its addresses now belong to it
+  bool hit_execs(const MemoryBlock& block, const Site* free_site);
   void instantiate(const trace::ApiEvent& ev);
   void destroy(uint64_t exec);
   void launch(const trace::ApiEvent& ev, const ApiInfo& api);
@@ -226,6 +230,7 @@ class GraphLifetime {
   bool sticky_seen_ = false;
   uint32_t next_serial_ = 1;
   size_t total_refs_ = 0;
+  uint64_t unheld_framework_events_ = 0;
 };
 
 // Limits that keep a damaged or enormous trace from using unbounded memory: the model holds
@@ -234,5 +239,6 @@ inline constexpr size_t kMaxRefsPerProcess = 4'000'000;
 inline constexpr size_t kMaxLiveBlocks = 1'000'000;  // past it, new allocations are not tracked
 inline constexpr size_t kMaxLiveExecs = 100'000;     // past it, new execs are not tracked
 inline constexpr size_t kMaxGraphs = 4096;           // graph -> capture, oldest dropped first
+inline constexpr size_t kMaxHitsPerExec = 4096;      // past it, frees are counted, not kept
 
 }  // namespace capguard

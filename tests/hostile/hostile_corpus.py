@@ -155,6 +155,10 @@ def cases():
         # over 60 s); each allocation scanned every hit, each free every reference.
         Case("graph_set_params_many_refs", 0, lambda d: one(d, graph_set_params(40000, 50, 40000))),
         Case("graph_hits_then_allocations", 1, lambda d: one(d, graph_hits_then_allocations(500, 1000, 60000, 200000))),
+        # PyTorch's allocator events (trace/framework_memory.def) forged: 300k frees and reuses of
+        # one held block (hits bounded per exec), 300k for memory no exec holds (a warning).
+        Case("framework_free_flood", 1, lambda d: one(d, framework_free_flood(300000)),
+             check=lambda stderr: "framework allocator events for memory no live graph held" in stderr),
         Case("deep_inline_chain_800", 1, setup_deep_inline_chain,
              check=lambda stderr: "nested deeper than" in stderr),
         Case("compressed_debug_bomb", 1, setup_compressed_debug_bomb,
@@ -348,6 +352,20 @@ def graph_hits_then_allocations(nodes, refs_per_node, frees, allocations):
     for k in range(allocations):
         lines.append("e %x a 1e241 cudaMalloc 0 1 dm=0 pt=%x sz=100" % (seq, 0x10000000 + 0x1000 * k))
         seq += 1
+    lines.append("e %x a 1e241 cudaGraphLaunch 0 1 st=5000 gx=77 dm=0" % seq)
+    lines.append("z 28 0")
+    return "\n".join(lines) + "\n"
+
+
+def framework_free_flood(count):
+    lines = ["v 0.1.0 8", "p 1e240 1 0", "c ./app", "i ok cupti", "s 1 401234"]
+    lines += graph_exec_records(4, 4)
+    seq = 3
+    for k in range(count):
+        lines.append("e %x a 1e241 torch.CUDACachingAllocator.free 0 1 st=0 pt=7f0000000000 sz=1000" % seq)
+        lines.append("e %x a 1e241 torch.CUDACachingAllocator.alloc 0 1 st=0 pt=7f0000000000 sz=1000" % (seq + 1))
+        lines.append("e %x a 1e241 torch.CUDACachingAllocator.free 0 1 st=0 pt=%x sz=1000" % (seq + 2, 0x10000000 + 0x1000 * k))
+        seq += 3
     lines.append("e %x a 1e241 cudaGraphLaunch 0 1 st=5000 gx=77 dm=0" % seq)
     lines.append("z 28 0")
     return "\n".join(lines) + "\n"
