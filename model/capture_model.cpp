@@ -151,8 +151,62 @@ void CaptureModel::prepare(const ApiEvent& ev, const ApiInfo& api, Call& call) {
       call.event_capture = es->capture;
     }
   }
+  // A capture believed open that this call shows was over (issue 47): ended here, before the
+  // rules judge the call, so that nothing later is held against it.
+  if (call.stream_capture != nullptr && call.stream_capture->valid() &&
+      shows_over(call, *call.stream_capture)) {
+    end_unseen(call, *call.stream_capture);
+  } else if (api.kind == ApiKind::EventSync && ev.result == 0 && call.event_capture != nullptr &&
+             call.event_capture->valid()) {
+    end_unseen(call, *call.event_capture);  // an event of a capture syncs only once it is over
+  } else if (api.kind == ApiKind::BeginCapture && ev.result == 0 && call.stream_capture) {
+    // A begin that succeeded proves the stream was idle: whatever capture held it (an
+    // invalidated one whose EndCapture was not seen, or one whose end was missed) is over.
+    if (call.stream_capture->valid()) {
+      end_unseen(call, *call.stream_capture);
+    } else {
+      call.stream_capture->ended_by = "a new capture began on its stream";
+      end_capture(*call.stream_capture, ev);
+      call.stream_capture = nullptr;
+    }
+  }
   if (ev.result != 0) call.consequence_of = attribute_dead_capture(call);
   compute_victims(call);
+}
+
+bool CaptureModel::shows_over(const Call& call, const Capture& capture) {
+  const ApiEvent& ev = *call.ev;
+  switch (call.api.kind) {
+    case ApiKind::BeginCapture:  // their own cases (prepare, apply)
+    case ApiKind::EndCapture:
+    case ApiKind::StreamDestroy:
+      return false;
+    case ApiKind::StreamSync:  // CUDA refuses to synchronize or query a capturing stream (900)
+      if (ev.result == 0) return true;
+      break;
+    default:
+      break;
+  }
+  // CUDA's own word on the stream, when recorded: not capturing, or in another capture.
+  if (ev.has(Field::StatusBefore) && ev.status_before == CaptureStatus::None) return true;
+  if (ev.has(Field::StatusAfter) && ev.status_after == CaptureStatus::None) return true;
+  return ev.has(Field::CaptureId) && ev.capture_id != 0 && capture.cuda_id != 0 &&
+         ev.capture_id != capture.cuda_id;
+}
+
+void CaptureModel::end_unseen(Call& call, Capture& capture) {
+  capture.state_unknown = true;
+  capture.ended_by = "no end was seen";
+  // Its end is the last call known to be in it: what came after is unknown.
+  if (!capture.end.known) capture.end = capture.last_known.known ? capture.last_known : capture.begin;
+  end_capture(capture, *call.ev);
+  call.found_over = &capture;
+  if (call.stream_capture == &capture) {
+    call.stream_capture = nullptr;
+    call.stream_member = 0;
+  }
+  const ThreadState& thread = *call.thread;
+  call.own_capture = thread.captures.empty() ? nullptr : thread.captures.back();
 }
 
 // A failure that a capture's earlier death explains: 901 on its streams or events, a failed
@@ -298,7 +352,20 @@ void CaptureModel::apply(const Call& call, const std::optional<size_t>& finding)
         end_capture(*c, ev);
         streams_[origin].terminated = c;
       } else if (ev.result == kErrIllegalState && call.has_stream) {
-        if (StreamState* ss = streams_.find(call.stream)) ss->terminated = nullptr;
+        StreamState* ss = streams_.find(call.stream);
+        const bool terminated = ss != nullptr && ss->terminated != nullptr;
+        if (ss != nullptr) ss->terminated = nullptr;
+        // CUDA says the origin was not capturing: its capture ended where the model did not see.
+        if (c != nullptr && !terminated && c->origin == call.stream) {
+          c->ended_by = "CUDA said its stream was not capturing at an EndCapture (401)";
+          if (c->valid()) c->state_unknown = true;
+          end_capture(*c, ev);
+        }
+      } else if (ev.result != kErrCaptureUnmatched && c != nullptr && c->origin == call.stream) {
+        // Any other failure of the origin's EndCapture (a sticky error, a destroyed context):
+        // the capture is over without a graph, whatever it held.
+        c->ended_by = "its EndCapture failed";
+        end_capture(*c, ev);
       }
       break;
     }
@@ -323,8 +390,14 @@ void CaptureModel::apply(const Call& call, const std::optional<size_t>& finding)
       break;
     case ApiKind::StreamDestroy:
       if (ev.result == 0 && call.has_stream) {
-        if (call.stream_capture && call.stream_member < call.stream_capture->members.size())
-          call.stream_capture->members[call.stream_member].present = false;
+        Capture* c = call.stream_capture;
+        if (c && call.stream_member < c->members.size()) c->members[call.stream_member].present = false;
+        // Its origin destroyed: the capture is over, no graph made (issue 47: a later launch of
+        // its thread is no escape from it).
+        if (c && c->open() && c->origin == call.stream) {
+          c->ended_by = "its origin stream was destroyed";
+          end_capture(*c, ev);
+        }
         streams_.erase(call.stream);
       }
       break;
@@ -350,9 +423,7 @@ void CaptureModel::apply(const Call& call, const std::optional<size_t>& finding)
 
 void CaptureModel::begin_capture(const Call& call) {
   const ApiEvent& ev = *call.ev;
-  // A successful begin proves the stream was idle: drop a stale membership.
-  if (call.stream_capture && call.stream_capture->origin == call.stream)
-    end_capture(*call.stream_capture, ev);
+  // prepare() ended whatever capture the stream was in: a successful begin proves it idle.
   // Default-initialized (its member initializers), not zeroed first as make_unique would.
   Capture& c = *captures_.emplace_back(std::make_unique_for_overwrite<Capture>());
   c.id = first_id_ + next_id_++;
@@ -361,6 +432,7 @@ void CaptureModel::begin_capture(const Call& call) {
   c.mode = ev.has(Field::Mode) ? ev.mode : CaptureMode::Global;
   c.tid = ev.tid;
   c.begin = Site::of(ev);
+  c.last_known = c.begin;
   c.non_blocking = call.stream_non_blocking;
   c.members.reserve(2);  // most captures that fork fork once
   Member& origin = c.members.emplace_back();
@@ -463,6 +535,7 @@ void CaptureModel::record_event(const Call& call) {
     release(*es.capture, es.clock.size());
   Capture* c = call.stream_capture;
   if (c && c->valid() && call.stream_member < c->members.size()) {
+    c->last_known = es.record;
     const Member& m = c->members[call.stream_member];
     es.capture = c;
     es.member = call.stream_member;
@@ -490,6 +563,7 @@ void CaptureModel::wait_event(const Call& call) {
   const EventState* es = events_.find(ev.event);
   Capture* c = es ? es->capture : nullptr;
   if (c && c->valid()) {
+    c->last_known = Site::of(ev);
     if (!call.stream_capture) {
       join(*c, call.stream, es, ev);  // a fork: this stream now belongs to the capture
     } else if (call.stream_capture == c && call.stream_member < c->members.size()) {

@@ -243,6 +243,8 @@ std::string related_heading(const Related& related) {
     heading = "event recorded here";
   else if (related.role == "last-work")
     heading = "last work on that stream here";
+  else if (related.role == "last-known")
+    heading = "the capture was last seen here";
   else if (related.role == "join-record-failed")
     heading = "the join's event record failed here";
   else if (related.role == "started-by")

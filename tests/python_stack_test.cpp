@@ -321,3 +321,39 @@ TEST_CASE("a capture ended while Python handled an exception is a finding, not \
   name_framework_calls(report);
   CHECK(report.findings[0].framework_headline.find("torch.cuda.graph") != std::string::npos);
 }
+
+// A library's set-up made inside a relaxed-mode capture (issue 47): cuFFT's plan creation copies
+// its tables with a synchronous cuMemcpyHtoD; the finding names the first use and says whether
+// the replay is affected.
+TEST_CASE("library first uses: cuFFT plans, cuSOLVER, cuSPARSE and cuDNN handles") {
+  const std::string cuda = "/usr/local/cuda/lib64/libcuda.so.1";
+  struct Case {
+    const char* library_call;
+    const char* words;
+  };
+  for (const Case& c : {Case{"cufftMakePlan1d", "cuFFT plan creation"},
+                        Case{"cufftPlan2d", "cuFFT plan creation"},
+                        Case{"cufftPlanMany", "cuFFT plan creation"},
+                        Case{"cusolverDnCreate", "cuSOLVER handle creation"},
+                        Case{"cusparseCreate", "cuSPARSE handle creation"},
+                        Case{"cudnnCreate", "cuDNN handle creation"}}) {
+    CAPTURE(c.library_call);
+    Location l;
+    l.frames = {native("cuMemcpyHtoD_v2", cuda), native("cufft_internal_copy_tables", "/l/lib.so"),
+                native(c.library_call, "/l/lib.so"), native("main", "/work/app")};
+    l.user_frame = 3;
+    Report report;
+    Finding f;
+    f.rule = "escaped-sync-copy";
+    f.location = l;
+    report.findings.push_back(f);
+    name_framework_calls(report);
+    CHECK(report.findings[0].framework_call.starts_with(c.words));
+    CHECK(report.findings[0].framework_fix.starts_with("the replay is not affected"));
+  }
+  Location exec;  // executing a plan is no first use
+  exec.frames = {native("cuMemcpyHtoD_v2", cuda), native("cufftExecC2C", "/l/libcufft.so"),
+                 native("main", "/work/app")};
+  exec.user_frame = 2;
+  CHECK(framework_call_of(exec) == nullptr);
+}
