@@ -8,7 +8,7 @@
 
 namespace capguard {
 
-enum class FrameworkCallKind { Native, Python, FirstUse, CaptureAware, Thread };
+enum class FrameworkCallKind { Native, Python, FirstUse, CaptureAware, Thread, Raised };
 
 struct FrameworkCall {
   FrameworkCallKind kind;
