@@ -196,6 +196,7 @@ bool CaptureModel::shows_over(const Call& call, const Capture& capture) {
 
 void CaptureModel::end_unseen(Call& call, Capture& capture) {
   capture.state_unknown = true;
+  if (capture.status == CaptureState::Open) capture.status = CaptureState::Unknown;
   capture.ended_by = "no end was seen";
   // Its end is the last call known to be in it: what came after is unknown.
   if (!capture.end.known) capture.end = capture.last_known.known ? capture.last_known : capture.begin;
@@ -359,12 +360,14 @@ void CaptureModel::apply(const Call& call, const std::optional<size_t>& finding)
         if (c != nullptr && !terminated && c->origin == call.stream) {
           c->ended_by = "CUDA said its stream was not capturing at an EndCapture (401)";
           if (c->valid()) c->state_unknown = true;
+          if (c->status == CaptureState::Open) c->status = CaptureState::Unknown;
           end_capture(*c, ev);
         }
       } else if (ev.result != kErrCaptureUnmatched && c != nullptr && c->origin == call.stream) {
         // Any other failure of the origin's EndCapture (a sticky error, a destroyed context):
         // the capture is over without a graph, whatever it held.
         c->ended_by = "its EndCapture failed";
+        if (c->status == CaptureState::Open) c->status = CaptureState::Ended;
         end_capture(*c, ev);
       }
       break;
@@ -396,6 +399,7 @@ void CaptureModel::apply(const Call& call, const std::optional<size_t>& finding)
         // its thread is no escape from it).
         if (c && c->open() && c->origin == call.stream) {
           c->ended_by = "its origin stream was destroyed";
+          if (c->status == CaptureState::Open) c->status = CaptureState::Ended;
           end_capture(*c, ev);
         }
         streams_.erase(call.stream);
@@ -404,6 +408,18 @@ void CaptureModel::apply(const Call& call, const std::optional<size_t>& finding)
     case ApiKind::EventCreate:
     case ApiKind::EventDestroy:
       if (ev.result == 0 && ev.has(Field::Event)) events_.erase(ev.event);
+      break;
+    case ApiKind::ContextDestroy:
+      // Every capture of the context ends with it, no graph made. The trace does not say which
+      // context a stream is in: all open captures end (in a process of several contexts, the
+      // others' later mistakes go unjudged rather than unrelated work being called escapes).
+      if (ev.result == 0)
+        while (!open_.empty()) {
+          Capture& c = *open_.back();
+          c.ended_by = "its context was destroyed";
+          if (c.status == CaptureState::Open) c.status = CaptureState::Ended;
+          end_capture(c, ev);
+        }
       break;
     case ApiKind::EventRecord:
       if (ev.result == 0 && ev.has(Field::Event)) record_event(call);

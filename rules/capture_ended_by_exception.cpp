@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "model/frame_owner.h"
+#include "model/framework_calls.h"
 #include "rules/rule.h"
 
 namespace capguard::rules {
@@ -52,14 +53,17 @@ const Frame* exception_frame(const Location& location) {
 // (issue 47): the exception passed through the user's frame there (the pseudo frame's line, its
 // traceback's first entry: the frame that ran the `with` statement). The frames inside it at the
 // end (__exit__, capture_end, CUDA) are the end's, not the raise's: they are left out, and the
-// end is a related location. Unchanged when the line or the user frame is unknown.
-Location raised_at(const Location& end, uint32_t line) {
-  if (line == 0 || end.user_frame < 0 || end.user() == nullptr || !is_python_frame(*end.user()))
-    return end;
+// end is a related location; the pseudo frame stays innermost (never shown), so that what raised
+// is named from it (framework_calls.def, Raised). Unchanged when the line or the user frame is
+// unknown.
+Location raised_at(const Location& end, const Frame& exception) {
+  if (exception.line <= 0 || end.user() == nullptr || !is_python_frame(*end.user())) return end;
   Location raised = end;
-  raised.frames.erase(raised.frames.begin(), raised.frames.begin() + raised.user_frame);
-  raised.user_frame = 0;
-  raised.frames[0].line = line;
+  raised.frames.clear();
+  raised.frames.push_back(exception);
+  raised.frames.insert(raised.frames.end(), end.frames.begin() + end.user_frame, end.frames.end());
+  raised.user_frame = 1;
+  raised.frames[1].line = exception.line;
   return raised;
 }
 
@@ -81,14 +85,20 @@ void find_captures_ended_by_exception(Report& report) {
     f.capturing_thread = true;
     f.capture = capture.id;
     f.api = "cudaStreamEndCapture";
-    f.location = raised_at(*capture.end, exception->line);
-    if (f.location.user_frame != capture.end->user_frame || f.location.frames.size() !=
-                                                                 capture.end->frames.size())
+    f.location = raised_at(*capture.end, *exception);
+    if (f.location.frames.size() != capture.end->frames.size())
       f.related.push_back({"capture-end", "its __exit__ ended the capture", *capture.end});
+    // The framework's words are judged from the end's frames (torch.cuda.graph's __exit__),
+    // which the culprit's location no longer holds; a Raised entry for what raised replaces
+    // them (name_framework_calls).
+    if (const FrameworkFix* fix = framework_fix(framework_of(*capture.end), f.rule)) {
+      f.framework_headline = std::string(fix->headline);
+      f.framework_fix = std::string(fix->fix);
+    }
     const std::string nodes =
         capture.nodes ? fmt::format(" of {} nodes", *capture.nodes) : std::string();
     f.message = fmt::format(
-        "capture #{} ended while Python handled {}: CUDA made its graph{} from the work "
+        "capture #{} ended while Python handled an exception ({}): CUDA made its graph{} from the work "
         "captured before the exception, so replaying it runs part of what the block captures",
         capture.id, exception->function, nodes);
     found.push_back(std::move(f));

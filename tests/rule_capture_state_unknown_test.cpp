@@ -155,3 +155,15 @@ TEST_CASE("capture model: every way a capture ends") {
     CHECK(sim.finish().findings.empty());
   }
 }
+
+TEST_CASE("capture model: a context destroyed or reset ends its captures") {
+  for (const char* api : {"cudaDeviceReset", "cuCtxDestroy_v2", "cuDevicePrimaryCtxReset_v2"}) {
+    CAPTURE(api);
+    Sim sim;
+    sim(create_stream(kS, kNonBlocking))(create_stream(kS2, kNonBlocking));
+    sim(begin(kS, CaptureMode::Relaxed))(launch(kS))(call(api));
+    CHECK(sim.replay.model().open_captures().empty());
+    sim(create_stream(kS3, kNonBlocking))(launch(kS3))(malloc_());
+    CHECK(sim.finish().findings.empty());
+  }
+}
