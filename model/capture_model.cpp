@@ -151,24 +151,16 @@ void CaptureModel::prepare(const ApiEvent& ev, const ApiInfo& api, Call& call) {
       call.event_capture = es->capture;
     }
   }
-  // A capture believed open that this call shows was over (issue 47): ended here, before the
-  // rules judge the call, so that nothing later is held against it.
+  // A capture believed open that this call shows was over (issue 47): the rules judge the call
+  // without it, and apply() ends it, so that nothing later is held against it.
   if (call.stream_capture != nullptr && call.stream_capture->valid() &&
-      shows_over(call, *call.stream_capture)) {
-    end_unseen(call, *call.stream_capture);
+      (shows_over(call, *call.stream_capture) ||
+       // A begin that succeeded proves the stream idle: the capture that held it is over.
+       (api.kind == ApiKind::BeginCapture && ev.result == 0))) {
+    found_over(call, *call.stream_capture);
   } else if (api.kind == ApiKind::EventSync && ev.result == 0 && call.event_capture != nullptr &&
              call.event_capture->valid()) {
-    end_unseen(call, *call.event_capture);  // an event of a capture syncs only once it is over
-  } else if (api.kind == ApiKind::BeginCapture && ev.result == 0 && call.stream_capture) {
-    // A begin that succeeded proves the stream was idle: whatever capture held it (an
-    // invalidated one whose EndCapture was not seen, or one whose end was missed) is over.
-    if (call.stream_capture->valid()) {
-      end_unseen(call, *call.stream_capture);
-    } else {
-      call.stream_capture->ended_by = "a new capture began on its stream";
-      end_capture(*call.stream_capture, ev);
-      call.stream_capture = nullptr;
-    }
+    found_over(call, *call.event_capture);  // an event of a capture syncs once it is over
   }
   if (ev.result != 0) call.consequence_of = attribute_dead_capture(call);
   compute_victims(call);
@@ -194,20 +186,29 @@ bool CaptureModel::shows_over(const Call& call, const Capture& capture) {
          ev.capture_id != capture.cuda_id;
 }
 
-void CaptureModel::end_unseen(Call& call, Capture& capture) {
-  capture.state_unknown = true;
-  if (capture.status == CaptureState::Open) capture.status = CaptureState::Unknown;
-  capture.ended_by = "no end was seen";
-  // Its end is the last call known to be in it: what came after is unknown.
-  if (!capture.end.known) capture.end = capture.last_known.known ? capture.last_known : capture.begin;
-  end_capture(capture, *call.ev);
+void CaptureModel::found_over(Call& call, Capture& capture) {
   call.found_over = &capture;
   if (call.stream_capture == &capture) {
     call.stream_capture = nullptr;
     call.stream_member = 0;
   }
-  const ThreadState& thread = *call.thread;
-  call.own_capture = thread.captures.empty() ? nullptr : thread.captures.back();
+  if (call.own_capture == &capture) {  // the thread's newest capture but this one
+    call.own_capture = nullptr;
+    for (auto it = call.thread->captures.rbegin(); it != call.thread->captures.rend(); ++it)
+      if (*it != &capture) {
+        call.own_capture = *it;
+        break;
+      }
+  }
+}
+
+void CaptureModel::end_unseen(Capture& capture, const ApiEvent& ev) {
+  capture.state_unknown = true;
+  if (capture.status == CaptureState::Open) capture.status = CaptureState::Unknown;
+  capture.ended_by = "no end was seen";
+  // Its end is the last call known to be in it: what came after is unknown.
+  if (!capture.end.known) capture.end = capture.last_known.known ? capture.last_known : capture.begin;
+  end_capture(capture, ev);
 }
 
 // A failure that a capture's earlier death explains: 901 on its streams or events, a failed
@@ -332,10 +333,19 @@ void CaptureModel::apply(const Call& call, const std::optional<size_t>& finding)
   }
   if (call.has_stream && ev.has(Field::StreamFlags) && call.api.kind != ApiKind::StreamDestroy)
     streams_[call.stream].non_blocking = (ev.stream_flags & 1) != 0;
+  if (call.found_over != nullptr && call.found_over->open()) end_unseen(*call.found_over, ev);
 
   switch (call.api.kind) {
     case ApiKind::BeginCapture:
-      if (ev.result == 0 && call.has_stream) begin_capture(call);
+      if (ev.result == 0 && call.has_stream) {
+        // A successful begin proves the stream idle: a dead capture that held it (invalidated,
+        // its EndCapture not seen) is over too (a valid one was found over in prepare()).
+        if (Capture* held = call.stream_capture; held != nullptr && held->open()) {
+          held->ended_by = "a new capture began on its stream";
+          end_capture(*held, ev);
+        }
+        begin_capture(call);
+      }
       break;
     case ApiKind::EndCapture: {
       Capture* c = call.stream_capture;

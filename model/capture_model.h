@@ -149,7 +149,7 @@ struct Call {
   std::span<Capture* const> victims;  // captures this call's result killed
   Capture* consequence_of = nullptr;  // failed only because this capture was already dead
   // A capture the model believed open that this call shows was over already, with no end the
-  // model saw (issue 47); prepare() has ended it (state_unknown): the call is judged without it.
+  // model saw (issue 47): the call is judged without it, and apply() ends it (state_unknown).
   Capture* found_over = nullptr;
 
   const trace::ApiEvent& event_record() const { return *ev; }
@@ -236,7 +236,8 @@ class CaptureModel {
   Capture* attribute_dead_capture(const Call& call);
   // Whether the call shows that `capture`, believed open, was over (Call::found_over).
   static bool shows_over(const Call& call, const Capture& capture);
-  void end_unseen(Call& call, Capture& capture);
+  static void found_over(Call& call, Capture& capture);
+  void end_unseen(Capture& capture, const trace::ApiEvent& ev);
   void compute_victims(Call& call);
   void begin_capture(const Call& call);
   void end_capture(Capture& capture, const trace::ApiEvent& ev);

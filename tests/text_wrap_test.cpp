@@ -72,8 +72,6 @@ TEST_CASE("the text report has no line over 120 columns, however long the messag
   CHECK(text.find("word59") != std::string::npos);
 }
 
-}  // namespace capguard
-
 // Issue 47 counted the fold lines of recorded torch.compile reports as 123-125 wide: their bytes.
 // Each "→" is 3 bytes and 1 column; such a line is 117 columns, and wrapping leaves it whole.
 TEST_CASE("a stack fold line is measured in columns, not bytes (issue 47)") {
@@ -87,3 +85,5 @@ TEST_CASE("a stack fold line is measured in columns, not bytes (issue 47)") {
   CHECK(display_width(wider) > kTextWidth);
   CHECK(wrap_long_lines(wider) != wider);
 }
+
+}  // namespace capguard
