@@ -205,9 +205,9 @@ void CaptureModel::found_over(Call& call, Capture& capture) {
 void CaptureModel::end_unseen(Capture& capture, const ApiEvent& ev) {
   capture.state_unknown = true;
   if (capture.status == CaptureState::Open) capture.status = CaptureState::Unknown;
-  capture.ended_by = "no end was seen";
   // Its end is the last call known to be in it: what came after is unknown.
-  if (!capture.end.known) capture.end = capture.last_known.known ? capture.last_known : capture.begin;
+  if (!capture.end.known)
+    capture.end = capture.last_known.known ? capture.last_known : capture.begin;
   end_capture(capture, ev);
 }
 
@@ -341,7 +341,6 @@ void CaptureModel::apply(const Call& call, const std::optional<size_t>& finding)
         // A successful begin proves the stream idle: a dead capture that held it (invalidated,
         // its EndCapture not seen) is over too (a valid one was found over in prepare()).
         if (Capture* held = call.stream_capture; held != nullptr && held->open()) {
-          held->ended_by = "a new capture began on its stream";
           end_capture(*held, ev);
         }
         begin_capture(call);
@@ -368,7 +367,6 @@ void CaptureModel::apply(const Call& call, const std::optional<size_t>& finding)
         if (ss != nullptr) ss->terminated = nullptr;
         // CUDA says the origin was not capturing: its capture ended where the model did not see.
         if (c != nullptr && !terminated && c->origin == call.stream) {
-          c->ended_by = "CUDA said its stream was not capturing at an EndCapture (401)";
           if (c->valid()) c->state_unknown = true;
           if (c->status == CaptureState::Open) c->status = CaptureState::Unknown;
           end_capture(*c, ev);
@@ -376,7 +374,6 @@ void CaptureModel::apply(const Call& call, const std::optional<size_t>& finding)
       } else if (ev.result != kErrCaptureUnmatched && c != nullptr && c->origin == call.stream) {
         // Any other failure of the origin's EndCapture (a sticky error, a destroyed context):
         // the capture is over without a graph, whatever it held.
-        c->ended_by = "its EndCapture failed";
         if (c->status == CaptureState::Open) c->status = CaptureState::Ended;
         end_capture(*c, ev);
       }
@@ -404,11 +401,11 @@ void CaptureModel::apply(const Call& call, const std::optional<size_t>& finding)
     case ApiKind::StreamDestroy:
       if (ev.result == 0 && call.has_stream) {
         Capture* c = call.stream_capture;
-        if (c && call.stream_member < c->members.size()) c->members[call.stream_member].present = false;
+        if (c && call.stream_member < c->members.size())
+          c->members[call.stream_member].present = false;
         // Its origin destroyed: the capture is over, no graph made (issue 47: a later launch of
         // its thread is no escape from it).
         if (c && c->open() && c->origin == call.stream) {
-          c->ended_by = "its origin stream was destroyed";
           if (c->status == CaptureState::Open) c->status = CaptureState::Ended;
           end_capture(*c, ev);
         }
@@ -426,7 +423,6 @@ void CaptureModel::apply(const Call& call, const std::optional<size_t>& finding)
       if (ev.result == 0)
         while (!open_.empty()) {
           Capture& c = *open_.back();
-          c.ended_by = "its context was destroyed";
           if (c.status == CaptureState::Open) c.status = CaptureState::Ended;
           end_capture(c, ev);
         }

@@ -88,9 +88,6 @@ struct CaptureHead {
   // The vector clocks of its streams outgrew the model's budget (kClockBudget): they were
   // dropped, and which forked streams the origin joined is no longer judged (issue 22).
   bool clocks_dropped = false;
-  // How it ended when not by an EndCapture on its origin (issue 47): "its origin stream was
-  // destroyed", ...; empty for an EndCapture (or while open).
-  std::string_view ended_by;
   // The model saw no end, and a later call showed that the capture was over (CUDA said its
   // stream no longer captured, or a call it refuses during a capture succeeded): what the
   // capture made after its last call the model saw (last_known) is unknown.

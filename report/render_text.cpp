@@ -447,9 +447,8 @@ std::string summary_line(const Report& report) {
   const uint64_t total = report.capture_count();
   std::string captures = fmt::format("{} {}", total, total == 1 ? "capture" : "captures");
   std::string parts;
-  for (CaptureState s :
-       {CaptureState::Ok, CaptureState::Invalidated, CaptureState::Failed, CaptureState::Open,
-        CaptureState::Ended, CaptureState::Unknown}) {
+  for (CaptureState s : {CaptureState::Ok, CaptureState::Invalidated, CaptureState::Failed,
+                         CaptureState::Open, CaptureState::Ended, CaptureState::Unknown}) {
     const uint64_t n = by_state[static_cast<int>(s)];
     if (n == 0) continue;
     parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", n, to_string(s));

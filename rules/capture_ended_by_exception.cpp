@@ -98,8 +98,8 @@ void find_captures_ended_by_exception(Report& report) {
     const std::string nodes =
         capture.nodes ? fmt::format(" of {} nodes", *capture.nodes) : std::string();
     f.message = fmt::format(
-        "capture #{} ended while Python handled an exception ({}): CUDA made its graph{} from the work "
-        "captured before the exception, so replaying it runs part of what the block captures",
+        "capture #{} ended while Python handled an exception ({}): CUDA made its graph{} from the "
+        "work captured before the exception, so replaying it runs part of what the block captures",
         capture.id, exception->function, nodes);
     found.push_back(std::move(f));
   }

@@ -17,9 +17,9 @@ std::string how_shown(const Call& call, const Capture& capture) {
       return fmt::format("{} on {} succeeded, which CUDA refuses on a capturing stream", ev.api,
                          describe_stream(call.stream));
     case ApiKind::EventSync:
-      return fmt::format("{} of an event recorded in it succeeded, which CUDA refuses while "
-                         "the capture lasts",
-                         ev.api);
+      return fmt::format(
+          "{} of an event recorded in it succeeded, which CUDA refuses while the capture lasts",
+          ev.api);
     case ApiKind::BeginCapture:
       return fmt::format("{} began a new capture on {}", ev.api, describe_stream(call.stream));
     default:
@@ -44,8 +44,8 @@ bool check_call(const Call& call, const CaptureModel& /*model*/, Draft& draft) {
       describe_capture(capture), how_shown(call, capture), describe_site(capture.last_known));
   add_capture_begin(draft, capture);
   if (capture.last_known.known && capture.last_known.seq != capture.begin.seq)
-    draft.related.push_back({"last-known", "the capture's last call capguard saw",
-                             capture.last_known});
+    draft.related.push_back(
+        {"last-known", "the capture's last call capguard saw", capture.last_known});
   return true;
 }
 

@@ -343,11 +343,11 @@ TEST_CASE("capture-ended-by-exception: what raised picks the fix; the line unkno
     capture.id = 1;
     capture.status = CaptureState::Ok;
     Location end;
-    end.frames = {native("cudaStreamEndCapture", "/usr/local/cuda/lib64/libcudart.so.13"),
-                  python(exception, trace::kPythonExceptionFile, static_cast<int>(line)),
-                  python("graph.__exit__", "/v/lib/python3.12/site-packages/torch/cuda/graphs.py",
-                         265),
-                  python("capture", "/work/t/t.py", 22)};
+    end.frames = {
+        native("cudaStreamEndCapture", "/usr/local/cuda/lib64/libcudart.so.13"),
+        python(exception, trace::kPythonExceptionFile, static_cast<int>(line)),
+        python("graph.__exit__", "/v/lib/python3.12/site-packages/torch/cuda/graphs.py", 265),
+        python("capture", "/work/t/t.py", 22)};
     end.user_frame = 3;
     capture.end = end;
     report.captures.push_back(capture);
@@ -381,12 +381,12 @@ TEST_CASE("library first uses: cuFFT plans, cuSOLVER, cuSPARSE and cuDNN handles
     const char* library_call;
     const char* words;
   };
-  for (const Case& c : {Case{"cufftMakePlan1d", "cuFFT plan creation"},
-                        Case{"cufftPlan2d", "cuFFT plan creation"},
-                        Case{"cufftPlanMany", "cuFFT plan creation"},
-                        Case{"cusolverDnCreate", "cuSOLVER handle creation"},
-                        Case{"cusparseCreate", "cuSPARSE handle creation"},
-                        Case{"cudnnCreate", "cuDNN handle creation"}}) {
+  for (const Case& c :
+       {Case{"cufftMakePlan1d", "cuFFT plan creation"}, Case{"cufftPlan2d", "cuFFT plan creation"},
+        Case{"cufftPlanMany", "cuFFT plan creation"},
+        Case{"cusolverDnCreate", "cuSOLVER handle creation"},
+        Case{"cusparseCreate", "cuSPARSE handle creation"},
+        Case{"cudnnCreate", "cuDNN handle creation"}}) {
     CAPTURE(c.library_call);
     Location l;
     l.frames = {native("cuMemcpyHtoD_v2", cuda), native("cufft_internal_copy_tables", "/l/lib.so"),
