@@ -140,50 +140,50 @@ def cufft_plan(p, twin):
 
 
 def sweep(p, twin):
+    """graph_size_sweep: run_size's capture site and run_empty's, by their own lines (the n-th
+    occurrence of each call in the source: run_size's first, run_empty's second); the twin
+    has the first only."""
     at(p, "cudaStreamCreateWithFlags", f"st={S1:x} fl=1 dm=0", "non_blocking_stream()")
-    begin_needle = "cudaStreamBeginCapture"
-    exec_serial = [0]
+    serial = [0]
 
-    def capture(rows):
-        exec_serial[0] += 1
-        gx, gr = EXEC + exec_serial[0], GRAPH + exec_serial[0]
-        at(p, "cudaStreamBeginCapture", f"st={S1:x} sf=1 sb=0 sa=1 ci={exec_serial[0]:x} md=0 dm=0",
-           begin_needle)
+    def capture(rows, nth):
+        serial[0] += 1
+        gx, gr = EXEC + serial[0], GRAPH + serial[0]
+        at(p, "cudaStreamBeginCapture", f"st={S1:x} sf=1 sb=0 sa=1 ci={serial[0]:x} md=0 dm=0",
+           "cudaStreamBeginCapture", nth)
         at(p, "cudaStreamEndCapture",
-           f"st={S1:x} sf=1 sb=1 sa=0 ci={exec_serial[0]:x} gr={gr:x} nd={1 if rows else 0} dm=0",
-           "cudaStreamEndCapture")
-        at(p, "cudaGraphInstantiate", f"gr={gr:x} gx={gx:x} dm=0", "cudaGraphInstantiate")
+           f"st={S1:x} sf=1 sb=1 sa=0 ci={serial[0]:x} gr={gr:x} nd={1 if rows else 0} dm=0",
+           "cudaStreamEndCapture", nth)
+        at(p, "cudaGraphInstantiate", f"gr={gr:x} gx={gx:x} dm=0", "cudaGraphInstantiate", nth)
         if rows:  # one kernel node, one block per row (graph_sizes.h)
             p.raw(f"g {gx:x} 0 0 0 _Z10scale_rowsPfi a0:7f0000000000 x{rows:x},1,1,20,1,1,0 v5ca1a")
             p.raw(f"G {gx:x} {gr:x} 1 0 abc 1")
         else:
             p.raw(f"G {gx:x} {gr:x} 0 0 0 1")
-        at(p, "cudaGraphDestroy", f"gr={gr:x} dm=0", "cudaGraphDestroy")
+        at(p, "cudaGraphDestroy", f"gr={gr:x} dm=0", "cudaGraphDestroy", nth)
         return gx
 
-    def launch(gx, n):
+    def launch(gx, n, nth):
         for _ in range(n):
-            at(p, "cudaGraphLaunch", f"st={S1:x} gx={gx:x} dm=0", "cudaGraphLaunch")
+            at(p, "cudaGraphLaunch", f"st={S1:x} gx={gx:x} dm=0", "cudaGraphLaunch", nth)
 
-    def destroy(gx):
-        at(p, "cudaGraphExecDestroy", f"gx={gx:x} dm=0", "cudaGraphExecDestroy")
+    def destroy(gx, nth):
+        at(p, "cudaGraphExecDestroy", f"gx={gx:x} dm=0", "cudaGraphExecDestroy", nth)
 
     if twin:
-        execs = [capture(rows) for rows in (512, 256, 128, 64, 32, 16, 8, 7, 5, 4, 3, 2, 1)]
+        execs = [capture(rows, 1) for rows in (512, 256, 128, 64, 32, 16, 8, 7, 5, 4, 3, 2, 1)]
         for gx in execs:
-            launch(gx, 3)
+            launch(gx, 3, 1)
         for gx in execs:
-            destroy(gx)
+            destroy(gx, 1)
         return
-    powers = [1 << i for i in range(10)]  # 1..512, each followed by the empty graph
-    for rows in powers + [3, 5, 7]:
-        gx = capture(rows)
-        launch(gx, 3)
-        destroy(gx)
-        if rows in powers:
-            empty = capture(0)
-            launch(empty, 1)
-            destroy(empty)
+    for rows in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 3, 5, 7):
+        gx = capture(rows, 1)
+        launch(gx, 3, 1)
+        destroy(gx, 1)
+        empty = capture(0, 2)
+        launch(empty, 1, 2)
+        destroy(empty, 2)
 
 
 def torch_copy(p, twin):
