@@ -55,8 +55,8 @@ extern const Rule kCaptureStateUnknown;
 constinit const Rule kCaptureStateUnknown{
     RuleId::kCaptureStateUnknown,  // its rules/rules.def row: id, severity, summary
     {"capguard follows a capture from its BeginCapture to the EndCapture on its origin stream,\n"
-     "and ends it too where CUDA does without one: the origin stream destroyed, an EndCapture\n"
-     "that failed, a new BeginCapture on its stream. When a later call shows that a capture it\n"
+     "and ends it too where CUDA does without one: the origin stream or its context destroyed,\n"
+     "an EndCapture that failed, a new BeginCapture on its stream. When a later call shows that a capture it\n"
      "still believes open was over (CUDA says its stream is not capturing, or in another\n"
      "capture; a synchronize of its stream or of an event recorded in it succeeds, which CUDA\n"
      "refuses during a capture), its end happened where capguard could not see: a library's\n"
@@ -70,8 +70,7 @@ constinit const Rule kCaptureStateUnknown{
      "\n"
      "Nothing to fix in the program when the capture was ended on purpose; if not, end it on\n"
      "every path from the code that began it.",
-     "end the capture from the code that began it; re-run with CAPGUARD_CALLBACKS=all if "
-     "capguard missed the call that ended it"},
+     "nothing, if the capture was ended on purpose; else end it from the code that began it"},
     &check_call,
     nullptr,  // on_open
     nullptr,  // on_graph
