@@ -18,7 +18,7 @@ namespace {
 // Only these can interest a rule: failures, killed captures, and calls made while a capture
 // is open on this thread (escapes) or anywhere (unsafe calls from other threads).
 bool worth_checking(const Call& call, const CaptureModel& model) {
-  return call.result() != 0 || !call.victims.empty() || call.own_capture ||
+  return call.result() != 0 || !call.victims.empty() || call.own_capture || call.found_over ||
          (call.api.kind == ApiKind::Unsafe && !model.open_captures().empty());
 }
 

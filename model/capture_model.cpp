@@ -151,8 +151,64 @@ void CaptureModel::prepare(const ApiEvent& ev, const ApiInfo& api, Call& call) {
       call.event_capture = es->capture;
     }
   }
+  // A capture believed open that this call shows was over (issue 47): the rules judge the call
+  // without it, and apply() ends it, so that nothing later is held against it.
+  if (call.stream_capture != nullptr && call.stream_capture->valid() &&
+      (shows_over(call, *call.stream_capture) ||
+       // A begin that succeeded proves the stream idle: the capture that held it is over.
+       (api.kind == ApiKind::BeginCapture && ev.result == 0))) {
+    found_over(call, *call.stream_capture);
+  } else if (api.kind == ApiKind::EventSync && ev.result == 0 && call.event_capture != nullptr &&
+             call.event_capture->valid()) {
+    found_over(call, *call.event_capture);  // an event of a capture syncs once it is over
+  }
   if (ev.result != 0) call.consequence_of = attribute_dead_capture(call);
   compute_victims(call);
+}
+
+bool CaptureModel::shows_over(const Call& call, const Capture& capture) {
+  const ApiEvent& ev = *call.ev;
+  switch (call.api.kind) {
+    case ApiKind::BeginCapture:  // their own cases (prepare, apply)
+    case ApiKind::EndCapture:
+    case ApiKind::StreamDestroy:
+      return false;
+    case ApiKind::StreamSync:  // CUDA refuses to synchronize or query a capturing stream (900)
+      if (ev.result == 0) return true;
+      break;
+    default:
+      break;
+  }
+  // CUDA's own word on the stream, when recorded: not capturing, or in another capture.
+  if (ev.has(Field::StatusBefore) && ev.status_before == CaptureStatus::None) return true;
+  if (ev.has(Field::StatusAfter) && ev.status_after == CaptureStatus::None) return true;
+  return ev.has(Field::CaptureId) && ev.capture_id != 0 && capture.cuda_id != 0 &&
+         ev.capture_id != capture.cuda_id;
+}
+
+void CaptureModel::found_over(Call& call, Capture& capture) {
+  call.found_over = &capture;
+  if (call.stream_capture == &capture) {
+    call.stream_capture = nullptr;
+    call.stream_member = 0;
+  }
+  if (call.own_capture == &capture) {  // the thread's newest capture but this one
+    call.own_capture = nullptr;
+    for (auto it = call.thread->captures.rbegin(); it != call.thread->captures.rend(); ++it)
+      if (*it != &capture) {
+        call.own_capture = *it;
+        break;
+      }
+  }
+}
+
+void CaptureModel::end_unseen(Capture& capture, const ApiEvent& ev) {
+  capture.state_unknown = true;
+  if (capture.status == CaptureState::Open) capture.status = CaptureState::Unknown;
+  // Its end is the last call known to be in it: what came after is unknown.
+  if (!capture.end.known)
+    capture.end = capture.last_known.known ? capture.last_known : capture.begin;
+  end_capture(capture, ev);
 }
 
 // A failure that a capture's earlier death explains: 901 on its streams or events, a failed
@@ -277,10 +333,18 @@ void CaptureModel::apply(const Call& call, const std::optional<size_t>& finding)
   }
   if (call.has_stream && ev.has(Field::StreamFlags) && call.api.kind != ApiKind::StreamDestroy)
     streams_[call.stream].non_blocking = (ev.stream_flags & 1) != 0;
+  if (call.found_over != nullptr && call.found_over->open()) end_unseen(*call.found_over, ev);
 
   switch (call.api.kind) {
     case ApiKind::BeginCapture:
-      if (ev.result == 0 && call.has_stream) begin_capture(call);
+      if (ev.result == 0 && call.has_stream) {
+        // A successful begin proves the stream idle: a dead capture that held it (invalidated,
+        // its EndCapture not seen) is over too (a valid one was found over in prepare()).
+        if (Capture* held = call.stream_capture; held != nullptr && held->open()) {
+          end_capture(*held, ev);
+        }
+        begin_capture(call);
+      }
       break;
     case ApiKind::EndCapture: {
       Capture* c = call.stream_capture;
@@ -298,7 +362,20 @@ void CaptureModel::apply(const Call& call, const std::optional<size_t>& finding)
         end_capture(*c, ev);
         streams_[origin].terminated = c;
       } else if (ev.result == kErrIllegalState && call.has_stream) {
-        if (StreamState* ss = streams_.find(call.stream)) ss->terminated = nullptr;
+        StreamState* ss = streams_.find(call.stream);
+        const bool terminated = ss != nullptr && ss->terminated != nullptr;
+        if (ss != nullptr) ss->terminated = nullptr;
+        // CUDA says the origin was not capturing: its capture ended where the model did not see.
+        if (c != nullptr && !terminated && c->origin == call.stream) {
+          if (c->valid()) c->state_unknown = true;
+          if (c->status == CaptureState::Open) c->status = CaptureState::Unknown;
+          end_capture(*c, ev);
+        }
+      } else if (ev.result != kErrCaptureUnmatched && c != nullptr && c->origin == call.stream) {
+        // Any other failure of the origin's EndCapture (a sticky error, a destroyed context):
+        // the capture is over without a graph, whatever it held.
+        if (c->status == CaptureState::Open) c->status = CaptureState::Ended;
+        end_capture(*c, ev);
       }
       break;
     }
@@ -323,14 +400,32 @@ void CaptureModel::apply(const Call& call, const std::optional<size_t>& finding)
       break;
     case ApiKind::StreamDestroy:
       if (ev.result == 0 && call.has_stream) {
-        if (call.stream_capture && call.stream_member < call.stream_capture->members.size())
-          call.stream_capture->members[call.stream_member].present = false;
+        Capture* c = call.stream_capture;
+        if (c && call.stream_member < c->members.size())
+          c->members[call.stream_member].present = false;
+        // Its origin destroyed: the capture is over, no graph made (issue 47: a later launch of
+        // its thread is no escape from it).
+        if (c && c->open() && c->origin == call.stream) {
+          if (c->status == CaptureState::Open) c->status = CaptureState::Ended;
+          end_capture(*c, ev);
+        }
         streams_.erase(call.stream);
       }
       break;
     case ApiKind::EventCreate:
     case ApiKind::EventDestroy:
       if (ev.result == 0 && ev.has(Field::Event)) events_.erase(ev.event);
+      break;
+    case ApiKind::ContextDestroy:
+      // Every capture of the context ends with it, no graph made. The trace does not say which
+      // context a stream is in: all open captures end (in a process of several contexts, the
+      // others' later mistakes go unjudged rather than unrelated work being called escapes).
+      if (ev.result == 0)
+        while (!open_.empty()) {
+          Capture& c = *open_.back();
+          if (c.status == CaptureState::Open) c.status = CaptureState::Ended;
+          end_capture(c, ev);
+        }
       break;
     case ApiKind::EventRecord:
       if (ev.result == 0 && ev.has(Field::Event)) record_event(call);
@@ -350,9 +445,7 @@ void CaptureModel::apply(const Call& call, const std::optional<size_t>& finding)
 
 void CaptureModel::begin_capture(const Call& call) {
   const ApiEvent& ev = *call.ev;
-  // A successful begin proves the stream was idle: drop a stale membership.
-  if (call.stream_capture && call.stream_capture->origin == call.stream)
-    end_capture(*call.stream_capture, ev);
+  // prepare() ended whatever capture the stream was in: a successful begin proves it idle.
   // Default-initialized (its member initializers), not zeroed first as make_unique would.
   Capture& c = *captures_.emplace_back(std::make_unique_for_overwrite<Capture>());
   c.id = first_id_ + next_id_++;
@@ -361,6 +454,7 @@ void CaptureModel::begin_capture(const Call& call) {
   c.mode = ev.has(Field::Mode) ? ev.mode : CaptureMode::Global;
   c.tid = ev.tid;
   c.begin = Site::of(ev);
+  c.last_known = c.begin;
   c.non_blocking = call.stream_non_blocking;
   c.members.reserve(2);  // most captures that fork fork once
   Member& origin = c.members.emplace_back();
@@ -463,6 +557,7 @@ void CaptureModel::record_event(const Call& call) {
     release(*es.capture, es.clock.size());
   Capture* c = call.stream_capture;
   if (c && c->valid() && call.stream_member < c->members.size()) {
+    c->last_known = es.record;
     const Member& m = c->members[call.stream_member];
     es.capture = c;
     es.member = call.stream_member;
@@ -490,6 +585,7 @@ void CaptureModel::wait_event(const Call& call) {
   const EventState* es = events_.find(ev.event);
   Capture* c = es ? es->capture : nullptr;
   if (c && c->valid()) {
+    c->last_known = Site::of(ev);
     if (!call.stream_capture) {
       join(*c, call.stream, es, ev);  // a fork: this stream now belongs to the capture
     } else if (call.stream_capture == c && call.stream_member < c->members.size()) {

@@ -88,6 +88,11 @@ struct CaptureHead {
   // The vector clocks of its streams outgrew the model's budget (kClockBudget): they were
   // dropped, and which forked streams the origin joined is no longer judged (issue 22).
   bool clocks_dropped = false;
+  // The model saw no end, and a later call showed that the capture was over (CUDA said its
+  // stream no longer captured, or a call it refuses during a capture succeeded): what the
+  // capture made after its last call the model saw (last_known) is unknown.
+  bool state_unknown = false;
+  Site last_known;  // its last call the model saw: begin, work, records and waits on its streams
   bool valid() const { return !ended && status == CaptureState::Open; }
   bool open() const { return !ended; }
 };
@@ -140,6 +145,9 @@ struct Call {
   Capture* own_capture = nullptr;     // the calling thread's newest open capture
   std::span<Capture* const> victims;  // captures this call's result killed
   Capture* consequence_of = nullptr;  // failed only because this capture was already dead
+  // A capture the model believed open that this call shows was over already, with no end the
+  // model saw (issue 47): the call is judged without it, and apply() ends it (state_unknown).
+  Capture* found_over = nullptr;
 
   const trace::ApiEvent& event_record() const { return *ev; }
   int result() const { return ev->result; }
@@ -223,6 +231,10 @@ class CaptureModel {
   }
   ThreadState& other_thread_state(uint32_t tid);
   Capture* attribute_dead_capture(const Call& call);
+  // Whether the call shows that `capture`, believed open, was over (Call::found_over).
+  static bool shows_over(const Call& call, const Capture& capture);
+  static void found_over(Call& call, Capture& capture);
+  void end_unseen(Capture& capture, const trace::ApiEvent& ev);
   void compute_victims(Call& call);
   void begin_capture(const Call& call);
   void end_capture(Capture& capture, const trace::ApiEvent& ev);
@@ -264,6 +276,7 @@ class CaptureModel {
   Member& m = c->members[member];
   ++m.work;
   m.last_work = Site::of(ev);
+  c->last_known = m.last_work;
   if (c->clocks_dropped) return;
   if (member < m.clock.size()) [[likely]] {  // nearly always: the clock grows once
     m.clock[member] = m.work;
@@ -275,8 +288,10 @@ class CaptureModel {
 [[gnu::always_inline]] inline const StreamState* CaptureModel::only_counts(
     const trace::ApiEvent& ev, const ApiInfo& api) const {
   using trace::Field;
+  // A status other than active (invalidated, or none: the capture was over, issue 47) is the
+  // general path's to judge.
   if (api.kind != ApiKind::Enqueue || ev.result != 0 || ev.has(Field::StreamFlags) ||
-      (ev.has(Field::StatusAfter) && ev.status_after == trace::CaptureStatus::Invalidated))
+      (ev.has(Field::StatusAfter) && ev.status_after != trace::CaptureStatus::Active))
     return nullptr;
   // resolve() for an Enqueue (not a SyncCopy), without its out-parameter (kept in memory, it
   // cost a stack canary). Legacy: escaped-legacy-work's to judge.

@@ -39,6 +39,8 @@ bool contains(std::string_view text, std::string_view pattern) {
 }
 
 bool matches(const FrameworkCall& call, const Frame& frame) {
+  if (call.kind == FrameworkCallKind::Raised)
+    return is_python_exception_frame(frame) && contains(frame.function, call.function);
   const bool python = is_python_frame(frame);
   if (call.file.empty()) return !python && contains(frame.function, call.function);
   return python && frame.function == call.function &&

@@ -8,7 +8,7 @@
 
 namespace capguard {
 
-enum class FrameworkCallKind { Native, Python, FirstUse, CaptureAware, Thread, Release };
+enum class FrameworkCallKind { Native, Python, FirstUse, CaptureAware, Thread, Release, Raised };
 
 struct FrameworkCall {
   FrameworkCallKind kind;

@@ -67,6 +67,7 @@ void GraphLifecycle::on_instantiate(ExecState& exec) {
   ++it->summary.graphs;
   it->summary.capture_ns += cost_of(exec);
   it->summary.pool_bytes += exec.pool_bytes;
+  ++it->live;
   exec.lifecycle_site = static_cast<size_t>(it - sites_.begin());
 }
 
@@ -169,8 +170,9 @@ void GraphLifecycle::on_walked(ExecState& exec, uint64_t topology_hash, bool com
     const bool known_topology = std::find(site->topologies.begin(), site->topologies.end(),
                                           topology_hash) != site->topologies.end();
     if (!known_topology) site->topologies.push_back(topology_hash);
-    // Growth: a new key captured after the site's other execs replayed.
-    if (!site->keys.empty() && replayed_since(*site)) {
+    // Growth: a new key captured after the site's other execs replayed, while one of them
+    // still lives (this exec is counted in `live` already).
+    if (!site->keys.empty() && replayed_since(*site) && site->live > 1) {
       GrowthFacts& g = site->growth;
       ++g.late_keys;
       if (known_topology) ++g.late_resized;
@@ -233,6 +235,7 @@ void GraphLifecycle::on_launch(ExecState& exec) {
 void GraphLifecycle::on_destroy(ExecState& exec) {
   SiteState* site = site_of(exec);
   if (site == nullptr) return;
+  if (site->live > 0) --site->live;
   ++site->batch_size;
   if (exec.lifecycle_key < keys_.size()) {
     KeyState& key = keys_[exec.lifecycle_key];

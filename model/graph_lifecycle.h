@@ -12,8 +12,11 @@
 //   destroyed together with others (a teardown, a list of graphs dropped at once), kept alive,
 //   or refreshed in place are no churn.
 // - Growth: a new key captured after the program replayed (another exec, or the site's last
-//   capture twice): captured between replays rather than in a start-up burst; `late_resized`
-//   counts those of a topology captured before (sizes: rules/graph_specialization_growth.cpp).
+//   capture twice) while another exec of the site is still alive: live specializations piling up
+//   between replays rather than in a start-up burst; `late_resized` counts those of a topology
+//   captured before (sizes: rules/graph_specialization_growth.cpp). A sweep that destroys each
+//   size's exec before capturing the next (a benchmark over message sizes, issue 47) keeps one
+//   alive at a time and grows nothing.
 #pragma once
 
 #include <cstdint>
@@ -152,6 +155,7 @@ class GraphLifecycle {
     std::vector<size_t> keys;  // indexes into keys_
     std::vector<uint64_t> topologies;
     uint64_t capture_index = 0;  // walked captures so far
+    uint64_t live = 0;           // its execs instantiated and not yet destroyed
     uint32_t last_walked_serial = 0;
     uint64_t walked_at = 0;        // clock_ at its last walk
     uint32_t newest_launches = 0;  // launches of that walk's exec since

@@ -243,6 +243,8 @@ std::string related_heading(const Related& related) {
     heading = "event recorded here";
   else if (related.role == "last-work")
     heading = "last work on that stream here";
+  else if (related.role == "last-known")
+    heading = "the capture was last seen here";
   else if (related.role == "join-record-failed")
     heading = "the join's event record failed here";
   else if (related.role == "started-by")
@@ -439,14 +441,14 @@ std::string cupti_clients_text(const Report& report) {
 }  // namespace
 
 std::string summary_line(const Report& report) {
-  uint64_t by_state[4] = {};
+  uint64_t by_state[6] = {};  // one per CaptureState
   for (const auto& capture : report.captures)
     by_state[static_cast<int>(capture.status)] += capture.count;
   const uint64_t total = report.capture_count();
   std::string captures = fmt::format("{} {}", total, total == 1 ? "capture" : "captures");
   std::string parts;
-  for (CaptureState s :
-       {CaptureState::Ok, CaptureState::Invalidated, CaptureState::Failed, CaptureState::Open}) {
+  for (CaptureState s : {CaptureState::Ok, CaptureState::Invalidated, CaptureState::Failed,
+                         CaptureState::Open, CaptureState::Ended, CaptureState::Unknown}) {
     const uint64_t n = by_state[static_cast<int>(s)];
     if (n == 0) continue;
     parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", n, to_string(s));

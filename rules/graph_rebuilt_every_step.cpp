@@ -47,6 +47,10 @@ bool check(const GraphFacts& facts, Draft& draft) {
   if (facts.kind != GraphFactKind::KeyRecaptured || facts.churn == nullptr) return false;
   const ChurnFacts& c = *facts.churn;
   if (c.steps < option(OptionId::kChurnSteps)) return false;
+  // A graph of no nodes replays nothing: re-capturing it costs a capture and an instantiate and
+  // saves no launch either way (nccl-tests' -G loop captures one per iteration where a rank has
+  // nothing to enqueue, issue 47). Not worth a warning; the lifecycle table still lists it.
+  if (c.nodes == 0) return false;
   const double per_step = c.steps != 0 ? static_cast<double>(c.step_launches) / c.steps : 0;
   std::string cost;
   if (c.cost_ns != 0) {
@@ -91,8 +95,9 @@ constinit const Rule kGraphRebuiltEveryStep{
      "Exempt: many sizes captured up front and kept (one graph per batch size); every exec\n"
      "destroyed together and the set captured again (a teardown: sleep/wake, a mode switch),\n"
      "any number of times; graphs kept alive in a list; execs refreshed in place with\n"
-     "cudaGraphExecUpdate or node SetParams. Launches are counted exactly up to 4 per exec\n"
-     "(what the judgement needs; later replays are not called back, so they cost nothing).\n"
+     "cudaGraphExecUpdate or node SetParams; graphs of no nodes (nothing to replay, nothing to\n"
+     "save). Launches are counted exactly up to 4 per exec (what the judgement needs; later\n"
+     "replays are not called back, so they cost nothing).\n"
      "\n"
      "    for (step...) {\n"
      "      cudaStreamBeginCapture(s, mode); step_kernels(s, input[step]);\n"

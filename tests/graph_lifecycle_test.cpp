@@ -369,3 +369,57 @@ TEST_CASE("bounds: a site past its key bound says 'at least' and does not starve
   for (const Finding& f : r.findings)
     if (f.rule == "graph-specialization-growth") CHECK(says(f, "made at least 4096 distinct graphs"));
 }
+
+// A benchmark's size sweep (nccl-tests -G, issue 47): capture a graph for one size, replay it a
+// few times, destroy it, next size. One specialization lives at a time: no growth.
+TEST_CASE("a size sweep that destroys each size's graph before the next is no growth") {
+  SUBCASE("each size replayed 5 times, then destroyed") {
+    Sim sim;
+    sim(create_stream(kS, kNonBlocking));
+    for (uint64_t size = 1; size <= 24; ++size) {
+      capture(sim, kExec + size, {.grid = size});
+      for (int i = 0; i < 5; ++i) sim(graph_launch(kExec + size));
+      sim(stream_sync(kS))(exec_destroy(kExec + size));
+    }
+    const Report& r = sim.finish();
+    CHECK(r.findings.empty());
+    REQUIRE(site_row(r, kSite) != nullptr);
+    CHECK(site_row(r, kSite)->keys == 24);
+    CHECK(site_row(r, kSite)->alive_at_exit == 0);
+  }
+  SUBCASE("the same sweep keeping every size alive is growth") {
+    Sim sim;
+    sim(create_stream(kS, kNonBlocking));
+    for (uint64_t size = 1; size <= 24; ++size) {
+      capture(sim, kExec + size, {.grid = size});
+      for (int i = 0; i < 5; ++i) sim(graph_launch(kExec + size));
+    }
+    CHECK(rules_of(sim.finish()) == Rules{"graph-specialization-growth"});
+  }
+}
+
+// A graph of no nodes re-captured every iteration (nccl-tests -G on a rank with nothing to
+// enqueue): nothing to replay, nothing saved by keeping it; not a warning.
+TEST_CASE("churn of a graph of no nodes is not reported") {
+  auto empty_capture = [](Sim& sim, uint64_t exec) {
+    const uint64_t graph = kGraph + exec;
+    sim(begin(kS).stack(kSite))(with_graph(end(kS), graph));
+    sim(with_exec(with_graph(call("cudaGraphInstantiate"), graph), exec).stack(8));
+    trace::GraphRecord g;
+    g.exec = exec;
+    g.nodes = 0;
+    g.topology_hash = 0x0;
+    sim.replay.graph(g);
+  };
+  Sim sim;
+  sim(create_stream(kS, kNonBlocking));
+  for (uint64_t i = 0; i < 30; ++i) {
+    empty_capture(sim, kExec + i);
+    sim(graph_launch(kExec + i))(stream_sync(kS))(exec_destroy(kExec + i));
+  }
+  const Report& r = sim.finish();
+  CHECK(r.findings.empty());
+  REQUIRE(site_row(r, kSite) != nullptr);
+  CHECK(site_row(r, kSite)->graphs == 30);  // still in the lifecycle table
+  CHECK(site_row(r, kSite)->keys == 1);
+}

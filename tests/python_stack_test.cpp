@@ -313,11 +313,97 @@ TEST_CASE("a capture ended while Python handled an exception is a finding, not \
   CHECK(f.rule == "capture-ended-by-exception");
   CHECK(f.severity == Severity::Error);
   CHECK(f.capture == 1u);
-  CHECK(f.message.find("RuntimeError: Cannot copy between CPU and CUDA tensors (through "
-                       "first_call.py:25)") != std::string::npos);
+  CHECK(f.message.find("an exception (RuntimeError: Cannot copy between CPU and CUDA tensors)") !=
+        std::string::npos);
   CHECK(f.message.find("3 nodes") != std::string::npos);
-  const PythonStackView view = python_stack_view(f.location, 1, f.location.frames.size());
+  // The culprit is the line that raised (issue 47), the `with` line's end beside it.
+  REQUIRE(f.location.user() != nullptr);
+  CHECK(f.location.user()->file == "/work/t/first_call.py");
+  CHECK(f.location.user()->line == 25);
+  CHECK(f.location.frames.size() == 2u);  // the end's frames inside it are the end's
+  CHECK(is_python_exception_frame(f.location.frames[0]));  // kept, never shown
+  REQUIRE(f.related.size() == 1u);
+  CHECK(f.related[0].role == "capture-end");
+  CHECK(f.related[0].location.user()->line == 22);
+  const PythonStackView view =
+      python_stack_view(f.related[0].location, 1, f.related[0].location.frames.size());
   CHECK(view.via == "graph.__exit__");  // the pseudo frame is not a step
+  // What raised, and its fix (framework_calls.def, Raised): not torch.compile's warm-up.
   name_framework_calls(report);
-  CHECK(report.findings[0].framework_headline.find("torch.cuda.graph") != std::string::npos);
+  CHECK(report.findings[0].framework_call ==
+        "a pageable CPU tensor copied to or from the GPU inside the capture");
+  CHECK(report.findings[0].framework_fix.starts_with("pin the CPU tensor"));
+  CHECK(report.findings[0].framework_fix.find("torch.compile") == std::string::npos);
+}
+
+TEST_CASE("capture-ended-by-exception: what raised picks the fix; the line unknown keeps the end") {
+  auto finding_for = [](const std::string& exception, uint32_t line) {
+    Report report;
+    CaptureInfo capture;
+    capture.id = 1;
+    capture.status = CaptureState::Ok;
+    Location end;
+    end.frames = {
+        native("cudaStreamEndCapture", "/usr/local/cuda/lib64/libcudart.so.13"),
+        python(exception, trace::kPythonExceptionFile, static_cast<int>(line)),
+        python("graph.__exit__", "/v/lib/python3.12/site-packages/torch/cuda/graphs.py", 265),
+        python("capture", "/work/t/t.py", 22)};
+    end.user_frame = 3;
+    capture.end = end;
+    report.captures.push_back(capture);
+    rules::find_captures_ended_by_exception(report);
+    name_framework_calls(report);
+    REQUIRE(report.findings.size() == 1u);
+    return report.findings[0];
+  };
+  const Finding compile = finding_for(
+      "BackendCompilerFailed: backend='inductor' raised: Cannot copy between CPU and CUDA tensors "
+      "during CUDA graph capture unless the CPU tensor is pinned",
+      24);
+  CHECK(compile.framework_call.starts_with("torch.compile compiling"));  // the first row wins
+  CHECK(compile.framework_fix.starts_with("warm up"));
+  CHECK(compile.location.user()->line == 24);
+  const Finding other = finding_for("ValueError: shapes differ", 23);
+  CHECK(other.framework_call.empty());  // nothing known of it: the rule's fix in PyTorch's words
+  CHECK(other.framework_fix.starts_with("fix the line that raised"));
+  CHECK(other.location.user()->line == 23);
+  const Finding unknown_line = finding_for("ValueError: shapes differ", 0);
+  CHECK(unknown_line.location.user()->line == 22);  // the `with` line, as before
+  CHECK(unknown_line.related.empty());
+}
+
+// A library's set-up made inside a relaxed-mode capture (issue 47): cuFFT's plan creation copies
+// its tables with a synchronous cuMemcpyHtoD; the finding names the first use and says whether
+// the replay is affected.
+TEST_CASE("library first uses: cuFFT plans, cuSOLVER, cuSPARSE and cuDNN handles") {
+  const std::string cuda = "/usr/local/cuda/lib64/libcuda.so.1";
+  struct Case {
+    const char* library_call;
+    const char* words;
+  };
+  for (const Case& c :
+       {Case{"cufftMakePlan1d", "cuFFT plan creation"}, Case{"cufftPlan2d", "cuFFT plan creation"},
+        Case{"cufftPlanMany", "cuFFT plan creation"},
+        Case{"cusolverDnCreate", "cuSOLVER handle creation"},
+        Case{"cusparseCreate", "cuSPARSE handle creation"},
+        Case{"cudnnCreate", "cuDNN handle creation"}}) {
+    CAPTURE(c.library_call);
+    Location l;
+    l.frames = {native("cuMemcpyHtoD_v2", cuda), native("cufft_internal_copy_tables", "/l/lib.so"),
+                native(c.library_call, "/l/lib.so"), native("main", "/work/app")};
+    l.user_frame = 3;
+    Report report;
+    Finding f;
+    f.rule = "escaped-sync-copy";
+    f.location = l;
+    report.findings.push_back(f);
+    name_framework_calls(report);
+    CHECK(report.findings[0].framework_call.starts_with(c.words));
+    CHECK(report.findings[0].framework_fix.starts_with("the replay is not affected"));
+  }
+  Location exec;  // executing a plan is no first use
+  exec.frames = {native("cuMemcpyHtoD_v2", cuda), native("cufftExecC2C", "/l/libcufft.so"),
+                 native("main", "/work/app")};
+  exec.user_frame = 2;
+  CHECK(framework_call_of(exec) == nullptr);
 }

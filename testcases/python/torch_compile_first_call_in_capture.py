@@ -5,7 +5,7 @@ tensors during CUDA graph capture unless the CPU tensor is pinned") before any C
 The `with` block's __exit__ still ends the capture while the exception propagates, CUDA makes a
 graph of what was captured before it (the `x * 2`), and the caller (common.report) catches the
 exception and goes on: the graph is partial, and capguard used to call the capture "ok". The
-capture-ended-by-exception finding is at the `with` line, whose __exit__ ended the capture."""
+finding is at the line that raised (issue 47), the `with` line whose __exit__ ended it beside."""
 import torch
 from common import report
 
@@ -19,9 +19,9 @@ def scale(t):
 
 
 def capture():
-    with torch.cuda.graph(g):  # expect: capture-ended-by-exception
+    with torch.cuda.graph(g):
         y = x * 2
-        z = scale(y)  # the first call: compiles inside the capture and raises
+        z = scale(y)  # expect: capture-ended-by-exception
         del z
 
 
