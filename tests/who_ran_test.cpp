@@ -93,10 +93,14 @@ TEST_CASE("the 'h' record: host and variables written once, read back; unknown n
   CHECK(other.vars == std::vector<std::pair<std::string, std::string>>{{"RANK", "2"}});
 }
 
-TEST_CASE("the host in a trace's name: only [A-Za-z0-9_-], at most 64 bytes") {
+TEST_CASE("the host in a trace's name: only [A-Za-z0-9._-], no leading dot, at most 64 bytes") {
   char out[128];
   CHECK(trace::TraceWriter::file_name_host("a17.example/x y", out, sizeof out) == 15);
-  CHECK(std::string(out) == "a17_example_x_y");
+  CHECK(std::string(out) == "a17.example_x_y");  // as $(hostname) names it (issue 52)
+  CHECK(trace::TraceWriter::file_name_host("..", out, sizeof out) == 2);
+  CHECK(std::string(out) == "_.");
+  CHECK(trace::TraceWriter::file_name_host("gpu1_a", out, sizeof out) == 6);
+  CHECK(std::string(out) == "gpu1_a");
   const std::string long_host(100, 'h');
   CHECK(trace::TraceWriter::file_name_host(long_host.c_str(), out, sizeof out) == 64);
   CHECK(trace::TraceWriter::file_name_host(nullptr, out, sizeof out) == 0);
