@@ -351,9 +351,13 @@ def case_forged_strings_in_node_json(capguard, d):
             if c in data_bytes:
                 problems.append("%s holds a raw %r" % (name, c))
     if os.path.exists(out["sarif"]):
-        sarif = open(out["sarif"], encoding="utf-8").read()
-        if "](https://evil.example)" in sarif.replace("\\\\", "\\"):
-            problems.append("SARIF: a forged markdown link survives")
+        # A link is "[label](target)" with unescaped brackets (SARIF 2.1.0 3.11.6): the forged
+        # label's own "](https://evil.example)" must have its bracket escaped.
+        for result in json.load(open(out["sarif"], encoding="utf-8"))["runs"][0]["results"]:
+            if re.search(r"(?<!\\)\]\(https://evil", result["message"]["text"]):
+                problems.append("SARIF: a forged markdown link survives: " + result["message"]["text"][:300])
+    else:
+        problems.append("no SARIF written")
     return problems
 
 
