@@ -74,7 +74,7 @@ TEST_CASE("the 'h' record: host and variables written once, read back; unknown n
     trace::TraceWriter writer;
     REQUIRE(writer.open(dir_template, 77, 1, 0, "a17.cluster"));
     path = writer.path();
-    CHECK(path == std::string(dir_template) + "/capguard.77.a17_cluster.trace");
+    CHECK(path == std::string(dir_template) + "/capguard.77.a17.cluster.trace");  // dots kept
     writer.write_command("python train.py");
     writer.write_who_ran("a17.cluster", names, values, 3);
   }
