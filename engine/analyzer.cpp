@@ -314,13 +314,18 @@ void analyze_trace_files(const std::vector<std::string>& paths, Analysis& analys
     work();
   } else {
     // A thread that cannot be started (issue 52: -j 100000 under a memory limit ended in
-    // std::terminate) leaves its share to those that did start, and to this one.
+    // std::terminate) leaves its share to those that did start, and to this one. Both ways it
+    // fails are caught: no thread (std::system_error, EAGAIN) and no memory for its state
+    // (std::bad_alloc); the vector is reserved first, so that no thread already running is
+    // ever destroyed unjoined by a reallocation that throws.
     std::vector<std::thread> workers;
+    workers.reserve(jobs);
     try {
       for (unsigned j = 0; j < jobs; ++j) workers.emplace_back(work);
     } catch (const std::system_error&) {
+    } catch (const std::bad_alloc&) {
     }
-    if (workers.empty()) work();
+    if (workers.size() < jobs) work();
     for (std::thread& worker : workers) worker.join();
   }
   for (const std::exception_ptr& e : failed)

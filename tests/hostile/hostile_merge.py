@@ -76,18 +76,18 @@ def readme_recipe():
     return cg, node, merge
 
 
-def run_job(capguard, d, trace_dir, job_traces):
+def run_job(capguard, d, trace_dir, job_traces, host=HOST):
     """One job: a `capguard run --fail-on never --trace-dir DIR` per rank (torchrun, capguard
     inside: the rank variables set), each rank's program writing the trace given for it."""
     problems = []
     for rank, text in enumerate(job_traces):
         src = os.path.join(d, "rank%d.src" % rank)
-        hc.write(src, ranked(text, rank, len(job_traces)))
-        script = 'cp %s "$CAPGUARD_TRACE_DIR/capguard.$$.%s.trace"' % (src, HOST)
+        hc.write(src, ranked(text, rank, len(job_traces), host=host))
+        script = 'cp %s "$CAPGUARD_TRACE_DIR/capguard.$$.%s.trace"' % (src, host)
         got = capguard_run(capguard, ["run", "-q", "--fail-on", "never", "--no-require-attach",
                                       "--trace-dir", trace_dir, "--", "/bin/sh", "-c", script], d,
                            {"RANK": str(rank), "LOCAL_RANK": str(rank),
-                            "WORLD_SIZE": str(len(job_traces)), "CAPGUARD_HOST": HOST})
+                            "WORLD_SIZE": str(len(job_traces)), "CAPGUARD_HOST": host})
         if got[0] != 0:
             problems.append("rank %d's run exited %s: %s" % (rank, got[0], got[1][-400:]))
     return problems
@@ -121,6 +121,19 @@ def case_recipe_twice_one_trace_dir(capguard, d):
         problems.append("job 2's error passed the gate: node %s, merge %s" % (node[0], merge[0]))
     if "holds the traces of more than one run" not in node[1]:
         problems.append("the node step does not say why: " + node[1][-500:])
+    # The node step as the README wrote it before issue 52, `DIR/$(hostname)/*/`, with a host
+    # without dots (the issue's reproduction): it read job 1's clean rank0/ and passed (exit 0).
+    # rank0/ holds job 1's traces and job 2's run.XXXXXX: refused, not read as job 2's.
+    old_cg = os.path.join(d, "old")
+    for job in ([clean(), clean(0x1E241)], [hc.trace(), clean(0x1E241)]):
+        problems += run_job(capguard, d, old_cg, job, host="gpu1")
+    old_node = "capguard report --one-node -q -o json:$CG/gpu1.json $CG/gpu1/*/"
+    got = subprocess.run(["/bin/sh", "-c", old_node.replace("capguard", capguard, 1)], cwd=d,
+                         env=dict(os.environ, CG=old_cg), capture_output=True, text=True,
+                         errors="replace", timeout=hc.TIMEOUT, preexec_fn=hc.limit)
+    if got.returncode != 3 or "holds the traces of more than one run" not in got.stderr:
+        problems.append("the pre-issue-52 node step $CG/gpu1/*/ over two jobs: exit %s, expected 3 "
+                        "saying why: %s" % (got.returncode, got.stderr[-500:]))
     return problems
 
 
@@ -286,6 +299,14 @@ def case_duplicate_json_keys(capguard, d):
              if '"findings": [' in text else text.replace('"findings":[', '"findings":[],"findings":[', 1))
     problems = []
     expect(problems, capguard_run(capguard, ["report", node], d), 3, "", "appears twice")
+    # The first value read alone makes a consistent report: the finding a note (exit 0 before:
+    # the gate passed), an error to Python and jq.
+    hc.write(node, text.replace('"severity": "error"', '"severity": "note", "severity": "error"', 1))
+    if '"severity": "note", "severity": "error"' not in open(node).read():
+        problems.append("the node report has no \"severity\": \"error\" to repeat")
+    if json.load(open(node))["findings"][0]["severity"] != "error":
+        problems.append("Python does not read the last severity")
+    expect(problems, capguard_run(capguard, ["report", node], d), 3, "", "appears twice")
     return problems
 
 
@@ -300,10 +321,29 @@ def case_world_size_4294967295(capguard, d):
 
 
 def case_jobs_100000(capguard, d):
-    hc.write(os.path.join(d, "t", "capguard.1.trace"), hc.trace())
-    hc.write(os.path.join(d, "t", "capguard.2.trace"), hc.trace(pid=0x1E250))
-    got = capguard_run(capguard, ["report", "-j", "100000", os.path.join(d, "t")], d)
-    return [] if got[0] in (1, 2) else ["-j 100000: exit %s: %s" % (got[0], got[1][-300:])]
+    """-j 100000 over more traces than threads fit under the memory limit (each reserves its
+    stack): std::terminate before (exit 134). Now -j is refused past 1024, and at -j 1024 the
+    workers that cannot start leave their traces to the others."""
+    n = 1100  # 1024 stacks of 8 MiB are more than the 2 GB limit
+    for i in range(n):
+        hc.write(os.path.join(d, "t", "capguard.%d.trace" % (i + 1)), hc.trace(pid=0x1E250 + i))
+    problems = []
+    got = capguard_run(capguard, ["report", "-q", "-j", "100000", os.path.join(d, "t")], d)
+    if got[0] not in (1, 2):
+        problems.append("-j 100000: exit %s: %s" % (got[0], got[1][-300:]))
+    out = os.path.join(d, "out.json")
+    got = capguard_run(capguard, ["report", "-q", "-j", "1024", "-o", "json:" + out,
+                                  os.path.join(d, "t")], d)
+    # The findings (exit 1), every trace read; or, when the threads that did start took the
+    # memory the traces needed, out of memory said and the gate failed closed (exit 3). Never
+    # a signal.
+    if got[0] == 1:
+        if len(json.load(open(out))["processes"]) != n:
+            problems.append("-j 1024: not every trace was read")
+    elif got[0] != 3 or "out of memory" not in got[1]:
+        problems.append("-j 1024: exit %s, expected 1 (the findings) or 3 (out of memory): %s"
+                        % (got[0], got[1][-300:]))
+    return problems
 
 
 def case_20000_ranks_20000_groups(capguard, d):
@@ -336,7 +376,9 @@ def case_forged_strings_in_node_json(capguard, d):
     forged = hc.FORGED
     for f in data["findings"]:
         f["rule"], f["result"], f["thread_name"] = forged, forged, forged
-        f["related"] = [{"role": forged, "location": {"frames": []}}]
+        # With a frame SARIF places (file and line), so that the role is a link's label.
+        f["related"] = [{"role": forged, "location": {"frames": [
+            {"function": "main", "file": "src/app.py", "line": 2}]}}]
     data["rule_options"] = [{"rule": forged, "option": forged, "value": 1, "default": 2}]
     json.dump(data, open(node, "w"))
     out = {fmt: os.path.join(d, "out." + fmt) for fmt in ("txt", "sarif", "html")}
