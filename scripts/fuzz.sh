@@ -21,6 +21,9 @@ cmake --build "$build" --target "$target" -j"$(nproc)"
 
 mkdir -p "$build/corpus-$target" "$build/artifacts"
 # The first directory receives new inputs; the checked-in seeds stay as they are.
-"$build/fuzz/$target" "$build/corpus-$target" "$seeds" \
+# -max_total_time is checked between inputs and -timeout bounds one input; the outer timeout
+# is the hard stop should libFuzzer itself not return (a minute past the time asked for).
+timeout --kill-after=10 "$((seconds + 60))" \
+  "$build/fuzz/$target" "$build/corpus-$target" "$seeds" \
   -max_total_time="$seconds" -max_len=8192 -timeout=10 -print_final_stats=1 \
   -artifact_prefix="$build/artifacts/" "$@"
