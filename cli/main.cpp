@@ -89,7 +89,8 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
       .add_option("-j,--jobs", options.jobs,
                   "analyse N traces at once (default: the machine's cores); each worker holds "
                   "one trace's replay, bounded as docs/security.md says")
-      ->type_name("N");
+      ->type_name("N")
+      ->check(CLI::Range(0u, 1024u));  // each a thread and a replay's memory (issue 52)
   command
       .add_option("--symbol-cache", options.symbol_cache,
                   "DIR: keep the names found in libraries there, by build-id, so that the "

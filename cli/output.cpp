@@ -141,22 +141,58 @@ void drop_repeated_files(std::vector<std::string>& traces) {
   });
 }
 
-// A directory stands for the *.trace files directly inside it, in name order.
+// The subdirectories `run` makes inside a --trace-dir: rank<R> (a launcher's rank, issue 33)
+// and run.XXXXXX (a later run, when the directory already held traces).
+bool is_rank_directory(const std::string& name) {
+  return name.size() > 4 && name.starts_with("rank") &&
+         std::all_of(name.begin() + 4, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+bool is_run_directory(const std::string& name) {
+  return name.size() == 10 && name.starts_with("run.");
+}
+
+// A directory and the rank<R> subdirectories inside it: one node's traces, whether capguard ran
+// inside the launcher or outside it (README "Jobs of many ranks").
+std::vector<std::string> trace_directories(const std::string& path) {
+  std::vector<std::string> dirs{path};
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(path, error))
+    if (is_rank_directory(entry.path().filename().string()) && entry.is_directory(error))
+      dirs.push_back(entry.path().string());
+  std::sort(dirs.begin() + 1, dirs.end());
+  return dirs;
+}
+
+// A directory stands for the *.trace files directly inside it and inside its rank<R>
+// subdirectories, in name order. One that also holds a run.XXXXXX of traces holds more than
+// one run (issue 52: the README's recipe run twice with one --trace-dir): reading the earlier
+// run's traces as this one's would pass a gate the later run fails, so it is refused.
 void expand(const std::string& path, std::vector<std::string>& traces,
             std::vector<std::string>& problems) {
   std::error_code error;
   if (fs::is_directory(path, error)) {
     std::vector<std::string> found;
-    for (const auto& entry : fs::directory_iterator(path, error)) {
-      if (entry.path().extension() != ".trace") continue;
-      if (std::string why = not_a_trace_file(entry.path().string()); why.empty())
-        found.push_back(entry.path().string());
-      else
-        say("warning: skipping " + entry.path().string() + ": " + why);
+    for (const std::string& dir : trace_directories(path)) {
+      for (const auto& entry : fs::directory_iterator(dir, error)) {
+        const std::string name = entry.path().filename().string();
+        if (is_run_directory(name) && entry.is_directory(error) &&
+            !fs::is_empty(entry.path(), error)) {
+          problems.push_back("cannot open trace: " + dir + " holds the traces of more than one run (" +
+                             entry.path().string() +
+                             " is a later run's, made because the directory held traces "
+                             "already): name that run's own directory, or give each job its own "
+                             "--trace-dir");
+          continue;
+        }
+        if (entry.path().extension() != ".trace") continue;
+        if (std::string why = not_a_trace_file(entry.path().string()); why.empty())
+          found.push_back(entry.path().string());
+        else
+          say("warning: skipping " + entry.path().string() + ": " + why);
+      }
+      if (error) problems.push_back("cannot open trace: " + dir + ": " + error.message());
     }
-    if (error)
-      problems.push_back("cannot open trace: " + path + ": " + error.message());
-    else if (found.empty())
+    if (!error && found.empty())
       problems.push_back("cannot open trace: no *.trace files in " + path);
     std::sort(found.begin(), found.end());
     traces.insert(traces.end(), found.begin(), found.end());
@@ -221,10 +257,11 @@ std::optional<std::string> check_outputs_not_inputs(const std::vector<OutputTarg
   for (const std::string& path : paths) {
     std::error_code error;
     if (fs::is_directory(path, error)) {
-      for (const auto& entry : fs::directory_iterator(path, error))
-        if (entry.path().extension() == ".trace" || entry.path().extension() == ".symbols" ||
-            entry.path().extension() == ".tests")
-          add(entry.path().string());
+      for (const std::string& dir : trace_directories(path))
+        for (const auto& entry : fs::directory_iterator(dir, error))
+          if (entry.path().extension() == ".trace" || entry.path().extension() == ".symbols" ||
+              entry.path().extension() == ".tests")
+            add(entry.path().string());
     } else {
       add(path);
       add(path + ".symbols");
@@ -246,12 +283,12 @@ std::optional<std::string> check_outputs_not_inputs(const std::vector<OutputTarg
 std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
                                         const ReportOptions& options, Analysis& analysis,
                                         bool save_symbol_caches,
-                                        const std::set<std::string>& covered) {
+                                        const CoveredTraces& covered) {
   std::vector<std::string> problems, traces;
   for (const auto& path : paths) expand(path, traces, problems);
   drop_repeated_files(traces);
   std::erase_if(traces, [&](const std::string& trace) {  // never read twice (issue 33)
-    return covered.contains(fs::path(trace).filename().string());
+    return is_covered(covered, trace);
   });
   analysis.rehearse_mode = options.rehearse_mode;
   PipelineOptions pipeline;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/merge_reports.h"
 #include "engine/analyzer.h"
 
 namespace capguard::cli {
@@ -37,12 +38,12 @@ std::optional<std::string> check_post_process_files(const ReportOptions& options
 // (first saving the frames beside each trace as <trace>.symbols when save_symbol_caches), then
 // the suppressions and baseline applied.
 // Problems that make a trace unusable are returned as one line each (without a newline).
-// Traces whose file name is in `covered` (those a merged JSON report already judged: issue 33)
-// are not read again.
+// Traces that a merged JSON report already judged (`covered`: the same file name and, read
+// from the trace's header, the same process; issues 33, 52) are not read again.
 std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
                                         const ReportOptions& options, Analysis& analysis,
                                         bool save_symbol_caches = false,
-                                        const std::set<std::string>& covered = {});
+                                        const CoveredTraces& covered = {});
 
 // Writes every target (see ReportFile: regular files atomically, devices and FIFOs in place).
 // False after printing a line for each target that could not be written.

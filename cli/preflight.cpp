@@ -4,21 +4,42 @@
 #include <dlfcn.h>
 #include <glob.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include "engine/gate.h"
+#include "util/regular_file.h"
 
 namespace capguard::cli {
 namespace {
 
-// dlopen is the honest test: it is what the interposer does. Closed again at once.
+// dlopen is the honest test: it is what the interposer does. Closed again at once. A path (not
+// a name for the loader's search) is opened first, without blocking, and loaded only as the
+// regular file it is (issue 52: CAPGUARD_CUPTI naming a FIFO hung dlopen, /dev/zero too).
 bool loads(const std::string& library, std::string* error = nullptr) {
-  void* handle = dlopen(library.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  int fd = -1;
+  if (library.find('/') != std::string::npos) {
+    OpenRegular why;
+    struct stat st;
+    fd = open_regular(library, why, st);
+    if (fd < 0) {
+      if (error != nullptr)
+        *error = why == OpenRegular::NotRegular ? "not a regular file" : std::strerror(errno);
+      return false;
+    }
+  }
+  const std::string through = fd >= 0 ? "/proc/self/fd/" + std::to_string(fd) : library;
+  void* handle = dlopen(through.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (fd >= 0) close(fd);
   if (handle == nullptr) {
     if (error != nullptr) {
       const char* text = dlerror();
       *error = text != nullptr ? text : "not found";
-      if (error->starts_with(library + ": ")) error->erase(0, library.size() + 2);
+      if (error->starts_with(through + ": ")) error->erase(0, through.size() + 2);
     }
     return false;
   }

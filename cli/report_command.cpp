@@ -6,6 +6,8 @@
 #include "cli/merge_reports.h"
 #include "cli/output.h"
 #include "cli/trace_ending.h"
+#include "engine/post_process.h"
+#include "model/enum_names.h"
 #include "model/report_merge.h"
 #include "report/finding_groups.h"
 
@@ -31,22 +33,40 @@ int report_command(const std::vector<std::string>& paths, const ReportOptions& o
   for (const std::string& path : paths)
     (is_json_report_path(path) ? json_paths : trace_paths).push_back(path);
   std::vector<Report> node_reports;
-  std::set<std::string> covered;
-  std::vector<std::string> problems = read_json_reports(json_paths, node_reports, covered);
+  std::vector<std::string> node_sources;
+  CoveredTraces covered;
+  std::vector<std::string> problems =
+      read_json_reports(json_paths, node_reports, node_sources, covered);
   Analysis analysis;
   GateInput gate;
   gate.unreadable = std::move(problems);
+  // With node reports, the suppressions file and the baseline are applied once, to the merged
+  // findings (issue 52: the nodes' findings went past both); the built-in suppressions each
+  // node applied already.
+  ReportOptions trace_options = options;
+  if (!node_reports.empty()) trace_options.suppressions.clear(), trace_options.baseline.clear();
   if (!trace_paths.empty())
-    for (auto& problem : analyze_traces(trace_paths, options, analysis, false, covered))
+    for (auto& problem : analyze_traces(trace_paths, trace_options, analysis, false, covered))
       gate.unreadable.push_back(std::move(problem));
   gate.traces = scan_trace_facts(analysis.report);  // the traces read here, not the nodes'
   gate.incomplete = analysis.incomplete;
   // The nodes' reports carry their own gates' problems: a merged report fails where one did.
+  const std::string fail_on = options.fail_on ? to_string(*options.fail_on) : "never";
   uint32_t last_capture = last_capture_id(analysis.report);
+  std::vector<std::string> judged;  // the gate each node report was judged with
   for (Report& node : node_reports) {
+    judged.push_back(node.judged_fail_on);
     std::move(node.problems.begin(), node.problems.end(), std::back_inserter(gate.node_problems));
     node.problems.clear();
     append_report(analysis.report, std::move(node), &last_capture);
+  }
+  if (!node_reports.empty()) {
+    gate.cannot_vouch = merge_doubts(judged, node_sources, fail_on, analysis.report);
+    PostProcessOptions post;
+    post.default_suppressions = false;
+    post.suppressions = options.suppressions;
+    post.baseline = options.baseline;
+    post_process(analysis.report, post, [](std::string_view line) { say(line); });
   }
   gate.findings = &analysis.report.findings;  // every node's: one gate for the job
   if (!options.one_node) {  // --one-node: the ranks on other nodes are the merge's to count
@@ -60,6 +80,7 @@ int report_command(const std::vector<std::string>& paths, const ReportOptions& o
   gate_options.require_attach = options.fail_on.has_value();
   gate_options.tolerated_by = "--fail-on never";
   const GateResult verdict = judge_gate(gate, gate_options);
+  analysis.report.judged_fail_on = fail_on;  // a merge of this report checks it (issue 52)
   for (const ToolProblem& reason : verdict.reasons) analysis.report.problems.push_back(reason);
   // Every requested report is written, even when nothing could be read (it then says why).
   return status_after_writing(verdict, write_report(analysis.report, targets, options));

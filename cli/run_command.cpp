@@ -233,6 +233,13 @@ GateOptions gate_options_of(const RunOptions& options) {
   return gate;
 }
 
+// The gate a report of run says it was judged with (Report::judged_fail_on): a merge vouches
+// only for node reports judged as it judges (issue 52).
+std::string judged_with(const RunOptions& options) {
+  std::string fail_on = options.report.fail_on ? to_string(*options.report.fail_on) : "never";
+  return options.require_attach ? fail_on : fail_on + ", --no-require-attach";
+}
+
 // capguard cannot watch the program at all: fail closed, or (--no-require-attach) run it as it
 // would run without capguard and return its status. Either way every report is written.
 int run_unwatched(const std::string& program, const RunOptions& options,
@@ -250,6 +257,7 @@ int run_unwatched(const std::string& program, const RunOptions& options,
   const GateResult verdict = judge_gate(gate, gate_options_of(options));
   Report report;
   report.problems = verdict.reasons;
+  report.judged_fail_on = judged_with(options);
   return status_after_writing(verdict, write_report(report, targets, options.report));
 }
 
@@ -391,6 +399,7 @@ int run_command(const RunOptions& options) {
   gate.program_status = child.status;
   const GateResult verdict = judge_gate(gate, gate_options_of(options));
   for (const ToolProblem& reason : verdict.reasons) report.problems.push_back(reason);
+  report.judged_fail_on = judged_with(options);
 
   // A temporary directory is kept only when there is something in it worth a second look.
   const bool clean = verdict.status != kExitCannotRead && report.findings.empty();

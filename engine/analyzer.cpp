@@ -10,6 +10,7 @@
 #include <iterator>
 #include <new>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -46,6 +47,7 @@ class ReplaySink final : public trace::TraceSink {
   void on_process(const trace::ProcessRecord& p) override {
     saw_process_ = true;
     process_.pid = p.pid;
+    process_.start_unix_ns = p.start_unix_ns;
     modules_.pid = p.pid;
     replay_.set_pid(p.pid);
     if (const std::string marks = test_marks_path(process_.trace_path); !marks.empty())
@@ -330,8 +332,19 @@ void analyze_trace_files(const std::vector<std::string>& paths, Analysis& analys
   if (jobs <= 1) {
     work();
   } else {
+    // A thread that cannot be started (issue 52: -j 100000 under a memory limit ended in
+    // std::terminate) leaves its share to those that did start, and to this one. Both ways it
+    // fails are caught: no thread (std::system_error, EAGAIN) and no memory for its state
+    // (std::bad_alloc); the vector is reserved first, so that no thread already running is
+    // ever destroyed unjoined by a reallocation that throws.
     std::vector<std::thread> workers;
-    for (unsigned j = 0; j < jobs; ++j) workers.emplace_back(work);
+    workers.reserve(jobs);
+    try {
+      for (unsigned j = 0; j < jobs; ++j) workers.emplace_back(work);
+    } catch (const std::system_error&) {
+    } catch (const std::bad_alloc&) {
+    }
+    if (workers.size() < jobs) work();
     for (std::thread& worker : workers) worker.join();
   }
   for (const std::exception_ptr& e : failed)

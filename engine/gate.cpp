@@ -36,6 +36,7 @@ GateResult judge_gate(const GateInput& input, const GateOptions& options) {
       fail_closed(std::move(message));
     else
       result.reasons.push_back({Severity::Warning, std::move(message)});
+    result.reasons.back().unfinished = true;  // a merge judges it again (issue 52)
   };
   for (const TraceFacts& trace : input.traces) {
     if (trace.attach_failed)
@@ -56,12 +57,24 @@ GateResult judge_gate(const GateInput& input, const GateOptions& options) {
   for (const std::string& message : input.incomplete) unfinished(message);
   if (!input.nothing_attached.empty()) not_attached(input.nothing_attached);
   for (const ToolProblem& problem : input.node_problems) {
+    // Judged again against this gate's findings: a node's findings that failed its gate may be
+    // a baseline's or a suppression's here (issue 52).
+    if (problem.unfinished) {
+      unfinished(problem.message);
+      continue;
+    }
     closed |= problem.level == Severity::Error && options.fail_on.has_value();
     result.reasons.push_back(problem);
   }
+  for (const std::string& message : input.cannot_vouch) {
+    if (options.fail_on)
+      fail_closed(message);
+    else
+      result.reasons.push_back({Severity::Warning, message + " (--fail-on never)"});
+  }
   if (!input.missing_ranks.empty())
-    unfinished((input.missing_ranks.size() == 1 ? "rank " : "ranks ") +
-               rank_list(input.missing_ranks) + " of " + std::to_string(input.world_size) +
+    unfinished((rank_count(input.missing_ranks) == 1 ? "rank " : "ranks ") +
+               rank_runs_list(input.missing_ranks) + " of " + std::to_string(input.world_size) +
                " never reported: no trace or report of theirs was read (the rank never started, "
                "capguard never reached it, or its trace or report is missing); what they did is "
                "unknown");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/report.h"
+#include "report/finding_groups.h"
 
 namespace capguard {
 
@@ -51,7 +52,10 @@ struct GateInput {
   // its ranks that no trace or report names; they fail closed like a trace without its end.
   // Empty under report --one-node (the merge counts them) and for run.
   uint32_t world_size = 0;
-  std::vector<uint32_t> missing_ranks;
+  std::vector<RankRun> missing_ranks;
+  // report (issue 52): what a merge cannot vouch for (a node report judged with another gate,
+  // ranks two hosts claim, one process in two inputs): fails closed unless --fail-on never.
+  std::vector<std::string> cannot_vouch;
 };
 
 struct GateResult {

@@ -1,6 +1,7 @@
 #include "interposer/cupti_loader.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,7 +47,13 @@ struct Search {
 void* open_cupti_major(int major, const CudaVersions& versions, Search& search) {
   snprintf(search.library, sizeof(search.library), "libcupti.so.%d", major);
   if (const char* chosen = getenv("CAPGUARD_CUPTI"); chosen != nullptr && chosen[0] != '\0') {
-    void* lib = dlopen(chosen, RTLD_NOW | RTLD_GLOBAL);
+    // A path is loaded only as a regular file (issue 52: a FIFO hung dlopen, and the program
+    // with it); a name without '/' is the loader's to search.
+    struct stat st;
+    const bool path = strchr(chosen, '/') != nullptr;
+    void* lib = !path || (stat(chosen, &st) == 0 && S_ISREG(st.st_mode))
+                    ? dlopen(chosen, RTLD_NOW | RTLD_GLOBAL)
+                    : nullptr;
     search.note(chosen);
     return lib;  // the user's choice, or nothing: no silent second guess
   }

@@ -225,6 +225,9 @@ struct ProcessInfo {
   bool attached = false;
   std::string attach_message;  // why not attached, or what attached
   std::string trace_path;
+  // Its start ('p' record): with the pid and the host, what tells this process from another of
+  // the same pid and host (two containers, a trace beside a report of the same name; issue 52).
+  uint64_t start_unix_ns = 0;
   std::vector<CuptiClientInfo> cupti_clients;  // the program's own, sharing CUPTI with capguard
   // Non-empty when capguard's subscription was gone at exit: what was not checked, in words.
   std::string cupti_lost;
@@ -242,6 +245,10 @@ struct ProcessInfo {
 struct ToolProblem {
   Severity level = Severity::Error;  // Warning: tolerated (--no-require-attach)
   std::string message;
+  // The gate's "watched in part" reason (a trace without its end, a partial analysis, a
+  // rehearsal never executed, ranks that never reported): a warning only while findings fail
+  // the gate anyway, so a merge judges it again against the findings it keeps (issue 52).
+  bool unfinished = false;
 };
 
 // A rule option (rules/rules.def) set to other than its default (--rule-option).
@@ -259,6 +266,9 @@ struct Report {
   std::vector<GraphSiteInfo> graph_sites;  // the lifecycle table, most captures first per process
   std::vector<RehearsalInfo> rehearsals;   // capture rehearsal (issue 19)
   std::vector<RuleOptionValue> rule_options;  // only those not at their default
+  // The --fail-on the gate judged this report with ("error" ... "never"); empty: not judged yet
+  // (a merge refuses to vouch for a node report judged with another gate, issue 52).
+  std::string judged_fail_on;
 
   uint64_t capture_count() const {
     uint64_t n = 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -63,6 +64,7 @@ std::string group_key(const Report& report, const Finding& f) {
 FindingGroups group_findings(const Report& report) {
   const size_t n = report.findings.size();
   FindingGroups groups;
+  groups.ranks = ranks_reported(report);
   groups.id.assign(n, 0);
   groups.repeat.assign(n, false);
   groups.others.resize(n);
@@ -116,15 +118,56 @@ uint32_t ranks_reported(const Report& report) {
   return static_cast<uint32_t>(ranks.size());
 }
 
-std::vector<uint32_t> missing_ranks(const Report& report) {
+std::vector<RankRun> missing_ranks(const Report& report) {
   const uint32_t world = world_size_of(report);
-  std::vector<bool> seen(world, false);
+  std::set<uint32_t> seen;
   for (const ProcessInfo& p : report.processes)
-    if (p.who && p.who->rank && *p.who->rank < world) seen[*p.who->rank] = true;
-  std::vector<uint32_t> missing;
-  for (uint32_t rank = 0; rank < world; ++rank)
-    if (!seen[rank]) missing.push_back(rank);
+    if (p.who && p.who->rank && *p.who->rank < world) seen.insert(*p.who->rank);
+  std::vector<RankRun> missing;
+  uint64_t next = 0;  // the first rank not yet accounted for
+  for (uint32_t rank : seen) {
+    if (rank > next) missing.push_back({static_cast<uint32_t>(next), rank - 1});
+    next = uint64_t{rank} + 1;
+  }
+  if (next < world) missing.push_back({static_cast<uint32_t>(next), world - 1});
   return missing;
+}
+
+uint64_t rank_count(const std::vector<RankRun>& runs) {
+  uint64_t n = 0;
+  for (const RankRun& run : runs) n += uint64_t{run.last} - run.first + 1;
+  return n;
+}
+
+std::string rank_runs_list(const std::vector<RankRun>& runs) {
+  std::string out;
+  for (size_t i = 0; i < runs.size() && i < kRankRunsNamed; ++i) {
+    const RankRun& run = runs[i];
+    out += out.empty() ? "" : ", ";
+    out += run.first == run.last ? std::to_string(run.first)
+                                 : fmt::format("{}{}{}", run.first,
+                                               run.last == run.first + 1 ? ", " : "-", run.last);
+  }
+  if (runs.size() > kRankRunsNamed)
+    out += fmt::format(" and {} more runs of ranks", runs.size() - kRankRunsNamed);
+  return out;
+}
+
+std::vector<std::string> ranks_on_two_hosts(const Report& report) {
+  std::map<uint32_t, std::set<std::string>> hosts;  // bounded by the processes
+  for (const ProcessInfo& p : report.processes)
+    if (p.who && p.who->rank) hosts[*p.who->rank].insert(p.who->host);
+  std::vector<std::string> lines;
+  for (const auto& [rank, names] : hosts) {
+    if (names.size() < 2) continue;
+    if (lines.size() == kRankRunsNamed) {
+      lines.push_back("and more ranks claimed by processes of two hosts");
+      break;
+    }
+    lines.push_back(fmt::format("rank {} is claimed by processes of hosts {} and {}", rank,
+                                *names.begin(), *std::next(names.begin())));
+  }
+  return lines;
 }
 
 std::string rank_list(const std::vector<uint32_t>& ranks) {
@@ -159,7 +202,7 @@ GroupScope group_scope(const Report& report, const FindingGroups& groups, size_t
       scope.all_ranked = false;
   }
   scope.ranks.assign(ranks.begin(), ranks.end());
-  scope.world = ranks_reported(report);
+  scope.world = groups.ranks;
   const size_t n = scope.ranks.size();
   if (scope.all_ranked && scope.world > 1) {
     scope.diverged = n < scope.world;

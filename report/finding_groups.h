@@ -20,6 +20,8 @@ struct FindingGroups {
   std::vector<bool> repeat;                 // an earlier finding of its group is printed
   std::vector<std::vector<size_t>> others;  // per group's first finding: its later findings
   std::vector<size_t> first;                // per group (id - 1): its first finding
+  uint32_t ranks = 0;  // ranks_reported(report), counted once (issue 52: once per group was
+                       // 20,000 ranks times 20,000 groups)
 };
 
 FindingGroups group_findings(const Report& report);
@@ -47,8 +49,20 @@ GroupScope group_scope(const Report& report, const FindingGroups& groups, size_t
 uint32_t world_size_of(const Report& report);
 // The distinct ranks of the report's processes.
 uint32_t ranks_reported(const Report& report);
-// The ranks of 0..world_size_of(report)-1 that no process of the report names, ascending.
-std::vector<uint32_t> missing_ranks(const Report& report);
+// The ranks of 0..world_size_of(report)-1 that no process of the report names: ascending runs
+// [first, last], never one rank at a time (a trace may claim WORLD_SIZE=4294967295, issue 52).
+struct RankRun {
+  uint32_t first = 0, last = 0;
+};
+std::vector<RankRun> missing_ranks(const Report& report);
+// How many ranks the runs hold; "3, 12, 20-4294967294": at most kRankRunsNamed runs, then how
+// many more.
+uint64_t rank_count(const std::vector<RankRun>& runs);
+std::string rank_runs_list(const std::vector<RankRun>& runs);
+inline constexpr size_t kRankRunsNamed = 32;
+// Each rank that processes of two hosts claim (a process and its fork children share a host;
+// two hosts cannot both be one rank): "rank 3 on hosts a and b", at most kRankRunsNamed lines.
+std::vector<std::string> ranks_on_two_hosts(const Report& report);
 
 // "0-3, 17": ascending ranks, runs shortened.
 std::string rank_list(const std::vector<uint32_t>& ranks);

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <unordered_set>
+
+#include "util/regular_file.h"
 
 namespace capguard {
 namespace {
@@ -82,6 +85,8 @@ class Parser {
   JsonValue parse_object(int depth) {
     ++pos_;  // '{'
     JsonValue::Object members;
+    constexpr size_t kScanKeys = 16;
+    std::unordered_set<std::string> keys;  // only past kScanKeys members
     skip_space();
     if (peek() == '}') {
       ++pos_;
@@ -94,6 +99,24 @@ class Parser {
         break;
       }
       std::string key = parse_string();
+      // Refused, not chosen (issue 52): RFC 8259 leaves the meaning open, Python and jq take
+      // the last, this reader took the first, so one report read as failing elsewhere and as
+      // passing here. Neither choice is safe when both readers are trusted: a report capguard
+      // wrote never repeats a key, so one that does was edited and is damaged.
+      // A scan while the object is small (nearly every one); a set past that, so that an
+      // object of a million keys is not a trillion comparisons.
+      bool repeated = false;
+      if (members.size() < kScanKeys) {
+        for (const auto& member : members) repeated |= member.first == key;
+      } else {
+        if (keys.empty())
+          for (const auto& member : members) keys.insert(member.first);
+        repeated = !keys.insert(key).second;
+      }
+      if (repeated) {
+        fail("the key \"" + key.substr(0, 64) + "\" appears twice in one object");
+        break;
+      }
       skip_space();
       if (peek() != ':') {
         fail("expected ':' after object key");
@@ -316,11 +339,10 @@ JsonParseResult parse_json(std::string_view text, const std::string& source_name
 }
 
 JsonParseResult parse_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {std::nullopt, JsonError{path, 0, 0, "cannot open file"}};
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return parse_json(buffer.str(), path);
+  std::string error;
+  const std::optional<std::string> text = read_regular_file(path, kMaxJsonFileBytes, error);
+  if (!text) return {std::nullopt, JsonError{path, 0, 0, "cannot open file: " + error}};
+  return parse_json(*text, path);
 }
 
 }  // namespace capguard

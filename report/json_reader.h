@@ -54,6 +54,11 @@ struct JsonParseResult {
   std::optional<JsonError> error;  // set on failure
 };
 
+// A JSON file is read whole only up to this size: reports capguard writes are bounded well
+// below it (cli/report_file.cpp), and the parsed document takes several times the text.
+inline constexpr size_t kMaxJsonFileBytes = size_t{256} << 20;
+
+// An object that names one key twice is an error (a report capguard wrote never does).
 JsonParseResult parse_json(std::string_view text, const std::string& source_name);
 JsonParseResult parse_json_file(const std::string& path);
 

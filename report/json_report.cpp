@@ -3,13 +3,25 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
+#include <unordered_map>
 
 #include "model/enum_names.h"
+#include "report/utf8.h"
 
 namespace capguard {
 namespace {
 
 const JsonValue::Array kEmpty;
+
+// The strings a trace never gives, which capguard names itself (a rule id, a result's name, a
+// thread's, a related location's role, a rule option's): the renderers print them as they are.
+// From a JSON report anyone may have written, they arrive escaped as a terminal line would show
+// them (issue 52: ESC, CR, NUL, U+202E and U+2028 in a node report reached stderr and the text
+// report raw); capguard's own names are plain ASCII and unchanged.
+std::string name_at(const JsonValue& object, std::string_view key) {
+  return terminal_safe(object.get_string(key));
+}
 
 const JsonValue::Array& array_at(const JsonValue& object, std::string_view key) {
   const JsonValue* value = object.get(key);
@@ -76,16 +88,38 @@ std::optional<WhoRan> who_from(const JsonValue* j) {
   return who;
 }
 
-// The 1-based index of a finding's process: its pid, and its host where the report says it.
-uint32_t process_of(const Report& report, uint32_t pid, const std::string* host) {
-  for (size_t i = 0; i < report.processes.size(); ++i) {
-    const ProcessInfo& p = report.processes[i];
-    if (p.pid != pid) continue;
-    if (host != nullptr && p.who && p.who->host != *host) continue;
-    return static_cast<uint32_t>(i + 1);
+// The 1-based index of a finding's or capture's process: its pid, and its host where the
+// report says it. Looked up by pid in an index built once (issue 52: a scan of every process
+// for each finding was 20,000 x 20,000 steps).
+class ProcessesByPid {
+ public:
+  explicit ProcessesByPid(const Report& report) {
+    for (size_t i = 0; i < report.processes.size(); ++i) {
+      const ProcessInfo& p = report.processes[i];
+      const auto index = static_cast<uint32_t>(i + 1);
+      first_.try_emplace(p.pid, index);
+      if (p.who)
+        on_host_.try_emplace({p.pid, p.who->host}, index);
+      else
+        without_host_.try_emplace(p.pid, index);  // matches whatever host a finding names
+    }
   }
-  return 0;
-}
+  uint32_t find(uint32_t pid, const std::string* host) const {
+    if (host == nullptr) return at(first_, pid);
+    const uint32_t named = at(on_host_, std::pair<uint32_t, std::string>{pid, *host});
+    const uint32_t any = at(without_host_, pid);
+    return named == 0 ? any : any == 0 ? named : std::min(named, any);  // the first, as a scan
+  }
+
+ private:
+  template <class Map, class Key>
+  static uint32_t at(const Map& map, const Key& key) {
+    const auto found = map.find(key);
+    return found != map.end() ? found->second : 0;
+  }
+  std::unordered_map<uint32_t, uint32_t> first_, without_host_;
+  std::map<std::pair<uint32_t, std::string>, uint32_t> on_host_;
+};
 
 }  // namespace
 
@@ -95,6 +129,7 @@ bool is_capguard_json_report(const JsonValue& root) {
 
 std::optional<std::string> report_from_json(const JsonValue& root, Report& report) {
   if (!is_capguard_json_report(root)) return "not a capguard JSON report";
+  report.judged_fail_on = root.get_string("fail_on");
   for (const JsonValue& j : array_at(root, "processes")) {
     ProcessInfo& p = report.processes.emplace_back();
     p.pid = u32(j, "pid");
@@ -103,15 +138,17 @@ std::optional<std::string> report_from_json(const JsonValue& root, Report& repor
     p.attach_message = j.get_string("attach_message");
     p.cupti_lost = j.get_string("stopped_watching");
     p.trace_path = j.get_string("trace");
+    p.start_unix_ns = std::strtoull(j.get_string("started_unix_ns", "0").c_str(), nullptr, 10);
     p.who = who_from(j.get("who"));
     for (const JsonValue& h : array_at(j, "framework_hooks"))
       p.framework_hooks.push_back({h.get_string("owner"), flag(h, "attached"), h.get_string("state")});
   }
+  const ProcessesByPid processes(report);
   for (const JsonValue& j : array_at(root, "captures")) {
     CaptureInfo& c = report.captures.emplace_back();
     c.id = u32(j, "id");
     c.pid = u32(j, "pid");
-    c.process = process_of(report, c.pid, nullptr);
+    c.process = processes.find(c.pid, nullptr);
     c.thread = u32(j, "thread");
     c.stream = std::strtoull(j.get_string("stream", "0").c_str(), nullptr, 16);
     c.mode = mode_named(j.get_string("mode")).value_or(trace::CaptureMode::Global);
@@ -131,26 +168,26 @@ std::optional<std::string> report_from_json(const JsonValue& root, Report& repor
   }
   for (const JsonValue& j : array_at(root, "findings")) {
     Finding& f = report.findings.emplace_back();
-    f.rule = j.get_string("rule");
+    f.rule = name_at(j, "rule");
     f.severity = severity_named(j.get_string("severity")).value_or(Severity::Error);
     f.message = j.get_string("message");
     f.api = j.get_string("api");
     f.framework_call = j.get_string("framework_call");
     f.framework_headline = j.get_string("framework_headline");
     f.framework_fix = j.get_string("framework_fix");
-    f.result_name = j.get_string("result");
+    f.result_name = name_at(j, "result");
     f.result = static_cast<int>(j.get_int("result_code").value_or(f.result_name.empty() ? 0 : -1));
     f.pid = u32(j, "pid");
     const JsonValue* host = j.get("host");
-    f.process = process_of(report, f.pid, host != nullptr ? host->as_string() : nullptr);
+    f.process = processes.find(f.pid, host != nullptr ? host->as_string() : nullptr);
     f.thread = u32(j, "thread");
-    f.thread_name = j.get_string("thread_name");
+    f.thread_name = name_at(j, "thread_name");
     f.capturing_thread = flag(j, "capturing_thread");
     f.capture = optional_u32(j, "capture");
     f.location = location_from(j.get("location"), f.pid);
     for (const JsonValue& r : array_at(j, "related"))
       f.related.push_back(
-          {r.get_string("role"), r.get_string("detail"), location_from(r.get("location"), f.pid)});
+          {name_at(r, "role"), r.get_string("detail"), location_from(r.get("location"), f.pid)});
     f.consequences = u32(j, "consequences");
     f.test = j.get_string("test");
     f.rehearsed = flag(j, "rehearsed");
@@ -159,13 +196,13 @@ std::optional<std::string> report_from_json(const JsonValue& root, Report& repor
   for (const JsonValue& j : array_at(root, "rule_options")) {
     const auto value = j.get_int("value"), default_value = j.get_int("default");
     report.rule_options.push_back(
-        {j.get_string("rule"), j.get_string("option"),
+        {name_at(j, "rule"), name_at(j, "option"),
          static_cast<uint64_t>(std::max<int64_t>(value.value_or(0), 0)),
          static_cast<uint64_t>(std::max<int64_t>(default_value.value_or(0), 0))});
   }
   for (const JsonValue& j : array_at(root, "problems")) {
-    report.problems.push_back(
-        {severity_named(j.get_string("level")).value_or(Severity::Error), j.get_string("message")});
+    report.problems.push_back({severity_named(j.get_string("level")).value_or(Severity::Error),
+                               j.get_string("message"), flag(j, "unfinished")});
   }
   for (const CaptureInfo& c : report.captures)
     if (c.root_cause && *c.root_cause >= report.findings.size())

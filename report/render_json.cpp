@@ -102,6 +102,9 @@ void write_process(JsonWriter& json, const ProcessInfo& process) {
   if (process.who) {  // who ran it (issue 33): traces of format 8 on
     if (!process.attached) json.key("attach_message"), json.value(process.attach_message);
     json.key("trace"), json.value(process.trace_path);
+    // A string: nanoseconds since 1970 lose their last digits as a JSON number (a double).
+    if (process.start_unix_ns != 0)
+      json.key("started_unix_ns"), json.value(std::to_string(process.start_unix_ns));
     const WhoRan& who = *process.who;
     json.key("who");
     json.begin_object();
@@ -294,6 +297,7 @@ void render_json(const Report& report, const JsonSink& sink) {
   json.begin_object();
   json.key("tool"), json.value("capguard");
   json.key("version"), json.value(trace::kToolVersion);
+  if (!report.judged_fail_on.empty()) json.key("fail_on"), json.value(report.judged_fail_on);
   json.key("processes");
   json.begin_array();
   for (const auto& process : report.processes) write_process(json, process);
@@ -343,6 +347,7 @@ void render_json(const Report& report, const JsonSink& sink) {
       json.begin_object();
       json.key("level"), json.value(to_string(problem.level));
       json.key("message"), json.value(problem.message);
+      if (problem.unfinished) json.key("unfinished"), json.value(true);
       json.end_object();
     }
     json.end_array();

@@ -289,7 +289,7 @@ class SarifRenderer {
     for (const Related& r : f.related) {
       ++id;
       if (!placeable_frame(r.location)) continue;
-      links += (links.empty() ? " See " : ", ") + ("[" + r.role + "](" + std::to_string(id) + ")");
+      links += (links.empty() ? " See " : ", ") + ("[" + sarif_text(r.role) + "](" + std::to_string(id) + ")");  // issue 52
     }
     if (!links.empty()) text += links + ".";
     if (const RuleInfo* rule = find_rule_in(options_.rules, f.rule))

@@ -8,8 +8,12 @@
 #include "report/finding_filter.h"
 #include "report/fingerprint.h"
 #include "util/base_name.h"
+#include "util/regular_file.h"
 
 namespace capguard {
+
+// A suppressions file is written by hand: far below this.
+constexpr size_t kMaxSuppressionsBytes = size_t{16} << 20;
 namespace {
 
 std::string_view trim(std::string_view s) {
@@ -104,11 +108,11 @@ std::vector<SuppressionError> parse_suppressions(std::string_view text,
 
 std::vector<SuppressionError> load_suppressions(const std::string& path, Suppressions& out,
                                                 std::span<const RuleInfo> known_rules) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {{path, 0, "cannot open suppressions file"}};
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return parse_suppressions(buffer.str(), path, out, known_rules);
+  // A regular file only, never blocking, bounded (issue 52: --suppressions FIFO hung).
+  std::string error;
+  const std::optional<std::string> text = read_regular_file(path, kMaxSuppressionsBytes, error);
+  if (!text) return {{path, 0, "cannot open suppressions file: " + error}};
+  return parse_suppressions(*text, path, out, known_rules);
 }
 
 bool suppression_matches(const Suppression& suppression, const Finding& finding) {

@@ -23,3 +23,23 @@ fi
 # The tests' analyses keep their symbol cache in the build tree, not in the user's ~/.cache.
 export CAPGUARD_SYMBOL_CACHE="${CAPGUARD_SYMBOL_CACHE:-$PWD/${BUILD_DIR:-build}/test-symbol-cache}"
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j"$(nproc)"
+# The JSON report reader's fuzz target for a bounded time where clang is (issue 52: merged node
+# reports are untrusted input); a crash, or a run past its time, fails the test command.
+# CAPGUARD_FUZZ_SECONDS=0 skips it. Without clang, or a clang that cannot link libFuzzer
+# (compiler-rt missing), it says why and skips.
+fuzz_seconds=${CAPGUARD_FUZZ_SECONDS:-30}
+fuzz_probe=$(mktemp -d)
+printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n' \
+  >"$fuzz_probe/probe.cpp"
+if [ "$fuzz_seconds" = 0 ]; then
+  echo "test: CAPGUARD_FUZZ_SECONDS=0: the JSON report reader's fuzz target is not run"
+elif ! command -v clang++ >/dev/null || ! command -v clang >/dev/null; then
+  echo "test: no clang here: the JSON report reader's fuzz target (scripts/fuzz.sh) is not run"
+elif ! clang++ -fsanitize=fuzzer,address,undefined "$fuzz_probe/probe.cpp" -o "$fuzz_probe/probe" \
+    >/dev/null 2>&1; then
+  echo "test: clang++ here cannot link a libFuzzer target (no compiler-rt?): the JSON report"
+  echo "      reader's fuzz target (scripts/fuzz.sh) is not run"
+else
+  FUZZ_TARGET=json_report_fuzz ./scripts/fuzz.sh "$fuzz_seconds"
+fi
+rm -rf "$fuzz_probe"

@@ -95,7 +95,7 @@ GateInput input_with(Doubt doubt, const std::vector<Finding>& findings) {
       input.node_problems.push_back({Severity::Error, "cannot read trace: t.trace"});
       break;
     case Doubt::MissingRanks:
-      input.world_size = 16, input.missing_ranks = {3, 12};
+      input.world_size = 16, input.missing_ranks = {{3, 3}, {12, 12}};
       break;
   }
   input.traces.push_back(trace);
@@ -183,7 +183,7 @@ TEST_CASE("gate: every doubt at once is every reason, in order, and exit 3") {
   input.incomplete = {"i"};
   input.nothing_attached = "n";
   input.node_problems = {{Severity::Warning, "o"}};
-  input.world_size = 2, input.missing_ranks = {1};
+  input.world_size = 2, input.missing_ranks = {{1, 1}};
   const GateResult result = judge_gate(input, GateOptions{});
   CHECK(result.status == kExitCannotRead);
   std::vector<std::string> said;

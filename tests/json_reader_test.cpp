@@ -54,6 +54,31 @@ TEST_CASE("deeply nested JSON is refused instead of overflowing the stack") {
   CHECK(error_of(deep).find("nesting deeper than") != std::string::npos);
 }
 
+TEST_CASE("an object naming one key twice is refused, not read as its first or last value") {
+  // Issue 52 (docs/security.md): Python and jq take the last, capguard took the first, so a
+  // report that reads as failing in one tool passed in the other. Refused wherever it is.
+  CHECK(error_of(R"({"status": "fail", "status": "pass"})") ==
+        "in.json:1:28: the key \"status\" appears twice in one object");
+  // The same key spelled with an escape is the same key.
+  CHECK(error_of(R"({"rule": 1, "r\u0075le": 2})").find("the key \"rule\" appears twice") !=
+        std::string::npos);
+  // Nested: in a finding deep in the report, and past the small-object scan (16 members).
+  CHECK(error_of(R"({"findings": [{"rule": "a", "x": 0, "rule": "b"}]})")
+            .find("the key \"rule\" appears twice") != std::string::npos);
+  std::string big = "{";
+  for (int i = 0; i < 40; ++i) big += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ", ";
+  CHECK_FALSE(parse_json(big + "\"last\": 0}", "in.json").error);
+  CHECK(error_of(big + "\"k3\": 0}").find("the key \"k3\" appears twice") != std::string::npos);
+  CHECK(error_of(big + "\"k39\": 0}").find("the key \"k39\" appears twice") != std::string::npos);
+  // A long key is named by its first 64 bytes.
+  const std::string long_key(1000, 'k');
+  const std::string said = error_of("{\"" + long_key + "\": 1, \"" + long_key + "\": 2}");
+  CHECK(said.find("the key \"" + std::string(64, 'k') + "\" appears twice") != std::string::npos);
+  // One key in two objects, and a key equal to a value, are not repeats.
+  JsonParseResult r = parse_json(R"({"a": {"b": 1}, "c": {"b": "a"}, "b": [{"a": 1}, {"a": 2}]})", "t");
+  CHECK_MESSAGE(!r.error, r.error->to_string());
+}
+
 TEST_CASE("what JsonWriter writes, parse_json reads back") {
   JsonWriter w;
   w.begin_object().field("text", "tab\t quote\" ctl\x01 bad\xff ok\xc3\xa9");

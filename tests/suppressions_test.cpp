@@ -81,7 +81,8 @@ TEST_CASE("a missing suppressions file is an error naming it") {
   Suppressions s;
   const auto errors = load_suppressions("/nonexistent/ci.supp", s, all_rules());
   REQUIRE(errors.size() == 1);
-  CHECK(errors[0].to_string() == "/nonexistent/ci.supp: cannot open suppressions file");
+  CHECK(errors[0].to_string() ==
+        "/nonexistent/ci.supp: cannot open suppressions file: No such file or directory");
 }
 
 TEST_CASE("fun: matches any frame of the culprit's stack, with or without parameters") {

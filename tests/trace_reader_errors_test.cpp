@@ -3,7 +3,13 @@
 // (named to the sink) and reading goes on; what ends reading is returned.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <fstream>
+#include <future>
 #include <random>
 #include <sstream>
 
@@ -69,6 +75,32 @@ TEST_SUITE("trace_reader_errors_test") {
     CHECK(error->line == 0);
     CHECK(error->to_string() ==
           "/nonexistent/capguard.1.trace: cannot open trace: No such file or directory");
+  }
+
+  TEST_CASE("a FIFO, a directory or a device as a trace is refused, never waited on") {
+    // Issue 52: a trace swapped for a FIFO between the directory scan and open() hung the
+    // report in open(); the reader opens without blocking and checks what it opened.
+    TempDir dir;
+    const std::string fifo = dir.path() + "/capguard.1.trace";
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    auto read = std::async(std::launch::async, [&] {
+      RecordingSink sink;
+      return read_trace(fifo, sink);
+    });
+    if (read.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+      FAIL_CHECK("read_trace waited on a FIFO with no writer");
+      ::close(::open(fifo.c_str(), O_WRONLY));  // a writer at last: its open() returns
+    }
+    const auto error = read.get();
+    REQUIRE(error.has_value());
+    CHECK(error->to_string() == fifo + ": cannot open trace: not a regular file");
+    for (const std::string& path : {dir.path(), std::string("/dev/null")}) {
+      RecordingSink sink;
+      const auto refused = read_trace(path, sink);
+      REQUIRE(refused.has_value());
+      CHECK(refused->to_string() == path + ": cannot open trace: not a regular file");
+      CHECK(sink.types.empty());
+    }
   }
 
   TEST_CASE("random bytes are not a capguard trace") {

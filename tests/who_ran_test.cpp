@@ -74,7 +74,7 @@ TEST_CASE("the 'h' record: host and variables written once, read back; unknown n
     trace::TraceWriter writer;
     REQUIRE(writer.open(dir_template, 77, 1, 0, "a17.cluster"));
     path = writer.path();
-    CHECK(path == std::string(dir_template) + "/capguard.77.a17_cluster.trace");
+    CHECK(path == std::string(dir_template) + "/capguard.77.a17.cluster.trace");  // dots kept
     writer.write_command("python train.py");
     writer.write_who_ran("a17.cluster", names, values, 3);
   }
@@ -93,10 +93,14 @@ TEST_CASE("the 'h' record: host and variables written once, read back; unknown n
   CHECK(other.vars == std::vector<std::pair<std::string, std::string>>{{"RANK", "2"}});
 }
 
-TEST_CASE("the host in a trace's name: only [A-Za-z0-9_-], at most 64 bytes") {
+TEST_CASE("the host in a trace's name: only [A-Za-z0-9._-], no leading dot, at most 64 bytes") {
   char out[128];
   CHECK(trace::TraceWriter::file_name_host("a17.example/x y", out, sizeof out) == 15);
-  CHECK(std::string(out) == "a17_example_x_y");
+  CHECK(std::string(out) == "a17.example_x_y");  // as $(hostname) names it (issue 52)
+  CHECK(trace::TraceWriter::file_name_host("..", out, sizeof out) == 2);
+  CHECK(std::string(out) == "_.");
+  CHECK(trace::TraceWriter::file_name_host("gpu1_a", out, sizeof out) == 6);
+  CHECK(std::string(out) == "gpu1_a");
   const std::string long_host(100, 'h');
   CHECK(trace::TraceWriter::file_name_host(long_host.c_str(), out, sizeof out) == 64);
   CHECK(trace::TraceWriter::file_name_host(nullptr, out, sizeof out) == 0);

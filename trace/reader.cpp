@@ -4,6 +4,7 @@
 #include "trace/reader.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,12 +19,24 @@ std::string line_too_long() {
   return "line is longer than " + std::to_string(kMaxLineLength) + " bytes";
 }
 
+// Without blocking, and a regular file only (issue 52: a trace swapped for a FIFO between the
+// directory scan and this open hung the report). trace/ uses the standard library alone, so
+// this is util/regular_file's check in small: open non-blocking, then fstat.
 int open_trace(const std::string& path, std::string& error) {
   int fd;
   do {
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   } while (fd < 0 && errno == EINTR);
-  if (fd < 0) error = std::strerror(errno);
+  if (fd < 0) {
+    error = std::strerror(errno);
+    return fd;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    error = "not a regular file";
+    return -1;
+  }
   return fd;
 }
 

@@ -76,8 +76,10 @@ class TraceWriter {
   // gethostname; NUL-terminated, cut to capacity. No allocation (the interposer calls it).
   static void read_host(char* out, size_t capacity);
   // The host as trace file names carry it (python/capguard_cuda/pytest_plugin.py writes the same):
-  // bytes outside [A-Za-z0-9_-] become '_' (a '.' too, so that the name's fields stay apart),
-  // at most kMaxFileNameHost bytes. Writes a NUL-terminated string; returns its length.
+  // bytes outside [A-Za-z0-9._-] become '_' (a leading '.' too: never "." or ".." or a hidden
+  // name), at most kMaxFileNameHost bytes. Dots stay, so that `$(hostname)` names a node's
+  // directory (issue 52); nothing reads the host back from a name (readers identify a process
+  // by its records: cli/merge_reports.h). Writes a NUL-terminated string; returns its length.
   static size_t file_name_host(const char* host, char* out, size_t capacity);
   static constexpr size_t kMaxFileNameHost = 64;
 

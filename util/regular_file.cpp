@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
+#include <cstring>
 
 namespace capguard {
 
@@ -37,6 +39,42 @@ int open_regular(const std::string& path, OpenRegular& why, struct stat& st, boo
   }
   why = OpenRegular::Opened;
   return fd;
+}
+
+std::optional<std::string> read_regular_file(const std::string& path, size_t max_bytes,
+                                             std::string& error) {
+  OpenRegular why;
+  struct stat st;
+  const int fd = open_regular(path, why, st);
+  if (fd < 0) {
+    error = why != OpenRegular::NotRegular ? std::strerror(errno)
+            : S_ISFIFO(st.st_mode)         ? "a FIFO, not a regular file"
+            : S_ISDIR(st.st_mode)          ? "a directory"
+                                           : "not a regular file";
+    return std::nullopt;
+  }
+  std::string text;
+  // The size stat gave, and one byte more: a file that grew past the bound is seen to.
+  if (static_cast<uint64_t>(st.st_size) <= max_bytes) text.reserve(static_cast<size_t>(st.st_size));
+  char buffer[64 * 1024];
+  for (;;) {
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      error = std::strerror(errno);
+      close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    if (text.size() + static_cast<size_t>(n) > max_bytes) {
+      error = "larger than " + std::to_string(max_bytes) + " bytes";
+      close(fd);
+      return std::nullopt;
+    }
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  close(fd);
+  return text;
 }
 
 }  // namespace capguard

@@ -7,6 +7,8 @@
 
 #include <sys/stat.h>
 
+#include <cstddef>
+#include <optional>
 #include <string>
 
 namespace capguard {
@@ -22,5 +24,11 @@ inline int open_regular(const std::string& path, OpenRegular& why) {
   struct stat st;
   return open_regular(path, why, st);
 }
+
+// The whole of a regular file, opened as above, of at most `max_bytes` (issue 52: /dev/zero
+// named as a JSON report was read until memory ran out, a FIFO waited on forever). nullopt with
+// `error` set: "a FIFO", "not a regular file", "larger than N bytes", or strerror's words.
+std::optional<std::string> read_regular_file(const std::string& path, size_t max_bytes,
+                                             std::string& error);
 
 }  // namespace capguard

@@ -41,9 +41,11 @@ def _asked_for(config):
 
 def _file_name_host():
     """The host as the interposer puts it into the trace's name (trace/writer.h, file_name_host):
-    CAPGUARD_HOST or the host name, bytes outside [A-Za-z0-9_-] as '_', at most 64 bytes."""
+    CAPGUARD_HOST or the host name, bytes outside [A-Za-z0-9._-] as '_' (a leading '.' too),
+    at most 64 bytes."""
     host = os.environ.get("CAPGUARD_HOST") or socket.gethostname()
-    return re.sub(rb"[^A-Za-z0-9_-]", b"_", host.encode("utf-8", "replace")[:255])[:64].decode()
+    name = re.sub(rb"[^A-Za-z0-9._-]", b"_", host.encode("utf-8", "replace")[:255])[:64]
+    return (b"_" + name[1:] if name.startswith(b".") else name).decode()
 
 
 def _marks_path():
