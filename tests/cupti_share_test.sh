@@ -55,8 +55,8 @@ CAPGUARD_CUPTI_SHARE=0 check 2 '^subscribe -> 39' -- "$capguard" run -- "$client
 # format name the rank.
 CAPGUARD_HOST=a17.example RANK=3 LOCAL_RANK=3 WORLD_SIZE=4 CUDA_VISIBLE_DEVICES=0,1,2,3 \
   check 0 'SUMMARY: .*1 of 4 ranks' -- "$capguard" run --trace-dir "$work/job" -o "json:$work/rank.json" -- "$client"
-trace=$(ls "$work"/job/a17_example/rank3/capguard.*.a17_example.trace 2>/dev/null)
-[ -n "$trace" ] || fail "who ran it: no trace in $work/job/a17_example/rank3/"
+trace=$(ls "$work"/job/a17.example/rank3/capguard.*.a17.example.trace 2>/dev/null)
+[ -n "$trace" ] || fail "who ran it: no trace in $work/job/a17.example/rank3/"
 grep -qx 'h a17.example RANK=3 LOCAL_RANK=3 WORLD_SIZE=4 CUDA_VISIBLE_DEVICES=0,1,2,3' "$trace" ||
   fail "who ran it: no 'h' record in $trace"
 grep -q '"label": "rank 3 (node a17.example, GPU 3)"' "$work/rank.json" || fail "who ran it: JSON"
