@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstring>
 #include <initializer_list>
 
@@ -87,8 +88,7 @@ bool find_loaded_library(const char* suffix, char* path, size_t capacity, uint64
         const char* name = info->dlpi_name;
         if (name == nullptr) return 0;
         const size_t length = strlen(name), want = strlen(s->suffix);
-        if (length < want || strcmp(name + length - want, s->suffix) != 0 ||
-            length >= s->capacity)
+        if (length < want || strcmp(name + length - want, s->suffix) != 0 || length >= s->capacity)
           return 0;
         memcpy(s->path, name, length + 1);
         s->bias = info->dlpi_addr;
@@ -98,6 +98,19 @@ bool find_loaded_library(const char* suffix, char* path, size_t capacity, uint64
       &search);
   bias = search.bias;
   return search.found;
+}
+
+uint64_t loaded_object_count() {
+  uint64_t count = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t size, void* data) {
+        // dlpi_adds and dlpi_subs exist when the structure reaches them (glibc 2.4 on).
+        if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+          *static_cast<uint64_t*>(data) = info->dlpi_adds + (info->dlpi_subs << 32);
+        return 1;
+      },
+      &count);
+  return count;
 }
 
 }  // namespace capguard::interposer

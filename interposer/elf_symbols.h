@@ -22,4 +22,8 @@ bool read_elf_symbols(const char* path, ElfSymbol* symbols, size_t count);
 // of `capacity` bytes) and load bias. False when none is loaded.
 bool find_loaded_library(const char* suffix, char* path, size_t capacity, uint64_t& bias);
 
+// Objects loaded and unloaded so far (the loader's counters): a search need not be repeated
+// while this stays the same. One callback, not a walk of every object.
+uint64_t loaded_object_count();
+
 }  // namespace capguard::interposer

@@ -30,7 +30,6 @@ void HeldMemory::publish(uint64_t exec) {
 }
 
 void HeldMemory::remove(uint64_t exec) {
-  if (!any() && pending_size_ == 0) return;
   pthread_mutex_lock(&mutex_);
   rebuild(exec, false);
   pthread_mutex_unlock(&mutex_);

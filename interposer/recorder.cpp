@@ -606,21 +606,28 @@ void Recorder::after_graph_call(const CallbackInfo& info, const CUpti_CallbackDa
       (info.kind == ApiKind::GraphInstantiate || info.kind == ApiKind::GraphExecUpdate);
   if (walk && can_write) {  // the exec (now) holds the graph's addresses
     try_framework_hooks();
-    std::pair<Recorder*, uint64_t> context(this, event.graph_exec);
+    // Only a tracker asks which exec holds what: a program without one pays nothing for it.
+    const bool hold = framework_hook_attached_.load(std::memory_order_relaxed);
+    struct Walked {
+      Recorder* self;
+      uint64_t exec;
+      bool hold;
+    } context{this, event.graph_exec, hold};
     TopLevelNodes top_level;
     const startup::Timed timed(startup::Sum::graph_walk);
     walk_graph(
         config_.graph_driver, writer_, event.graph_exec, event.graph,
         [](void* ctx, uint64_t base, uint64_t, uint64_t address) {
-          auto* c = static_cast<std::pair<Recorder*, uint64_t>*>(ctx);
-          if (base != 0) c->first->graph_watch_.add_base(c->second, base);
-          c->first->held_.add(c->second, address);
+          auto* c = static_cast<Walked*>(ctx);
+          if (base != 0) c->self->graph_watch_.add_base(c->exec, base);
+          if (c->hold) c->self->held_.add(c->exec, address);
         },
         &context, WalkLimits{}, &top_level);
     graph_watch_.set_nodes(event.graph_exec, top_level.pairs, top_level.count);
-    held_.publish(event.graph_exec);
+    if (hold) held_.publish(event.graph_exec);
   }
-  if (info.kind == ApiKind::GraphExecDestroy && event.result == 0 && event.graph_exec != 0)
+  if (info.kind == ApiKind::GraphExecDestroy && event.result == 0 && event.graph_exec != 0 &&
+      framework_hook_attached_.load(std::memory_order_relaxed))
     held_.remove(event.graph_exec);
   if (info.kind == ApiKind::GraphExecUpdate && event.result != 0 && can_write) {
     const auto* result_info = static_cast<const CUgraphExecUpdateResultInfo*>(
@@ -665,6 +672,7 @@ void Recorder::try_framework_hooks() {
   if (state != torch_allocator::State::Attached && state != torch_allocator::State::Refused)
     return;
   if (torch_hook_said_.exchange(true)) return;
+  framework_hook_attached_.store(state == torch_allocator::State::Attached);
   // The trace says whether PyTorch's frees are seen (the report's "what was seen").
   ApiEvent event;
   event.api = trace::framework_memory(trace::FrameworkMemory::TorchHook).api;

@@ -119,6 +119,7 @@ class Recorder {
   HeldMemory held_;
   void try_framework_hooks();  // never with a lock of capguard's held
   std::atomic<bool> torch_hook_said_{false};  // its attach event is written
+  std::atomic<bool> framework_hook_attached_{false};  // held_ is kept from then on
   std::atomic<uint64_t> next_seq_{1};
   std::atomic<uint32_t> next_stack_id_{1};
   std::atomic<uint64_t> generation_;  // changes per trace file; thread caches follow it

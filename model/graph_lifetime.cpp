@@ -70,16 +70,8 @@ void GraphLifetime::feed(const ApiEvent& ev, const ApiInfo& api, GraphOp op,
   }
   // In a capture, stream-ordered allocations and frees become memory nodes of the graph.
   if (ev.result != 0 || !ev.has(Field::Pointer) || ev.pointer == 0) return;
-  if (op == GraphOp::FrameworkFree) return release_framework_block(ev);
-  if (op == GraphOp::FrameworkAlloc) {
-    MemoryBlock block;
-    block.base = ev.pointer;
-    block.size = ev.has(Field::Size) ? ev.size : 0;
-    block.alloc = Site::of(ev);
-    block.owner = framework_owner(ev.api);
-    if (!mark_reused(block) && !hit_execs(block, nullptr)) ++unheld_framework_events_;
-    return;
-  }
+  if (op == GraphOp::FrameworkFree || op == GraphOp::FrameworkAlloc)
+    return framework_block(ev, op);
   if (model.stream_capture(ev, api) != nullptr) return;
   if (is_alloc(op)) {
     allocate(ev, op);
@@ -113,15 +105,23 @@ bool GraphLifetime::mark_reused(const MemoryBlock& block) {
   return any;
 }
 
-// The block stays inside CUDA's allocation (blocks_ keeps that), but the program's next
-// tensor may get it: to an exec that holds an address in it, this is a free.
-void GraphLifetime::release_framework_block(const ApiEvent& ev) {
+// The block stays inside CUDA's allocation (blocks_ keeps that). Given back, the program's next
+// tensor may get it: to an exec that holds an address in it, this is a free. Handed out, it is
+// the new owner of the addresses freed earlier.
+void GraphLifetime::framework_block(const ApiEvent& ev, GraphOp op) {
   MemoryBlock block;
   block.base = ev.pointer;
   block.size = ev.has(Field::Size) ? ev.size : 0;
   block.owner = framework_owner(ev.api);
-  const Site free_site = Site::of(ev);
-  if (!hit_execs(block, &free_site)) ++unheld_framework_events_;
+  const Site site = Site::of(ev);
+  bool held = false;
+  if (op == GraphOp::FrameworkFree) {
+    held = hit_execs(block, &site);
+  } else {
+    block.alloc = site;
+    held = mark_reused(block) || hit_execs(block, nullptr);
+  }
+  if (!held) ++unheld_framework_events_;
 }
 
 void GraphLifetime::release(const ApiEvent& ev, GraphOp op) {

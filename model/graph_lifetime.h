@@ -191,7 +191,7 @@ class GraphLifetime {
   void allocate(const trace::ApiEvent& ev, GraphOp op);
   void release(const trace::ApiEvent& ev, GraphOp op);
   // A framework allocator's block given back or handed out: CUDA's allocation is untouched.
-  void release_framework_block(const trace::ApiEvent& ev);
+  void framework_block(const trace::ApiEvent& ev, GraphOp op);
   bool mark_reused(const MemoryBlock& block);  // the hits at its addresses now belong to it
   bool hit_execs(const MemoryBlock& block, const Site* free_site);
   void instantiate(const trace::ApiEvent& ev);

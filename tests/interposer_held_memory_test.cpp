@@ -34,9 +34,9 @@ TEST_CASE("held memory: the execs whose addresses lie in a block") {
   held.publish(2);
   CHECK(holders(held, 0x1000, 0x1000) == std::vector<uint64_t>{1, 2});
   CHECK(holders(held, 0x1900, 1) == std::vector<uint64_t>{2});
-  CHECK(holders(held, 0x1801, 0xff).empty());  // [0x1801, 0x1900): neither address
+  CHECK(holders(held, 0x1801, 0xff).empty());                   // [0x1801, 0x1900): neither address
   CHECK(holders(held, 0x5000, 0) == std::vector<uint64_t>{1});  // size 0: the base alone
-  CHECK(holders(held, 0x2000, 0x3000).empty());  // the end is exclusive
+  CHECK(holders(held, 0x2000, 0x3000).empty());                 // the end is exclusive
   // A walk again (an update): the exec's old addresses go, its new ones come.
   held.add(1, 0x9000);
   held.publish(1);
@@ -118,6 +118,9 @@ TEST_CASE("ELF symbols: a loaded object's symbol table, and the objects loaded")
   REQUIRE(find_loaded_library("/libc.so.6", path, sizeof path, bias));
   CHECK(std::strstr(path, "libc.so.6") != nullptr);
   CHECK_FALSE(find_loaded_library("/libno-such-library.so", path, sizeof path, bias));
+  const uint64_t objects = loaded_object_count();  // what lets a search be skipped
+  CHECK(objects != 0);
+  CHECK(loaded_object_count() == objects);
   ElfSymbol symbols[] = {{"malloc"}, {"no_such_symbol_anywhere"}};
   REQUIRE(read_elf_symbols(path, symbols, 2));
   CHECK(symbols[0].value != 0);
@@ -128,4 +131,10 @@ TEST_CASE("ELF symbols: a loaded object's symbol table, and the objects loaded")
   CHECK(own[0].value != 0);
   CHECK_FALSE(read_elf_symbols("/dev/null", own, 1));
   CHECK_FALSE(read_elf_symbols("/nonexistent", own, 1));
+}
+
+TEST_CASE("torch allocator: without libc10_cuda.so loaded nothing attaches, and asking is cheap") {
+  const auto sink = [](const torch_allocator::AllocatorEntry&) {};
+  CHECK(torch_allocator::try_attach(sink) == torch_allocator::State::Absent);
+  CHECK(torch_allocator::try_attach(sink) == torch_allocator::State::Absent);  // no new object
 }
