@@ -42,7 +42,7 @@ constexpr const FrameworkMemoryInfo* find_framework_memory(std::string_view api)
 // Why a hook did not attach: the Attach event's result (0: attached and seeing frees).
 enum class FrameworkHookResult : int32_t {
   Attached = 0,
-  NoSymbols = 1,       // the library's symbol table lacks what the hook needs (stripped, other version)
+  NoSymbols = 1,  // the library's symbol table lacks what the hook needs (stripped, other version)
   OtherAllocator = 2,  // the live allocator is not the native caching allocator (cudaMallocAsync,
                        // a pluggable allocator)
   UnknownLayout = 3,   // a version whose trace entries capguard cannot read
