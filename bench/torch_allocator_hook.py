@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
-"""What the PyTorch caching-allocator tracker costs (interposer/torch_allocator.h): two steady
-loops that allocate and free tensors every step while their graphs live, timed inside the
-program (steps after warm-up), natively, under `capguard run` and under `capguard run` with the
-tracker off (CAPGUARD_FRAMEWORK_HOOKS=0), alternating, each side first in turn. Run on the GPU
+"""What the framework allocator hooks cost: PyTorch's caching-allocator tracker
+(interposer/torch_allocator.h) and CuPy's pool hook (python/capguard_python_startup). Steady
+loops that allocate and free tensors or arrays every step while their graphs live, timed inside
+the program (steps after warm-up), natively, under `capguard run` and under `capguard run` with
+the hooks off (CAPGUARD_FRAMEWORK_HOOKS=0), alternating, each side first in turn. Run on the GPU
 machine:
 
-    bench/torch_allocator_hook.py --capguard build/capguard [--rounds 7]
+    bench/torch_allocator_hook.py --capguard build/capguard [--rounds 7] [--kinds cupy]
 
   training   a whole training step captured (forward, backward, optimizer step) and replayed;
              each step a new batch is made, copied into the static input, and the loss copied
              out (the allocations a data loader and logging make)
   serving    graphs for 8 batch sizes in one pool (vLLM's pattern); each request makes its
              input, copies it in, replays the graph of its size and clones the output
+  cupy       the serving loop in CuPy: a graph per batch size; each request makes its array,
+             copies it into the captured input, launches the graph and copies the output (each
+             step's two arrays go back to the pool while the graphs hold memory: every free
+             reaches the hook)
 
 Prints, per loop, the step time's median and range on each side, and the ratios to native:
 the median of the per-round ratios and the ratio of the medians.
@@ -73,12 +78,42 @@ print("metric step_us", (time.perf_counter() - start) / steps * 1e6)
 '''
 
 
+CUPY_WORKLOAD = r'''
+import sys, time, cupy as cp
+kind, steps = sys.argv[1], int(sys.argv[2])
+sizes = [1 << k for k in range(10, 18, 1)]
+s = cp.cuda.Stream(non_blocking=True)
+x = cp.zeros(sizes[-1], dtype=cp.float32); y = cp.zeros(sizes[-1], dtype=cp.float32)
+graphs = {}
+with s:
+    for n in sizes:
+        cp.multiply(x[:n], 2.0, out=y[:n]); cp.add(y[:n], 1.0, out=y[:n])
+    s.synchronize()
+    for n in sizes:
+        s.begin_capture()
+        cp.multiply(x[:n], 2.0, out=y[:n]); cp.add(y[:n], 1.0, out=y[:n])
+        graphs[n] = s.end_capture()
+    def step(i):
+        n = sizes[i % len(sizes)]
+        request = cp.full(n, float(i), dtype=cp.float32)
+        x[:n] = request; graphs[n].launch(s)
+        return y[:n].copy()
+    for i in range(200): step(i)
+    s.synchronize()
+    start = time.perf_counter()
+    for i in range(steps): step(i)
+    s.synchronize()
+print("metric step_us", (time.perf_counter() - start) / steps * 1e6)
+'''
+WORKLOADS = {"training": WORKLOAD, "serving": WORKLOAD, "cupy": CUPY_WORKLOAD}
+
+
 def run(command, env=None):
     out = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
     for line in out.stdout.splitlines():
         if line.startswith("metric step_us"):
             return float(line.split()[2])
-    raise RuntimeError(f"{command}: no metric (exit {out.returncode}): {out.stderr[-400:]}")
+    raise RuntimeError(f"{command}: no metric (exit {out.returncode}): {out.stderr[-3000:]}")
 
 
 def main():
@@ -86,16 +121,18 @@ def main():
     parser.add_argument("--capguard", required=True)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--steps", type=int, default=3000)
+    parser.add_argument("--kinds", default="training,serving,cupy",
+                        help="comma-separated: " + ", ".join(WORKLOADS))
     args = parser.parse_args()
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-        f.write(WORKLOAD)
     off = dict(os.environ, CAPGUARD_FRAMEWORK_HOOKS="0")
-    for kind in ("training", "serving"):
+    for kind in args.kinds.split(","):
+        with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+            f.write(WORKLOADS[kind])
         sides = {
             "native": lambda: run([sys.executable, f.name, kind, str(args.steps)]),
             "capguard": lambda: run([args.capguard, "run", "--", sys.executable, f.name, kind,
                                      str(args.steps)]),
-            "tracker off": lambda: run([args.capguard, "run", "--", sys.executable, f.name, kind,
+            "hooks off": lambda: run([args.capguard, "run", "--", sys.executable, f.name, kind,
                                         str(args.steps)], env=off),
         }
         times = {name: [] for name in sides}
@@ -113,7 +150,7 @@ def main():
                          f" ({min(ratios):.3f}-{max(ratios):.3f}),"
                          f" of medians {statistics.median(values) / statistics.median(native):.3f}")
             print(line)
-    os.unlink(f.name)
+        os.unlink(f.name)
 
 
 if __name__ == "__main__":

@@ -56,6 +56,16 @@ std::string find_interposer() {
   return {};
 }
 
+// The folder of capguard's Python start-up module, beside libcapguard.so (build tree and
+// installs alike); empty when absent or when CAPGUARD_FRAMEWORK_HOOKS=0 turns the hooks off.
+std::string python_startup_dir(const std::string& interposer) {
+  const char* hooks = std::getenv("CAPGUARD_FRAMEWORK_HOOKS");
+  if (hooks != nullptr && std::string_view(hooks) == "0") return {};
+  const fs::path dir = fs::path(interposer).parent_path() / "capguard_python_startup";
+  std::error_code error;
+  return fs::is_regular_file(dir / "sitecustomize.py", error) ? dir.string() : std::string();
+}
+
 // Under a launcher (torchrun, srun, mpirun start one `capguard run` per rank, all given one
 // --trace-dir): this rank's own directory inside it, <host>/rank<R>, so that each run reports
 // on its own processes and the node's report finds them (issue 33). Empty outside a launcher.
@@ -351,6 +361,10 @@ int run_command(const RunOptions& options) {
 
   ChildEnvironment environment;
   environment.prepend_path_list("LD_PRELOAD", interposer);
+  // capguard's Python start-up module (CuPy's pool hook): first on PYTHONPATH, it takes itself
+  // off sys.path again and imports the sitecustomize it shadows.
+  if (const std::string startup = python_startup_dir(interposer); !startup.empty())
+    environment.prepend_path_list("PYTHONPATH", startup);
   environment.set("CUDA_INJECTION64_PATH", interposer);
   environment.set("CAPGUARD_TRACE_DIR", trace_dir);
   if (!options.rehearse.empty()) {  // capture rehearsal: NVTX loads libcapguard.so only then

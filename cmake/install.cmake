@@ -26,6 +26,9 @@ set(CAPGUARD_MAINTAINER "capguard maintainers <capguard@users.noreply.github.com
 install(TARGETS capguard RUNTIME DESTINATION ${CAPGUARD_INSTALL_ROOT}bin)
 if(TARGET capguard_interposer)
   install(TARGETS capguard_interposer LIBRARY DESTINATION ${CAPGUARD_PRIVATE_LIBDIR})
+  # Beside the library, where `capguard run` looks for it (python_startup_dir in run_command.cpp).
+  install(FILES python/capguard_python_startup/sitecustomize.py
+          DESTINATION ${CAPGUARD_PRIVATE_LIBDIR}/capguard_python_startup)
 endif()
 include(cmake/relink.cmake)  # what relinking capguard with another libdw needs (LGPL-3)
 if(NOT SKBUILD)

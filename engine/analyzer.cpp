@@ -102,7 +102,7 @@ class ReplaySink final : public trace::TraceSink {
     last_event_ns_ = ev.time_ns;
     last_api_ = ev.api;
     if (!tests_.spans.empty()) note_test(ev);
-    if (ev.api.size() > 2 && ev.api[0] != 'c') note_framework_hook(ev);  // CUDA's all start cu
+    if (trace::may_be_framework_memory(ev.api)) note_framework_hook(ev);
     replay_.feed(ev);
   }
   void on_rehearse(std::string_view glob) override { add_rehearse_glob(analysis_, glob); }
@@ -177,8 +177,9 @@ class ReplaySink final : public trace::TraceSink {
     const trace::FrameworkMemoryInfo* info = trace::find_framework_memory(ev.api);
     if (info == nullptr || info->op != trace::FrameworkMemoryOp::Attach) return;
     auto& hooks = process_.framework_hooks;
-    const bool known = std::any_of(hooks.begin(), hooks.end(),
-                                   [&](const FrameworkHookInfo& h) { return h.owner == info->owner; });
+    const bool known = std::any_of(hooks.begin(), hooks.end(), [&](const FrameworkHookInfo& h) {
+      return h.owner == info->owner;
+    });
     if (!known)
       hooks.push_back({std::string(info->owner), ev.result == 0,
                        std::string(trace::framework_hook_result_text(ev.result))});
@@ -270,7 +271,8 @@ void analyze_trace(const std::string& path, Analysis& analysis, trace::ReadThrea
     analysis.warnings.push_back(
         path + ": " + std::to_string(n) +
         " framework allocator events for memory no live graph held (capguard records only "
-        "those): the trace is damaged, or an exec was past the analysis's limits; they were ignored");
+        "those): the trace is damaged, or an exec was past the analysis's limits; they were "
+        "ignored");
   if (const uint64_t n = sink.replay().partial_capture_count()) {
     std::string ids;
     for (uint32_t id : sink.replay().partial_captures())

@@ -42,6 +42,25 @@ CallbackGate g_gate;
 
 bool launch_hooks_reach_program();  // driver_exports.cpp
 
+Recorder* live_recorder() { return g_recorder.load(std::memory_order_acquire); }
+
+namespace {
+std::atomic<bool> g_python_pool_requested{false};  // the recorder attaches it when it starts
+
+bool framework_hooks_enabled() {
+  const char* hooks = getenv("CAPGUARD_FRAMEWORK_HOOKS");
+  return hooks == nullptr || strcmp(hooks, "0") != 0;
+}
+}  // namespace
+
+// CuPy is imported before it initializes CUDA: the request waits for the recorder.
+bool request_python_pool_hook() {
+  if (!g_enabled || !framework_hooks_enabled()) return false;
+  g_python_pool_requested.store(true, std::memory_order_release);
+  if (Recorder* r = live_recorder()) r->attach_python_pool(trace::FrameworkMemory::CupyHook);
+  return true;
+}
+
 namespace {
 
 void marker() {}
@@ -142,8 +161,7 @@ Recorder* make_recorder() {
   config.gate = &g_gate;
   config.needs_cupti = [] { idle_detach::ensure_attached(); };
   // CAPGUARD_FRAMEWORK_HOOKS=0: no tracker in PyTorch's allocator (torch_allocator.h; to compare).
-  const char* hooks = getenv("CAPGUARD_FRAMEWORK_HOOKS");
-  config.framework_hooks = hooks == nullptr || strcmp(hooks, "0") != 0;
+  config.framework_hooks = framework_hooks_enabled();
   // Static storage, never destroyed: threads may still record while the process exits.
   return new (g_recorder_storage) Recorder(config);
 }
@@ -279,6 +297,8 @@ int initialize_once() {
     return 1;
   }
   recorder->write_attach(true, "cupti");
+  if (g_python_pool_requested.load(std::memory_order_acquire))
+    recorder->attach_python_pool(trace::FrameworkMemory::CupyHook);
   start_idle_detach(versions, all);
   // Which --rehearse globs this process was given: a region that never ran is named offline.
   std::string_view patterns = rehearse_patterns();

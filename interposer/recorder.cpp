@@ -624,11 +624,11 @@ void Recorder::after_graph_call(const CallbackInfo& info, const CUpti_CallbackDa
         },
         &context, WalkLimits{}, &top_level);
     graph_watch_.set_nodes(event.graph_exec, top_level.pairs, top_level.count);
-    if (hold) held_.publish(event.graph_exec);
+    if (hold) publish_held(event.graph_exec);
   }
   if (info.kind == ApiKind::GraphExecDestroy && event.result == 0 && event.graph_exec != 0 &&
       framework_hook_attached_.load(std::memory_order_relaxed))
-    held_.remove(event.graph_exec);
+    remove_held(event.graph_exec);
   if (info.kind == ApiKind::GraphExecUpdate && event.result != 0 && can_write) {
     const auto* result_info = static_cast<const CUgraphExecUpdateResultInfo*>(
         decode_update_info(info, data.functionParams));
@@ -665,14 +665,14 @@ std::atomic<Recorder*> g_hooked_recorder{nullptr};  // the recorder the allocato
 void Recorder::try_framework_hooks() {
   if (!config_.framework_hooks || torch_hook_said_.load(std::memory_order_relaxed)) return;
   g_hooked_recorder.store(this, std::memory_order_release);
-  const torch_allocator::State state = torch_allocator::try_attach([](const torch_allocator::AllocatorEntry& entry) {
-    if (Recorder* self = g_hooked_recorder.load(std::memory_order_acquire))
-      self->on_allocator_entry(entry);
-  });
-  if (state != torch_allocator::State::Attached && state != torch_allocator::State::Refused)
-    return;
+  const torch_allocator::State state =
+      torch_allocator::try_attach([](const torch_allocator::AllocatorEntry& entry) {
+        if (Recorder* self = g_hooked_recorder.load(std::memory_order_acquire))
+          self->on_allocator_entry(entry);
+      });
+  if (state != torch_allocator::State::Attached && state != torch_allocator::State::Refused) return;
   if (torch_hook_said_.exchange(true)) return;
-  framework_hook_attached_.store(state == torch_allocator::State::Attached);
+  if (state == torch_allocator::State::Attached) framework_hook_attached_.store(true);
   // The trace says whether PyTorch's frees are seen (the report's "what was seen").
   ApiEvent event;
   event.api = trace::framework_memory(trace::FrameworkMemory::TorchHook).api;
@@ -683,27 +683,64 @@ void Recorder::try_framework_hooks() {
 }
 
 void Recorder::on_allocator_entry(const torch_allocator::AllocatorEntry& entry) {
-  if (!held_.any() || ended_.load(std::memory_order_acquire)) return;
-  bool newly_watched = false;
-  if (!records_framework_block(held_, graph_watch_, entry.address, entry.size, newly_watched))
-    return;
+  record_framework_block(entry.op == trace::FrameworkMemoryOp::Alloc
+                             ? trace::FrameworkMemory::TorchAlloc
+                             : trace::FrameworkMemory::TorchFree,
+                         entry.address, entry.size, &entry.stream);
+}
+
+bool Recorder::attach_python_pool(trace::FrameworkMemory attach) {
+  if (!config_.framework_hooks || ended_.load(std::memory_order_acquire)) return false;
+  framework_hook_attached_.store(true);
+  if (python_pool_said_.exchange(true)) return true;
   InToolScope guard;
   ApiEvent event;
-  event.api = trace::framework_memory(entry.op == trace::FrameworkMemoryOp::Alloc
-                                          ? trace::FrameworkMemory::TorchAlloc
-                                          : trace::FrameworkMemory::TorchFree)
-                  .api;
-  event.pointer = entry.address;
-  event.size = entry.size;
-  event.stream = entry.stream;
+  event.api = trace::framework_memory(attach).api;
+  event.result = 0;
+  record(event);
+  return true;
+}
+
+void Recorder::on_python_pool_entry(trace::FrameworkMemory name, uint64_t address, uint64_t size) {
+  record_framework_block(name, address, size, nullptr);
+}
+
+void Recorder::record_framework_block(trace::FrameworkMemory name, uint64_t address, uint64_t size,
+                                      const uint64_t* stream) {
+  if (!held_.any() || ended_.load(std::memory_order_acquire)) return;
+  bool newly_watched = false;
+  if (!records_framework_block(held_, graph_watch_, address, size, newly_watched)) return;
+  InToolScope guard;
+  ApiEvent event;
+  event.api = trace::framework_memory(name).api;
+  event.pointer = address;
+  event.size = size;
   event.set(trace::Field::Pointer);
   event.set(trace::Field::Size);
-  event.set(trace::Field::Stream);
+  if (stream != nullptr) {  // CuPy's hook does not say it
+    event.stream = *stream;
+    event.set(trace::Field::Stream);
+  }
   record(event);
   if (!newly_watched) return;
   // Its next launches are recorded: CUPTI back if it was let go, then the launch callbacks on.
   if (config_.needs_cupti != nullptr) config_.needs_cupti();
   if (config_.gate != nullptr) config_.gate->reapply_reduced_set();
+}
+
+std::atomic<int32_t> g_memory_held{0};
+static_assert(sizeof(std::atomic<int32_t>) == sizeof(int32_t) &&
+                  std::atomic<int32_t>::is_always_lock_free,
+              "Python reads g_memory_held as a plain int32");
+
+void Recorder::publish_held(uint64_t exec) {
+  held_.publish(exec);
+  g_memory_held.store(held_.any() ? 1 : 0, std::memory_order_relaxed);
+}
+
+void Recorder::remove_held(uint64_t exec) {
+  held_.remove(exec);
+  g_memory_held.store(held_.any() ? 1 : 0, std::memory_order_relaxed);
 }
 
 }  // namespace capguard::interposer

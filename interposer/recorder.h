@@ -26,6 +26,11 @@
 
 namespace capguard::interposer {
 
+// Nonzero while a live exec holds addresses for the framework hooks (held_memory.h). Its address
+// is exported (python_pool_exports.cpp), so that a Python hook asks capguard about a free only
+// then, at the cost of reading one integer otherwise.
+extern std::atomic<int32_t> g_memory_held;
+
 struct RecorderConfig {
   const char* trace_dir = nullptr;
   DriverApi driver;
@@ -40,6 +45,13 @@ struct RecorderConfig {
   void (*needs_cupti)() = nullptr;
   bool framework_hooks = true;  // the allocators' trace hooks (torch_allocator.h)
 };
+
+// capguard's Python start-up module asks for CuPy's pool (python_pool_exports.cpp): false when
+// capguard is not recording here or CAPGUARD_FRAMEWORK_HOOKS=0. The recorder, now or once cuInit
+// starts it, writes the hook's attach event and keeps the held addresses (injection.cpp).
+bool request_python_pool_hook();
+class Recorder;
+Recorder* live_recorder();  // the process's recorder once cuInit started it, else null
 
 class Recorder {
  public:
@@ -90,6 +102,11 @@ class Recorder {
   // A framework allocator's entry (torch_allocator.h): recorded, with its stack, when its block
   // holds an address a live exec holds; that exec's launches are recorded from then on.
   void on_allocator_entry(const torch_allocator::AllocatorEntry& entry);
+  // CuPy's pool, from capguard's Python start-up module (python_pool_exports.cpp): `attach`
+  // writes the hook's attach event and keeps held_ from then on (false when the hooks are off:
+  // the module then installs nothing); `entry` is judged as a tracker's is.
+  bool attach_python_pool(trace::FrameworkMemory attach);  // once; false if hooks are off
+  void on_python_pool_entry(trace::FrameworkMemory name, uint64_t address, uint64_t size);
 
  private:
   static void dispatch(Recorder* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -118,8 +135,14 @@ class Recorder {
   GraphWatch graph_watch_;
   HeldMemory held_;
   void try_framework_hooks();  // never with a lock of capguard's held
-  std::atomic<bool> torch_hook_said_{false};  // its attach event is written
+  // Records `name`'s entry when its block holds memory a live exec holds.
+  void record_framework_block(trace::FrameworkMemory name, uint64_t address, uint64_t size,
+                              const uint64_t* stream);
+  void publish_held(uint64_t exec);  // held_.publish, and says so to the Python hooks
+  void remove_held(uint64_t exec);
+  std::atomic<bool> torch_hook_said_{false};          // its attach event is written
   std::atomic<bool> framework_hook_attached_{false};  // held_ is kept from then on
+  std::atomic<bool> python_pool_said_{false};         // CuPy's attach event is written
   std::atomic<uint64_t> next_seq_{1};
   std::atomic<uint32_t> next_stack_id_{1};
   std::atomic<uint64_t> generation_;  // changes per trace file; thread caches follow it

@@ -71,6 +71,10 @@ constexpr std::array<std::string_view, 6> kPackageLibraryDirs = {
     "*/site-packages/*", "*/dist-packages/*",  "*/lib*/python3.*",
     "*conda*/lib/*",     "*/miniforge*/lib/*", "*/mambaforge*/lib/*"};
 
+// capguard's own Python code: its start-up module (python/capguard_python_startup), whose CuPy
+// pool hook calls into libcapguard.so.
+constexpr std::string_view kCapguardPythonSources = "*/capguard_python_startup/*";
+
 bool all_in(std::string_view text, std::string_view alphabet) {
   return text.find_first_not_of(alphabet) == std::string_view::npos;
 }
@@ -215,6 +219,7 @@ bool is_installed_library(std::string_view module) {
 FrameOwner owner_of(const Frame& frame) {
   if (is_python_frame(frame)) {
     if (frame.file.empty() || frame.file == trace::kPythonExceptionFile) return FrameOwner::Unknown;
+    if (glob_match(kCapguardPythonSources, frame.file)) return FrameOwner::Interposer;
     return is_library_source(frame.file) ? FrameOwner::Library : FrameOwner::Program;
   }
   const std::string_view module = base_name(frame.module);
@@ -254,6 +259,9 @@ size_t first_frame_outside_cuda(const std::vector<Frame>& frames) {
     if (!is_cuda_or_capguard(owner) && owner != FrameOwner::Unknown) break;
     ++i;
   }
+  // capguard's Python hook calls in through ctypes: it and everything inside it are capguard's.
+  for (size_t k = frames.size(); k-- > i;)
+    if (is_python_frame(frames[k]) && owner_of(frames[k]) == FrameOwner::Interposer) return k + 1;
   return i;
 }
 
@@ -264,7 +272,10 @@ bool is_interpreter_frame(const Frame& frame) {
 }
 
 const char* frame_kind(const Frame& frame) {
-  if (is_python_frame(frame)) return is_python_user_frame(frame) ? "user" : "python";
+  if (is_python_frame(frame))
+    return is_python_user_frame(frame)                 ? "user"
+           : owner_of(frame) == FrameOwner::Interposer ? "tool"
+                                                       : "python";
   if (is_interpreter_frame(frame)) return "interpreter";
   if (base_name(frame.module).starts_with("libcupti")) return "tool";
   switch (owner_of(frame)) {

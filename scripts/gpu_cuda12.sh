@@ -12,6 +12,7 @@
 # 13 ($BUNDLE/bench_*), alternating, 5 rounds each: the ratios must be within 0.02 of each other.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+source scripts/gpu_bundle.sh
 ROOT=$PWD
 BUNDLE=${BUNDLE:-.gpu-bundle}
 C12=/tmp/capguard-cuda12-bundle
@@ -20,15 +21,15 @@ C13=${C13:-/tmp/capguard-testcase-results}
 OUT=${OUT:-/tmp/capguard-cuda12}
 B=/tmp/capguard-cuda12-build
 mkdir -p "$B" "$OUT"
-cp "$BUNDLE/capguard" "$BUNDLE/libcapguard.so" "$B/"
+install_bundle "$BUNDLE" "$B"
 ln -sfn "$C12/testcases" "$B/testcases"
 [ -d /opt/torch/.venv ] && export PATH=/opt/torch/.venv/bin:$PATH
 status=0
 if [ "${1:-}" = --bench-only ]; then
   B13=/tmp/capguard-bench13 B12=/tmp/capguard-bench12
   mkdir -p "$B13/bench" "$B12/bench"
-  cp "$BUNDLE/capguard" "$BUNDLE/libcapguard.so" "$B13/" && cp "$BUNDLE"/bench_* "$B13/bench/"
-  cp "$BUNDLE/capguard" "$BUNDLE/libcapguard.so" "$B12/" && cp "$C12"/bench/bench_* "$B12/bench/"
+  install_bundle "$BUNDLE" "$B13" && cp "$BUNDLE"/bench_* "$B13/bench/"
+  install_bundle "$BUNDLE" "$B12" && cp "$C12"/bench/bench_* "$B12/bench/"
   for binary in bench_eager_launch bench_capture_kernels bench_graph_replay; do
     for round in 1 2; do
       for cuda in 13 12; do

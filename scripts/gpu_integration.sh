@@ -5,6 +5,7 @@
 #   BUNDLE=.gpu-bundle OUT=/tmp/out scripts/gpu_integration.sh     (BUNDLE: capguard + .so)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+source scripts/gpu_bundle.sh
 ROOT=$PWD
 BUNDLE=${BUNDLE:-.gpu-bundle}
 OUT=${OUT:-/tmp/capguard-integration}
@@ -26,7 +27,7 @@ cmake -S "$B/wrapper" -B "$B" -G Ninja >"$OUT/cmake.log" 2>&1 &&
   { tail -30 "$OUT/cmake.log"; exit 1; }
 echo "   built $(find "$B/testcases" -maxdepth 1 -type f -executable | wc -l) programs" \
   "in $(($(date +%s) - start)) s"
-cp "$BUNDLE/capguard" "$BUNDLE/libcapguard.so" "$B/"
+install_bundle "$BUNDLE" "$B"
 
 echo "== testcases"
 R=/tmp/capguard-testcase-results

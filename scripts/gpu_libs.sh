@@ -7,12 +7,13 @@
 #   BUNDLE=.gpu-bundle OUT=/tmp/capguard-libs scripts/gpu_libs.sh     (BUNDLE: capguard + .so)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+source scripts/gpu_bundle.sh
 ROOT=$PWD
 BUNDLE=${BUNDLE:-.gpu-bundle}
 OUT=${OUT:-/tmp/capguard-libs}
 B=${BUILD_DIR:-/tmp/capguard-gpu-build}
 mkdir -p "$OUT" "$B/testcases"
-cp "$BUNDLE/capguard" "$BUNDLE/libcapguard.so" "$B/"
+install_bundle "$BUNDLE" "$B"
 [ -d /opt/torch/.venv ] && export PATH=/opt/torch/.venv/bin:$PATH
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 status=0

@@ -14,6 +14,7 @@
 #   BUNDLE=.gpu-bundle OUT=/tmp/capguard-multi scripts/gpu_multi.sh   (BUNDLE: capguard + .so)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+source scripts/gpu_bundle.sh
 ROOT=$PWD
 BUNDLE=${BUNDLE:-.gpu-bundle}
 OUT=${OUT:-/tmp/capguard-multi}
@@ -25,7 +26,7 @@ if [ "$gpus" -lt 2 ]; then
 fi
 [ -d /opt/torch/.venv ] && export PATH=/opt/torch/.venv/bin:$PATH
 mkdir -p "$OUT" "$B/testcases"
-cp "$BUNDLE/capguard" "$BUNDLE/libcapguard.so" "$B/"
+install_bundle "$BUNDLE" "$B"
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader
 for source in testcases/multi/*.cu; do
   name=$(basename "$source" .cu)

@@ -4,11 +4,12 @@
 #   BUNDLE=.gpu-bundle OUT=/tmp/out scripts/gpu_python.sh      (BUNDLE: capguard + libcapguard.so)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+source scripts/gpu_bundle.sh
 BUNDLE=${BUNDLE:-.gpu-bundle}
 OUT=${OUT:-/tmp/capguard-python}
 B=/tmp/capguard-gpu-build
 mkdir -p "$OUT" "$B"
-cp "$BUNDLE/capguard" "$BUNDLE/libcapguard.so" "$B/"
+install_bundle "$BUNDLE" "$B"
 [ -d /opt/torch/.venv ] && export PATH=/opt/torch/.venv/bin:$PATH
 python3 --version
 python3 testcases/check_expectations.py --source testcases --build "$B" --capguard "$B/capguard" \

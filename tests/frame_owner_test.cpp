@@ -218,3 +218,31 @@ TEST_CASE("--user-code says what the user's code is") {
 
 }  // namespace
 }  // namespace capguard
+
+namespace capguard {
+namespace {
+
+// capguard's CuPy pool hook (python/capguard_python_startup) calls libcapguard.so through
+// ctypes from inside CuPy's free: its frame and the ctypes frames inside it are capguard's, and
+// the user's line is the `del` that dropped the array.
+TEST_CASE("capguard's Python start-up hook is capguard's code, with everything inside it") {
+  const std::string hook = "/opt/capguard/lib/capguard/capguard_python_startup/sitecustomize.py";
+  const std::vector<Frame> frames = {
+      at("/usr/lib/python3.12/lib-dynload/_ctypes.cpython-312-x86_64-linux-gnu.so",
+         "_ctypes_callproc"),
+      at("/usr/lib/x86_64-linux-gnu/libpython3.12.so.1.0", "_PyEval_EvalFrameDefault"),
+      python(hook, "free_postprocess", 61),
+      at("/v/lib/python3.12/site-packages/cupy/cuda/memory.cpython-312-x86_64-linux-gnu.so",
+         "__pyx_f_4cupy_4cuda_6memory_12PooledMemory_free"),
+      python("/work/app/train.py", "<module>", 20),
+  };
+  CHECK(owner_of(frames[2]) == FrameOwner::Interposer);
+  CHECK(std::string(frame_kind(frames[2])) == "tool");
+  CHECK(first_frame_outside_cuda(frames) == 3);  // CuPy's free, then the user's line
+  CHECK(choose_user_frame(frames) == 4);
+  // A user's own file of that name elsewhere stays theirs.
+  CHECK(owner_of(python("/work/app/sitecustomize.py", "<module>", 1)) == FrameOwner::Program);
+}
+
+}  // namespace
+}  // namespace capguard

@@ -39,6 +39,20 @@ constexpr const FrameworkMemoryInfo* find_framework_memory(std::string_view api)
   return nullptr;
 }
 
+// The read loop's cheap test before find_framework_memory: each name of the list has a '.' in
+// its first characters (its package: "torch.", "cupy."), which no CUDA function's name has.
+inline constexpr size_t kFrameworkPackageMax = 8;
+constexpr bool may_be_framework_memory(std::string_view api) {
+  return api.substr(0, kFrameworkPackageMax).find('.') != std::string_view::npos;
+}
+static_assert(
+    [] {
+      for (const FrameworkMemoryInfo& info : kFrameworkMemory)
+        if (!may_be_framework_memory(info.api)) return false;
+      return true;
+    }(),
+    "a framework memory event's package must end within kFrameworkPackageMax characters");
+
 // Why a hook did not attach: the Attach event's result (0: attached and seeing frees).
 enum class FrameworkHookResult : int32_t {
   Attached = 0,
