@@ -1,4 +1,4 @@
-// The capguard subcommands. Each returns the process exit status (see README.md).
+// The capguard subcommands. Each returns the process exit status (docs/command-line.md).
 #pragma once
 
 #include <optional>

@@ -1,4 +1,4 @@
-// capguard: finds the mistakes that break CUDA stream capture. See README.md for usage.
+// capguard: finds the mistakes that break CUDA stream capture. See README.md and docs/ for usage.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <new>

@@ -152,7 +152,7 @@ bool is_run_directory(const std::string& name) {
 }
 
 // A directory and the rank<R> subdirectories inside it: one node's traces, whether capguard ran
-// inside the launcher or outside it (README "Jobs of many ranks").
+// inside the launcher or outside it (docs/multi-rank.md).
 std::vector<std::string> trace_directories(const std::string& path) {
   std::vector<std::string> dirs{path};
   std::error_code error;
@@ -165,7 +165,7 @@ std::vector<std::string> trace_directories(const std::string& path) {
 
 // A directory stands for the *.trace files directly inside it and inside its rank<R>
 // subdirectories, in name order. One that also holds a run.XXXXXX of traces holds more than
-// one run (issue 52: the README's recipe run twice with one --trace-dir): reading the earlier
+// one run (issue 52: the manual's recipe run twice with one --trace-dir): reading the earlier
 // run's traces as this one's would pass a gate the later run fails, so it is refused.
 void expand(const std::string& path, std::vector<std::string>& traces,
             std::vector<std::string>& problems) {

@@ -19,7 +19,7 @@ COMMANDS = ["run", "report", "rules", "explain", "suppressions"]
 COLUMN = 30  # CLI11's option column (CLI::Formatter's column_width)
 
 # ENVIRONMENT: first the rows of util/env.def, the one list of CAPGUARD_* variables (read through
-# scripts/env_rows.py, as the README's table is), then the other variables capguard reads.
+# scripts/env_rows.py, as docs/environment.md's table is), then the other variables capguard reads.
 ENVIRONMENT = [
     ("DEBUGINFOD_URLS", "with --debuginfod, the servers asked for missing separate debug files."),
     ("TMPDIR", "where `capguard run` makes its temporary trace directory (default /tmp)."),
@@ -160,8 +160,8 @@ def main():
         "injects into the program, found in ../lib/capguard/ beside the executable's bin/.\n"
         ".TP\n\\fI/usr/lib/capguard/relink/\\fR\nwhat relinking capguard with another libdw "
         "needs (LGPL\\-3).\n"
-        "[SEE ALSO]\nThe README in /usr/share/doc/capguard\\-cuda, or the capguard\\-cuda package's "
-        "description, has the full documentation.\n")
+        "[SEE ALSO]\nThe README and the manual (docs/index.md) in /usr/share/doc/capguard\\-cuda "
+        "have the full documentation.\n")
     path = output + ".h2m"
     with open(path, "w") as f:
         f.write("".join(include))

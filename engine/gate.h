@@ -1,4 +1,4 @@
-// The gate: the exit status of `capguard run` and `capguard report` (README.md, "Exit status";
+// The gate: the exit status of `run` and `report` (docs/command-line.md, "Exit status";
 // docs/security.md, "Pass a gate by accident"), decided here and nowhere else, from what the
 // analysis found and what the traces say about themselves. Pure: no file is read here.
 #pragma once

@@ -1,5 +1,5 @@
 // What the analyzer concludes, before it is rendered as text, JSON, SARIF or JUnit.
-// Field meanings follow the JSON report's contract (README.md, "Output formats"); every
+// Field meanings follow the JSON report's contract (docs/output-formats.md, "JSON"); every
 // renderer reads only this.
 #pragma once
 

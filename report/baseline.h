@@ -1,5 +1,5 @@
 // Baselines: adopt capguard in CI on a program that already has findings, and fail only on new
-// ones. A baseline is an earlier report, JSON (README.md's contract) or SARIF from capguard;
+// ones. A baseline is an earlier report, JSON (docs/output-formats.md) or SARIF from capguard;
 // findings are matched by fingerprint() (report/fingerprint.h), never by pid or address.
 #pragma once
 

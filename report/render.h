@@ -1,5 +1,5 @@
 // Renderers: each turns a Report into one output format. The JSON form is the stable machine
-// interface (README.md, "Output formats"); the others are views of the same Report.
+// interface (docs/output-formats.md, "JSON"); the others are views of the same Report.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
-// The JSON report: the stable machine interface (README.md). Deterministic (fields and elements in
-// a fixed order, so golden files can diff it), always valid UTF-8 (report/json_writer.h).
+// The JSON report: the stable machine interface (docs/output-formats.md). Deterministic (fixed
+// order of fields and elements, so golden files can diff it), valid UTF-8 (report/json_writer.h).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -167,7 +167,7 @@ void write_capture(JsonWriter& json, const CaptureInfo& capture) {
     json.null();
   json.key("root_cause");
   capture.root_cause ? json.value(uint64_t{*capture.root_cause}) : json.null();
-  if (capture.count > 1) {  // clean captures of one site, counted together (README)
+  if (capture.count > 1) {  // clean captures of one site, counted together (docs: JSON)
     json.key("count"), json.value(capture.count);
     json.key("last_id"), json.value(uint64_t{capture.last_id});
   }

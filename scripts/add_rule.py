@@ -2,7 +2,8 @@
 """Starts a new capguard rule from generated files, as clang-tidy's add_new_check.py does.
 
     scripts/add_rule.py my-rule-id --severity error|warning|note --summary "one line"
-    scripts/add_rule.py --readme      only regenerate README.md's rule table from rules/rules.def
+    scripts/add_rule.py --tables      only regenerate the rule tables of README.md and
+                                      docs/rules.md from rules/rules.def (--readme: the same)
 
 creates
     rules/my_rule_id.cpp              the rule: a compiling skeleton that reports nothing yet
@@ -15,8 +16,9 @@ creates
                                       recording replaces them later)
 and adds the rule's one row, in priority order (errors, then the capture-invalidated fallback,
 then warnings, then notes), to rules/rules.def, the one list of rules: the rule table, `capguard
-rules` and testcases/check_expectations.py take it from there. README.md's rule table is
-generated from that list (rewritten here, checked by the rule_lists test).
+rules` and testcases/check_expectations.py take it from there. README.md's rule table and
+docs/rules.md's tables (the rules, their options) are generated from that list (rewritten here,
+checked by the rule_lists test).
 
 Every place still to be written says TODO(add_rule.py). Nothing is written when the id is
 invalid or already known (exit 1). --root points at another tree (tests).
@@ -113,6 +115,14 @@ def readme_with_table(readme, table):
     end = readme.find("\n\n", start)
     end = len(readme) if end < 0 else end + 1
     return readme[:start] + table + readme[end:]
+
+
+def docs_with_tables(rule_rows, docs, rows, options):
+    """docs/rules.md with its generated tables (the rules, their options) replaced."""
+    try:
+        return rule_rows.docs_with_tables(docs, rule_rows.docs_tables(rows, options))
+    except ValueError as missing:
+        raise Refused(str(missing)) from None
 
 
 # --- generated files -------------------------------------------------------------------------
@@ -328,6 +338,8 @@ def add_rule(root, rule_id, severity, summary):
             row.id for row in rows[index:]]:
         raise Refused(f"{DEF}: the new row did not read back in its place")
     readme = readme_with_table(read(root, "README.md"), rule_rows.readme_table(new_rows))
+    docs = docs_with_tables(rule_rows, read(root, rule_rows.DOCS), new_rows,
+                            rule_rows.parse_options(new_definitions))
 
     # Everything checked: write.
     for path, text in created.items():
@@ -335,21 +347,31 @@ def add_rule(root, rule_id, severity, summary):
         write(root, path, text, create=True)
     write(root, DEF, new_definitions)
     write(root, "README.md", readme)
+    write(root, rule_rows.DOCS, docs)
     clang_format = shutil.which("clang-format")
     if clang_format:
         cpp = [os.path.join(root, p) for p in created if p.endswith(".cpp")]
         subprocess.run([clang_format, "-i"] + cpp, check=False)
-    return list(created) + [DEF, "README.md (generated rule table)"]
+    return list(created) + [DEF, "README.md (generated rule table)",
+                            f"{rule_rows.DOCS} (generated rule tables)"]
 
 
-def regenerate_readme(root):
+def regenerate_tables(root):
+    """README.md's rule table and docs/rules.md's tables from rules.def; the files changed."""
     rule_rows = rule_rows_module(root)
-    table = rule_rows.readme_table(rule_rows.rows(root))
+    rows = rule_rows.rows(root)
+    touched = []
     readme = read(root, "README.md")
-    new = readme_with_table(readme, table)
+    new = readme_with_table(readme, rule_rows.readme_table(rows))
+    docs = read(root, rule_rows.DOCS)
+    new_docs = docs_with_tables(rule_rows, docs, rows, rule_rows.options(root))
     if new != readme:
         write(root, "README.md", new)
-    return ["README.md (generated rule table)"] if new != readme else []
+        touched.append("README.md (generated rule table)")
+    if new_docs != docs:
+        write(root, rule_rows.DOCS, new_docs)
+        touched.append(f"{rule_rows.DOCS} (generated rule tables)")
+    return touched
 
 
 def main():
@@ -357,16 +379,17 @@ def main():
     parser.add_argument("rule_id", nargs="?", help="kebab-case id, e.g. my-rule-id")
     parser.add_argument("--severity", choices=SEVERITIES)
     parser.add_argument("--summary", help="one line, as `capguard rules` prints it")
-    parser.add_argument("--readme", action="store_true",
-                        help="only regenerate README.md's rule table from rules/rules.def")
+    parser.add_argument("--tables", "--readme", dest="tables", action="store_true",
+                        help="only regenerate the rule tables of README.md and docs/rules.md "
+                             "from rules/rules.def")
     parser.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         help="the source tree to change (default: this script's)")
     args = parser.parse_args()
-    if not args.readme and (args.rule_id is None or args.severity is None or args.summary is None):
-        parser.error("a rule id, --severity and --summary are needed (or --readme alone)")
+    if not args.tables and (args.rule_id is None or args.severity is None or args.summary is None):
+        parser.error("a rule id, --severity and --summary are needed (or --tables alone)")
     try:
-        if args.readme:
-            touched = regenerate_readme(args.root)
+        if args.tables:
+            touched = regenerate_tables(args.root)
         else:
             touched = add_rule(args.root, args.rule_id, args.severity, args.summary)
     except Refused as refusal:
@@ -374,7 +397,7 @@ def main():
         return 1
     for path in touched:
         print(path)
-    if not args.readme:
+    if not args.tables:
         print("next: fill in every TODO(add_rule.py) (grep -rn 'TODO(add_rule.py)'); make the "
               "synthetic traces in testcases/recorded/traces/ show the mistake (trace/format.h), "
               "write their golden reports (testcases/check_golden.py --update), and later "

@@ -1,5 +1,5 @@
-"""The rows of util/env.def, the one list of CAPGUARD_* environment variables, for the README's
-table (env_rows.py --readme rewrites it) and tests/env_list_test.py.
+"""The rows of util/env.def, the one list of CAPGUARD_* environment variables, for the table of
+docs/environment.md (env_rows.py --docs rewrites it), the man page and tests/env_list_test.py.
 
     rows(root) -> [Row(name, reader, default, meaning), ...]
 """
@@ -9,10 +9,11 @@ import re
 import sys
 
 DEF = os.path.join("util", "env.def")
+DOCS = os.path.join("docs", "environment.md")
 Row = collections.namedtuple("Row", "name reader default meaning")
 _ROW = re.compile(r'^CAPGUARD_ENV\("([A-Z0-9_]+)", "([^"]*)", "([^"]*)", "([^"]*)"\)$', re.M)
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
-BEGIN = "<!-- environment table: generated from util/env.def by scripts/env_rows.py --readme -->\n"
+BEGIN = "<!-- environment table: generated from util/env.def by scripts/env_rows.py --docs -->\n"
 END = "<!-- end of environment table -->\n"
 
 
@@ -21,22 +22,22 @@ def rows(root=ROOT):
         return [Row(*m) for m in _ROW.findall(f.read())]
 
 
-def readme_table(env_rows):
+def docs_table(env_rows):
     lines = ["| variable | read by | default | meaning |", "|---|---|---|---|"]
     lines += [f"| `{r.name}` | {r.reader} | {r.default} | {r.meaning} |" for r in env_rows]
     return BEGIN + "\n".join(lines) + "\n" + END
 
 
-def readme_with_table(readme, table):
-    start, end = readme.find(BEGIN), readme.find(END)
+def docs_with_table(docs, table):
+    start, end = docs.find(BEGIN), docs.find(END)
     if start < 0 or end < start:
-        raise ValueError("README.md: the environment table's markers were not found")
-    return readme[:start] + table + readme[end + len(END):]
+        raise ValueError(f"{DOCS}: the environment table's markers were not found")
+    return docs[:start] + table + docs[end + len(END):]
 
 
-if __name__ == "__main__" and sys.argv[1:] == ["--readme"]:
-    path = os.path.join(ROOT, "README.md")
+if __name__ == "__main__" and sys.argv[1:] in (["--docs"], ["--readme"]):  # --readme: before the docs
+    path = os.path.join(ROOT, DOCS)
     with open(path, encoding="utf-8") as f:
-        text = readme_with_table(f.read(), readme_table(rows()))
+        text = docs_with_table(f.read(), docs_table(rows()))
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)

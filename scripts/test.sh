@@ -11,14 +11,18 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   echo "test: no GPU here (nvidia-smi -L failed): skipping gpu_testcases (the testcase programs"
   echo "      under capguard run); the traces recorded on the GPU machine are replayed instead"
 fi
-# The CI examples' checkers (ci_examples), from PyPI into the build tree, pinned: a newer
-# zizmor may audit differently. Offline, the test says what it skipped.
+# The CI examples' checkers (ci_examples) and the manual's site generator (docs_site: MkDocs and
+# its Material theme), from PyPI into the build tree, pinned: a newer zizmor may audit
+# differently, a newer MkDocs warn differently under --strict. Offline, the tests say what they
+# skipped.
 tools=${BUILD_DIR:-build}/test-tools
-if [ ! -x "$tools/bin/zizmor" ] || [ ! -x "$tools/bin/check-jsonschema" ]; then
+if [ ! -x "$tools/bin/zizmor" ] || [ ! -x "$tools/bin/check-jsonschema" ] ||
+   [ ! -x "$tools/bin/mkdocs" ]; then
   { python3 -m venv "$tools" &&
     "$tools/bin/pip" install --quiet --disable-pip-version-check check-jsonschema==0.39.0 \
-      zizmor==1.32.0; } ||
-    echo "test: could not install check-jsonschema and zizmor into $tools (offline?): ci_examples skips them"
+      zizmor==1.32.0 mkdocs==1.6.1 mkdocs-material==9.8.1; } ||
+    echo "test: could not install check-jsonschema, zizmor, mkdocs and mkdocs-material into" \
+      "$tools (offline?): ci_examples skips the first two, docs_site the site build"
 fi
 # The tests' analyses keep their symbol cache in the build tree, not in the user's ~/.cache.
 export CAPGUARD_SYMBOL_CACHE="${CAPGUARD_SYMBOL_CACHE:-$PWD/${BUILD_DIR:-build}/test-symbol-cache}"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """scripts/add_rule.py on a scratch copy of the tree: it touches only the rule's file, one
 rules/rules.def row, its test, its testcase pair, the pair's synthetic recorded traces and
-README.md's generated rule table; the new rule, the table and the test skeleton compile against
+the generated rule tables of README.md and docs/rules.md; the new rule, the table and the test skeleton compile against
 the tree, the rule is defined where the table looks for it, the synthetic traces are marked as
 such and (with $CAPGUARD) the twins replay and pass check_expectations.py --from-traces, and a
 second run with the same id refuses and changes nothing.
@@ -29,6 +29,8 @@ def copy_tree(source, scratch):
     """Only what add_rule.py edits and the headers the generated files include."""
     for name in ("README.md", ".clang-format"):  # testcases/recorded is made as needed
         shutil.copy(os.path.join(source, name), scratch)
+    os.makedirs(os.path.join(scratch, "docs"))
+    shutil.copy(os.path.join(source, "docs", "rules.md"), os.path.join(scratch, "docs"))
     shutil.copytree(os.path.join(source, "rules"), os.path.join(scratch, "rules"))
     os.makedirs(os.path.join(scratch, "scripts"))
     shutil.copy(os.path.join(source, "scripts", "rule_rows.py"), os.path.join(scratch, "scripts"))
@@ -88,7 +90,7 @@ def main():
                      for suffix in ("", ".symbols")]
         allowed = sorted([f"rules/{SNAKE}.cpp", f"tests/rule_{SNAKE}_test.cpp",
                           f"testcases/{SNAKE}.cu", f"testcases/{SNAKE}_ok.cu", "rules/rules.def",
-                          "README.md"] + synthetic)
+                          "README.md", "docs/rules.md"] + synthetic)
         if touched != allowed:
             fail(f"add_rule.py touched {touched}, expected {allowed}")
         sys.path.insert(0, os.path.join(scratch, "scripts"))
@@ -108,6 +110,9 @@ def main():
         with open(os.path.join(scratch, "README.md"), encoding="utf-8") as f:
             if rule_rows.readme_table(rows) not in f.read():
                 fail("README.md's rule table is not the one rules.def makes")
+        with open(os.path.join(scratch, "docs", "rules.md"), encoding="utf-8") as f:
+            if rule_rows.docs_tables(rows, rule_rows.options(scratch)) not in f.read():
+                fail("docs/rules.md's tables are not the ones rules.def makes")
 
         # The testcase checker knows the rule and finds the one expectation.
         sys.path.insert(0, os.path.join(scratch, "testcases"))

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """util/env.def is the one list of CAPGUARD_* environment variables: every one the code reads or
 sets (a string literal "CAPGUARD_..." in the C++ or Python sources) is a row, every row is read
-somewhere, the README's table is the one generated from it, and the man page (when built) has
+somewhere, docs/environment.md's table is the one generated from it (so a row missing from the
+docs fails here), and the man page (when built) has
 each row in its ENVIRONMENT section.
 
     env_list_test.py ROOT [MAN_PAGE]
@@ -41,11 +42,13 @@ def main():
     for name in names:
         if name not in used:
             failed.append(f"util/env.def lists {name}, which no source reads or sets")
-    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
-    table = env_rows.readme_table(rows)
-    if table not in readme:
-        failed.append("README.md: the environment table is not the one util/env.def gives "
-                      "(run scripts/env_rows.py --readme)")
+    docs = open(os.path.join(ROOT, env_rows.DOCS), encoding="utf-8").read()
+    if env_rows.docs_table(rows) not in docs:
+        failed.append(f"{env_rows.DOCS}: the environment table is not the one util/env.def "
+                      "gives (run scripts/env_rows.py --docs)")
+    for row in rows:  # said apart from the whole table, so that the message names the row
+        if f"| `{row.name}` |" not in docs:
+            failed.append(f"{env_rows.DOCS} lacks the row of {row.name}")
     if len(sys.argv) > 2 and os.path.exists(sys.argv[2]):
         man = open(sys.argv[2], encoding="utf-8").read()
         section = man.split(".SH ENVIRONMENT", 1)[-1].split(".SH ", 1)[0]

@@ -8,7 +8,7 @@
 
 namespace capguard {
 
-TEST_CASE("the JSON report follows README.md's contract, field by field") {
+TEST_CASE("the JSON report follows docs/output-formats.md's contract, field by field") {
   const std::string json = render_json(testing::sample_report());
   CHECK(json.starts_with("{\n  \"tool\": \"capguard\",\n  \"version\": \""));
   CHECK(json.find("  \"processes\": [\n"
@@ -87,7 +87,7 @@ TEST_CASE("graph_lifecycle only when the report has graph sites: other reports k
                                                             "captures", "findings", "summary"});
 }
 
-TEST_CASE("graph_lifecycle: one object per site, after the captures, with README's keys") {
+TEST_CASE("graph_lifecycle: one object per site, after the captures, with the documented keys") {
   Report report = testing::lifecycle_report(1);
   GraphSiteInfo& site = report.graph_sites[0];
   site.updates = 4;

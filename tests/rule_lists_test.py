@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """rules/rules.def, the one list of rules, is what the rest says: `capguard rules` lists its rows
-(id, severity, summary) in its order, the README's rule table is the one generated from it
-(scripts/add_rule.py --readme writes it), and testcases/check_expectations.py reads its
-severities from it. The order is the documented priority: errors, then the capture-invalidated
+(id, severity, summary) in its order, the rule tables of README.md and docs/rules.md are the
+ones generated from it (scripts/add_rule.py --tables writes them), so a row missing from the
+docs fails here, each rule option row is in docs/rules.md and in `capguard explain RULE`, and
+testcases/check_expectations.py reads its severities from it. The order is the documented priority: errors, then the capture-invalidated
 fallback, then warnings, then notes.
 
     rule_lists_test.py CAPGUARD SOURCE_DIR
@@ -58,7 +59,26 @@ def main():
         readme = f.read()
     if rule_rows.readme_table(rows) not in readme:
         problems.append("README.md's rule table is not the one rules.def makes: run "
-                        "scripts/add_rule.py --readme")
+                        "scripts/add_rule.py --tables")
+    options = rule_rows.options(source)
+    if len(options) < 2 or any(o.rule.startswith("k") for o in options):
+        problems.append(f"rules.def: the option rows read as {options}")
+    with open(os.path.join(source, rule_rows.DOCS), encoding="utf-8") as f:
+        docs = f.read()
+    if rule_rows.docs_tables(rows, options) not in docs:
+        problems.append(f"{rule_rows.DOCS}'s tables are not the ones rules.def makes: run "
+                        "scripts/add_rule.py --tables")
+    for row in rows:  # said apart from the whole table, so that the message names the row
+        if f"| `{row.id}` | {row.severity} |" not in docs:
+            problems.append(f"{rule_rows.DOCS} lacks the row of {row.id}")
+    for option in options:
+        if f"| `{option.rule}.{option.name}` | {option.default} |" not in docs:
+            problems.append(f"{rule_rows.DOCS} lacks the option {option.rule}.{option.name}")
+        explained = subprocess.run([capguard, "explain", option.rule], check=True,
+                                   capture_output=True, text=True).stdout
+        if f"  {option.name} = {option.default}: {option.meaning}" not in explained:
+            problems.append(f"`capguard explain {option.rule}` does not list {option.name} = "
+                            f"{option.default} as rules.def says")
 
     checker = load(os.path.join(source, "testcases", "check_expectations.py"), "check_expectations")
     if checker.SEVERITY != {r.id: r.severity for r in rows}:
@@ -66,7 +86,7 @@ def main():
 
     for problem in problems:
         print("rule_lists:", problem)
-    print(f"rule_lists: {len(rows)} rules, {len(problems)} problems")
+    print(f"rule_lists: {len(rows)} rules, {len(options)} options, {len(problems)} problems")
     return 1 if problems else 0
 
 

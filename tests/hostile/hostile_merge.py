@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hostile_corpus as hc  # noqa: E402  the trace builder and the limits
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-HOST = "gpu1.cluster"  # a host name with a dot: the README's $(hostname) must name its directory
+HOST = "gpu1.cluster"  # a host name with a dot: the manual's $(hostname) must name its directory
 
 
 def ranked(text, rank, world, host=HOST, start=None):
@@ -61,14 +61,13 @@ def node_report(capguard, d, name, traces, *extra):
     return out, got
 
 
-# --- 1. The README's recipe run twice with one --trace-dir --------------------------------------
+# --- 1. The manual's recipe run twice with one --trace-dir --------------------------------------
 
-def readme_recipe():
-    """The node step and the merge of README's "Jobs of many ranks", as the README writes them."""
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+def manual_recipe():
+    """The node step and the merge of docs/multi-rank.md, as the manual writes them."""
+    with open(os.path.join(ROOT, "docs", "multi-rank.md"), encoding="utf-8") as f:
         text = f.read()
-    section = text[text.index("### Jobs of many ranks"):]
-    block = section[:section.index("\n`--fail-on never` inside a launcher")]
+    block = text[:text.index("\n`--fail-on never` inside a launcher")]
     lines = [l.strip() for l in block.splitlines() if l.startswith("    ")]
     cg = next(l for l in lines if l.startswith("CG="))
     node = next(l for l in lines if l.startswith("capguard report --one-node"))
@@ -94,8 +93,8 @@ def run_job(capguard, d, trace_dir, job_traces, host=HOST):
 
 
 def recipe_steps(capguard, d, cg):
-    """The README's node step and merge, through the shell, $(hostname) giving HOST."""
-    _, node, merge = readme_recipe()
+    """The manual's node step and merge, through the shell, $(hostname) giving HOST."""
+    _, node, merge = manual_recipe()
     bin_dir = os.path.join(d, "bin")
     hc.write(os.path.join(bin_dir, "hostname"), "#!/bin/sh\necho %s\n" % HOST)
     os.chmod(os.path.join(bin_dir, "hostname"), 0o755)
@@ -138,11 +137,11 @@ def case_recipe_twice_one_trace_dir(capguard, d):
 
 
 def case_recipe_twice_per_job(capguard, d):
-    """The README's recipe as written (a directory per job), twice: the second job's error
+    """The manual's recipe as written (a directory per job), twice: the second job's error
     fails its gate with exit 1 (its finding), and the first job's traces play no part."""
-    cg_line = readme_recipe()[0]
+    cg_line = manual_recipe()[0]
     if "$SLURM_JOB_ID" not in cg_line:
-        return ["the README's CG= line names no job: " + cg_line]
+        return ["docs/multi-rank.md's CG= line names no job: " + cg_line]
     problems = []
     for job, traces, status in ((1, [clean(), clean(0x1E241)], 0), (2, [hc.trace(), clean(0x1E241)], 1)):
         cg = os.path.join(d, "cg", "job-%d" % job)  # CG=/shared/cg/job-$SLURM_JOB_ID

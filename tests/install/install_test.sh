@@ -10,7 +10,9 @@ grep -q '^HELP2MAN:FILEPATH=/' "$build/CMakeCache.txt" && targets+=(capguard_man
 cmake --build "$build" --target "${targets[@]}" >/dev/null
 cmake --install "$build" --prefix "$prefix" >/dev/null
 "$source_dir/tests/install/check_installed.sh" "$prefix" "$source_dir"
-for doc in share/doc/capguard-cuda/README.md share/doc/capguard-cuda/docs/sarif-2.1.0.schema.json; do
+# The README, the manual it points to, and the schema the SARIF page names.
+for doc in share/doc/capguard-cuda/README.md share/doc/capguard-cuda/docs/index.md \
+    share/doc/capguard-cuda/docs/sarif-2.1.0.schema.json; do
   [ -f "$prefix/$doc" ] || { echo "FAIL: $doc not installed"; exit 1; }
 done
 if [[ " ${targets[*]} " == *" capguard_man "* ]]; then
