@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include "interposer/launch_hooks.h"
+#include "interposer/wrapped_slots.h"
 
 namespace hooks = capguard::interposer::launch_hooks;
 
@@ -25,6 +26,7 @@ __attribute__((visibility("hidden"), used)) void* capguard_dlsym_filter(void* ha
     g_capguard_real_dlsym = reinterpret_cast<void* (*)(void*, const char*)>(real);
   }
   if (name == nullptr || name[0] != 'c' || name[1] != 'u' || handle == RTLD_NEXT) return nullptr;
+  if (capguard::interposer::t_raw_driver_lookup) return nullptr;  // capguard's own lookup
   if (!hooks::enabled()) {
     hooks::note_lookup_before_enable(name);
     return nullptr;

@@ -14,6 +14,23 @@
 
 namespace capguard::interposer {
 
+// Set while capguard looks up the program's libcuda itself (loaded_driver_symbol): the dlsym
+// libcapguard.so exports hands such a lookup to glibc untouched, never a trampoline.
+inline thread_local bool t_raw_driver_lookup = false;
+
+// `name` in the libcuda.so.1 the process loaded, wherever it was loaded: a program that is not
+// linked against it gets it in a library's own scope (the runtime's dlopen, or a library that
+// Python loads RTLD_LOCAL, such as TorchInductor's C++ wrapper), where RTLD_NEXT does not look.
+inline void* loaded_driver_symbol(const char* name) {
+  void* cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (cuda == nullptr) return nullptr;
+  t_raw_driver_lookup = true;
+  void* found = dlsym(cuda, name);
+  t_raw_driver_lookup = false;
+  dlclose(cuda);  // the reference RTLD_NOLOAD took; libcuda stays loaded
+  return found;
+}
+
 template <int Rows, template <int Row, int N> class Trampoline>
 class WrappedSlots {
  public:
@@ -45,12 +62,14 @@ class WrappedSlots {
     return trampoline_of(row, n, std::make_integer_sequence<int, Rows>());
   }
 
-  // The export's original: the definition of `name` next after libcapguard.so (libcuda's).
+  // The export's original: the definition of `name` next after libcapguard.so (libcuda's), else
+  // libcuda's wherever it was loaded.
   void* export_original(int row, const char* name) {
     Slot& slot = slots_[row][kSlots];
     void* original = slot.original.load(std::memory_order_acquire);
     if (original == nullptr) {
       original = dlsym(RTLD_NEXT, name);
+      if (original == nullptr) original = loaded_driver_symbol(name);
       slot.original.store(original, std::memory_order_release);
     }
     return original;

@@ -3,9 +3,10 @@
 # program on the CPU (a fake libcuda.so.1): RTLD_NEXT stays the caller's, the launch entry points
 # and the attach guards (attach_guards.def, their exports in guard_exports.cpp) are wrapped when
 # capguard is active and untouched when it is not, and every call arrives with its arguments.
-#   preloaded_dlsym_test.sh LIBCAPGUARD PROGRAM FAKE_CUDA_DIR
+# A library loaded RTLD_LOCAL with libcuda in its own scope only still reaches libcuda.
+#   preloaded_dlsym_test.sh LIBCAPGUARD PROGRAM FAKE_CUDA_DIR LOCAL_PROGRAM LOCAL_LIBRARY
 set -euo pipefail
-lib=$1 program=$2 fake_dir=$3
+lib=$1 program=$2 fake_dir=$3 local_program=$4 local_library=$5
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export LD_LIBRARY_PATH=$fake_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -40,4 +41,10 @@ expect "$work/active.txt" "guarded calls that arrived intact: 3 of 3 (3 reached 
 CAPGUARD_LAUNCH_HOOKS=0 CAPGUARD_TRACE_DIR=$work/traces LD_PRELOAD=$lib "$program" >"$work/off.txt"
 expect "$work/off.txt" "launch by dlsym wrapped: no"
 expect "$work/off.txt" "launches that reached libcuda: 3 of 3"
+# A library loaded RTLD_LOCAL (TorchInductor's C++ wrapper): libcuda is in its scope only.
+for hooks in 1 0; do
+  CAPGUARD_LAUNCH_HOOKS=$hooks CAPGUARD_TRACE_DIR=$work/traces LD_PRELOAD=$lib \
+    "$local_program" "$local_library" >"$work/local.txt"
+  expect "$work/local.txt" "calls from a library loaded RTLD_LOCAL that reached libcuda: 2 of 2"
+done
 echo "preloaded dlsym: all checks passed"
