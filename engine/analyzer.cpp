@@ -145,6 +145,9 @@ class ReplaySink final : public trace::TraceSink {
   void on_graph_node(const trace::GraphNodeRecord& r) override { replay_.graph_node(r); }
   void on_graph(const trace::GraphRecord& r) override { replay_.graph(r); }
   void on_graph_update(const trace::GraphUpdateRecord& r) override { replay_.graph_update(r); }
+  void on_kernel_name(const trace::KernelNameRecord& r) override { replay_.kernel_name(r); }
+  void on_launch_count(const trace::LaunchCountRecord& r) override { replay_.launch_count(r); }
+  void on_kernel_args(const trace::KernelArgsRecord& r) override { replay_.kernel_args(r); }
   void on_range_begin(const trace::RangeRecord& r) override { replay_.range_begin(r); }
   void on_range_end(const trace::RangeRecord& r) override { replay_.range_end(r); }
   void on_skipped_line(const trace::ReadError& error) override {
@@ -177,8 +180,9 @@ class ReplaySink final : public trace::TraceSink {
     const trace::FrameworkMemoryInfo* info = trace::find_framework_memory(ev.api);
     if (info == nullptr || info->op != trace::FrameworkMemoryOp::Attach) return;
     auto& hooks = process_.framework_hooks;
-    const bool known = std::any_of(hooks.begin(), hooks.end(),
-                                   [&](const FrameworkHookInfo& h) { return h.owner == info->owner; });
+    const bool known = std::any_of(hooks.begin(), hooks.end(), [&](const FrameworkHookInfo& h) {
+      return h.owner == info->owner;
+    });
     if (!known)
       hooks.push_back({std::string(info->owner), ev.result == 0,
                        std::string(trace::framework_hook_result_text(ev.result))});
@@ -270,7 +274,8 @@ void analyze_trace(const std::string& path, Analysis& analysis, trace::ReadThrea
     analysis.warnings.push_back(
         path + ": " + std::to_string(n) +
         " framework allocator events for memory no live graph held (capguard records only "
-        "those): the trace is damaged, or an exec was past the analysis's limits; they were ignored");
+        "those): the trace is damaged, or an exec was past the analysis's limits; they were "
+        "ignored");
   if (const uint64_t n = sink.replay().partial_capture_count()) {
     std::string ids;
     for (uint32_t id : sink.replay().partial_captures())
