@@ -91,6 +91,12 @@ class Recorder {
   // holds an address a live exec holds; that exec's launches are recorded from then on.
   void on_allocator_entry(const torch_allocator::AllocatorEntry& entry);
 
+  // Graph coverage and frozen values (kernel_launches.h): hands the launch hooks what they
+  // write with. `launches_seen`: the hooks own the launches (else the coverage is 'blind').
+  void listen_to_kernel_launches(bool launches_seen);
+  // The calling thread's stack id, its 's' record written when new (0: none).
+  uint32_t stack_here();
+
  private:
   static void dispatch(Recorder* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                        const void* data);
@@ -103,6 +109,9 @@ class Recorder {
   // `ends_capture`: a call ending a capture, whose Python stack also says which exception the
   // thread was handling, if any (python_frames.h).
   void record(trace::ApiEvent& event, bool ends_capture = false);
+  // The stack of the calling thread: its id, and whether it is new (then the caller writes it).
+  uint32_t stack_id(uint64_t generation, bool ends_capture, uint64_t* stack, size_t& depth,
+                    uint32_t* python, size_t& python_depth, bool& is_new);
   void reduce_callbacks_if_idle();
   // Graph lifetime (issue 9).
   bool in_reduced_set(const CallbackInfo& info) const;
@@ -117,8 +126,8 @@ class Recorder {
   CaptureSet captures_;
   GraphWatch graph_watch_;
   HeldMemory held_;
-  void try_framework_hooks();  // never with a lock of capguard's held
-  std::atomic<bool> torch_hook_said_{false};  // its attach event is written
+  void try_framework_hooks();                         // never with a lock of capguard's held
+  std::atomic<bool> torch_hook_said_{false};          // its attach event is written
   std::atomic<bool> framework_hook_attached_{false};  // held_ is kept from then on
   std::atomic<uint64_t> next_seq_{1};
   std::atomic<uint32_t> next_stack_id_{1};
