@@ -229,10 +229,11 @@ void write_node_args(trace::TraceWriter& writer, uint64_t exec, uint32_t index, 
   if (n != 0) writer.write_record(buffer, n);
   const uint32_t next = f->ring_next.load(std::memory_order_relaxed);
   trace::KernelArg args[kArgs];
-  for (uint32_t order = 1; order <= kRing && order <= next; ++order) {
-    const Launch& l = f->ring[(next - order) % kRing];
-    if (!l.valid.load(std::memory_order_acquire)) continue;
-    record.order = order;
+  record.order = 0;
+  for (uint32_t back = 1; back <= kRing && back <= next; ++back) {
+    const Launch& l = f->ring[(next - back) % kRing];
+    if (!l.valid.load(std::memory_order_acquire)) continue;  // being written: left out
+    ++record.order;  // consecutive, as the reader wants them
     for (int i = 0; i < 7; ++i) record.geometry[i] = l.geometry[i].load(std::memory_order_relaxed);
     for (uint8_t a = 0; a < f->arg_count; ++a) {
       args[a] = {f->arg_index[a], f->arg_size[a], l.values[a].load(std::memory_order_relaxed)};

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "trace/kernel_record.h"
 #include "trace/writer.h"
 
 namespace capguard::interposer::kernel_launches {
