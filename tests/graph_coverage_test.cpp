@@ -138,8 +138,8 @@ TEST_CASE("graph coverage: kernels of replays against eager launches after warm-
   report.coverage.push_back(c);
   const std::string text = coverage_text(report);
   CHECK(text.find("96.7% of 155 kernels ran inside graph replays") != std::string::npos);
-  CHECK(text.find("5 eager launches of add(float*, int)") != std::string::npos);
-  CHECK(render_json(report).find("\"share_percent\":96.7") != std::string::npos);
+  CHECK(text.find("5 eager launches of add (") != std::string::npos);
+  CHECK(render_json(report).find("\"share_percent\": 96.7") != std::string::npos);
 }
 
 TEST_CASE("gate: --min-graph-coverage fails below the share, with the reason") {
