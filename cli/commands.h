@@ -39,6 +39,7 @@ struct ReportOptions {
   trace::CaptureMode rehearse_mode = trace::CaptureMode::Global;  // rehearsed regions are judged in
   unsigned jobs = 0;      // -j: traces analysed at once; 0: the machine's cores (issue 33)
   bool one_node = false;  // report --one-node: ranks on other nodes are the merge's to count
+  std::optional<double> min_graph_coverage;  // --min-graph-coverage PCT (engine/gate.h)
 };
 
 struct RunOptions {

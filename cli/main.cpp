@@ -52,6 +52,12 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
       ->check(CLI::IsMember(fail_on_choices()))
       ->default_str(to_string(*options.fail_on));
   command
+      .add_option("--min-graph-coverage", options.min_graph_coverage,
+                  "PCT: fail (exit 1) when less than PCT percent of the kernels a process ran "
+                  "after its first graph replay ran inside graph replays (default: off)")
+      ->type_name("PCT")
+      ->check(CLI::Range(0.0, 100.0));
+  command
       .add_option("--rule-option", options.rule_options,
                   "RULE.NAME=VALUE: a rule's threshold (capguard explain RULE lists them); "
                   "repeatable")

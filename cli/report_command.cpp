@@ -79,6 +79,9 @@ int report_command(const std::vector<std::string>& paths, const ReportOptions& o
   // unreadable trace (docs/security.md).
   gate_options.require_attach = options.fail_on.has_value();
   gate_options.tolerated_by = "--fail-on never";
+  gate_options.min_graph_coverage = options.min_graph_coverage;
+  gate.coverage = &analysis.report.coverage;
+  gate.processes = &analysis.report.processes;
   const GateResult verdict = judge_gate(gate, gate_options);
   analysis.report.judged_fail_on = fail_on;  // a merge of this report checks it (issue 52)
   for (const ToolProblem& reason : verdict.reasons) analysis.report.problems.push_back(reason);

@@ -240,6 +240,7 @@ GateOptions gate_options_of(const RunOptions& options) {
   gate.fail_on = options.report.fail_on;
   gate.require_attach = options.require_attach;
   gate.findings_status = options.error_exitcode;
+  gate.min_graph_coverage = options.report.min_graph_coverage;
   return gate;
 }
 
@@ -402,6 +403,8 @@ int run_command(const RunOptions& options) {
   times.mark("analysis_done");
   Report& report = analysis.report;
   gate.findings = &report.findings;
+  gate.coverage = &report.coverage;
+  gate.processes = &report.processes;
   gate.traces =
       scan_trace_facts(report, still_running, static_cast<int>(kTracedGracePeriod.count()));
   gate.incomplete = analysis.incomplete;

@@ -145,6 +145,9 @@ class ReplaySink final : public trace::TraceSink {
   void on_graph_node(const trace::GraphNodeRecord& r) override { replay_.graph_node(r); }
   void on_graph(const trace::GraphRecord& r) override { replay_.graph(r); }
   void on_graph_update(const trace::GraphUpdateRecord& r) override { replay_.graph_update(r); }
+  void on_kernel_name(const trace::KernelNameRecord& r) override { replay_.kernel_name(r); }
+  void on_launch_count(const trace::LaunchCountRecord& r) override { replay_.launch_count(r); }
+  void on_kernel_args(const trace::KernelArgsRecord& r) override { replay_.kernel_args(r); }
   void on_range_begin(const trace::RangeRecord& r) override { replay_.range_begin(r); }
   void on_range_end(const trace::RangeRecord& r) override { replay_.range_end(r); }
   void on_skipped_line(const trace::ReadError& error) override {

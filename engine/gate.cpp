@@ -1,6 +1,7 @@
 #include "engine/gate.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "report/finding_groups.h"
 
@@ -11,10 +12,68 @@ bool reaches_fail_on(const std::vector<Finding>& findings, std::optional<Severit
                                 [&](const Finding& f) { return f.severity >= *fail_on; });
 }
 
+namespace {
+
+std::string percent(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", value);
+  return text;
+}
+
+std::string process_words(const GateInput& input, const CoverageInfo& coverage) {
+  std::string words = "process " + std::to_string(coverage.pid);
+  if (input.processes != nullptr && coverage.process >= 1 &&
+      coverage.process <= input.processes->size()) {
+    const ProcessInfo& p = (*input.processes)[coverage.process - 1];
+    if (p.who && !who_label(*p.who).empty()) words += ", " + who_label(*p.who);
+    if (!p.command.empty()) words += " (" + p.command.substr(0, 80) + ")";
+  }
+  return words;
+}
+
+// --min-graph-coverage: each process that replayed a graph must reach the share; none that did,
+// or one whose eager launches were not counted, cannot show it and fails too.
+bool coverage_fails(const GateInput& input, double minimum, std::vector<ToolProblem>& reasons) {
+  const std::string option = "--min-graph-coverage " + percent(minimum);
+  static const std::vector<CoverageInfo> kNone;
+  const std::vector<CoverageInfo>& all = input.coverage ? *input.coverage : kNone;
+  bool fails = false;
+  for (const CoverageInfo& coverage : all) {
+    if (!coverage.measured) {
+      reasons.push_back({Severity::Error, "graph coverage of " + process_words(input, coverage) +
+                                              " is unknown: its eager launches bypassed "
+                                              "capguard's launch hooks (" +
+                                              option + ")"});
+      fails = true;
+    } else if (coverage.share() < minimum) {
+      reasons.push_back(
+          {Severity::Error, "graph coverage after warm-up is " + percent(coverage.share()) +
+                                " in " + process_words(input, coverage) + ", below " + option +
+                                ": " + std::to_string(coverage.eager_kernels) + " of " +
+                                std::to_string(coverage.eager_kernels + coverage.graph_kernels) +
+                                " kernels ran outside graph replays"});
+      fails = true;
+    }
+  }
+  if (all.empty()) {
+    reasons.push_back({Severity::Error,
+                       "no process replayed a CUDA graph (or the traces predate "
+                       "trace format 9): graph coverage cannot be shown (" +
+                           option + ")"});
+    fails = true;
+  }
+  return fails;
+}
+
+}  // namespace
+
 GateResult judge_gate(const GateInput& input, const GateOptions& options) {
   static const std::vector<Finding> kNone;
-  const bool failing = reaches_fail_on(input.findings ? *input.findings : kNone, options.fail_on);
   GateResult result;
+  const bool coverage_failing = options.min_graph_coverage &&
+                                coverage_fails(input, *options.min_graph_coverage, result.reasons);
+  const bool failing = reaches_fail_on(input.findings ? *input.findings : kNone, options.fail_on) ||
+                       coverage_failing;
   bool closed = false;
   const auto fail_closed = [&](std::string message) {
     closed = true;

@@ -25,6 +25,9 @@ struct GateOptions {
   bool require_attach = true;
   std::string_view tolerated_by = "--no-require-attach";
   int findings_status = kExitFindings;  // run: --error-exitcode
+  // --min-graph-coverage PCT: the share of kernels run inside graph replays after warm-up that
+  // every process must reach (unset: coverage does not gate).
+  std::optional<double> min_graph_coverage;
 };
 
 // What one traced process's trace says beyond its findings.
@@ -56,6 +59,9 @@ struct GateInput {
   // report (issue 52): what a merge cannot vouch for (a node report judged with another gate,
   // ranks two hosts claim, one process in two inputs): fails closed unless --fail-on never.
   std::vector<std::string> cannot_vouch;
+  // Graph coverage after warm-up, per process (Report::coverage): judged by min_graph_coverage.
+  const std::vector<CoverageInfo>* coverage = nullptr;
+  std::vector<ProcessInfo> const* processes = nullptr;  // to name a process in a reason
 };
 
 struct GateResult {

@@ -269,7 +269,10 @@ void Replay::thread_exit(uint32_t tid) {
   for (Capture* capture : model_.thread_exit(tid)) report_open(*capture, true);
 }
 
-void Replay::graph_node(const trace::GraphNodeRecord& record) { graphs_.on_graph_node(record); }
+void Replay::graph_node(const trace::GraphNodeRecord& record) {
+  graphs_.on_graph_node(record);
+  coverage_.on_graph_node(record);
+}
 void Replay::graph(const trace::GraphRecord& record) { graphs_.on_graph(record); }
 void Replay::graph_update(const trace::GraphUpdateRecord& record) {
   graphs_.on_graph_update(record);
@@ -387,6 +390,17 @@ void Replay::finish() {
   graphs_.finish();
   emit_graph_facts();
   add_lifecycle_table();
+  if (coverage_.seen()) {
+    CoverageInfo coverage = coverage_.info([this](uint32_t stack) {
+      Site site;
+      site.known = stack != 0;
+      site.stack = stack;
+      return location(site);
+    });
+    coverage.pid = pid_;
+    coverage.process = process_;
+    report_.coverage.push_back(std::move(coverage));
+  }
   std::vector<Capture*> open(model_.open_captures().begin(), model_.open_captures().end());
   for (Capture* capture : open) report_open(*capture, false);
   retire(model_.retire_ended(true));

@@ -12,6 +12,7 @@
 
 #include "model/api_catalog.h"
 #include "model/capture_model.h"
+#include "model/graph_coverage.h"
 #include "model/graph_lifetime.h"
 #include "model/rehearsal.h"
 #include "model/report.h"
@@ -54,6 +55,10 @@ class Replay {
   void graph_node(const trace::GraphNodeRecord& record);
   void graph(const trace::GraphRecord& record);
   void graph_update(const trace::GraphUpdateRecord& record);
+  // Kernel records (format.h v9): graph coverage and a kernel node's arguments.
+  void kernel_name(const trace::KernelNameRecord& record) { coverage_.on_kernel_name(record); }
+  void launch_count(const trace::LaunchCountRecord& record) { coverage_.on_launch_count(record); }
+  void kernel_args(const trace::KernelArgsRecord& record) { graphs_.on_kernel_args(record); }
   // Capture rehearsal (issue 19): the mode to judge rehearsed regions against (before any
   // record), and the rehearsed ranges (format.h v6).
   void set_rehearse_mode(trace::CaptureMode mode) { rehearsal_ = RehearsalModel(mode); }
@@ -137,6 +142,7 @@ class Replay {
   uint32_t process_ = 0;
   CaptureModel model_;
   GraphLifetime graphs_;
+  GraphCoverage coverage_;
   Call call_;
   std::vector<uint64_t> stack_pool_;  // addresses of every distinct stack, back to back
   static constexpr size_t kThreadsRemembered = 64;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "interposer/kernel_launches.h"
 #include "interposer/wrapped_slots.h"
 
 namespace capguard::interposer::attach_guards {
@@ -119,6 +120,8 @@ inline uintptr_t call_sync(int guard, bool runtime_named, Forward real, uintptr_
 inline uintptr_t call_heartbeat(Forward real, uintptr_t a, uintptr_t b, uintptr_t c, uintptr_t d,
                                 uintptr_t e, uintptr_t f) {
   const uintptr_t result = real(a, b, c, d, e, f);
+  // Graph coverage: cuGraphLaunch(exec, stream); a launch that failed ran nothing.
+  if (static_cast<uint32_t>(result) == 0 && !t_bypass) kernel_launches::on_graph_launch(a);
   if (t_countdown-- == 0) [[unlikely]] {
     t_countdown = g_listener.period;
     if (g_listener.heartbeat != nullptr && !t_bypass) g_listener.heartbeat();

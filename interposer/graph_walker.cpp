@@ -7,6 +7,8 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "interposer/kernel_launches.h"
+
 namespace capguard::interposer {
 namespace {
 
@@ -94,6 +96,11 @@ struct Walk {
     uint32_t geometry_count = 0;
     bool has_scalars = false;
     uint64_t scalar_hash = 0;
+    // Frozen values: the kernel's function and its arguments of at most 8 bytes that are no ref
+    // (kernel_launches.h writes them beside the function's last eager launches).
+    void* function = nullptr;
+    trace::KernelArg args[trace::kMaxKernelArgs];
+    size_t arg_count = 0;
   } shape = {};
   void set_geometry(std::initializer_list<uint64_t> values) {
     shape.geometry_count = 0;
@@ -114,6 +121,7 @@ struct Walk {
     hash = hash_text(hash, name);
     set_geometry({params.gridDimX, params.gridDimY, params.gridDimZ, params.blockDimX,
                   params.blockDimY, params.blockDimZ, params.sharedMemBytes});
+    shape.function = params.func;
     if (params.kernelParams == nullptr) return 0;
     size_t count = 0;
     uint64_t scalars = kFnvBasis;
@@ -140,6 +148,11 @@ struct Walk {
       if (size <= sizeof(uint64_t)) {  // a scalar
         scalars = mix(scalars, i);
         for (size_t b = 0; b < size; ++b) scalars = mix(scalars, bytes[b]);
+        if (size != 0 && shape.arg_count < trace::kMaxKernelArgs) {
+          uint64_t value = 0;
+          std::memcpy(&value, bytes, size);
+          shape.args[shape.arg_count++] = {i, static_cast<uint32_t>(size), value};
+        }
         continue;
       }
       // A struct: PyTorch's elementwise kernels take their data pointers in one
@@ -214,9 +227,8 @@ struct Walk {
     if (driver.get_nodes(g, nodes, &got) == 0) {
       if (got < count) count = got;
       if (depth == 0 && top_level != nullptr && top_level->pairs == nullptr) {
-        const size_t kept = count < TopLevelNodes::kMaxTopLevelNodes
-                                ? count
-                                : TopLevelNodes::kMaxTopLevelNodes;
+        const size_t kept =
+            count < TopLevelNodes::kMaxTopLevelNodes ? count : TopLevelNodes::kMaxTopLevelNodes;
         top_level->pairs = static_cast<uint64_t*>(std::calloc(kept * 2, sizeof(uint64_t)));
       }
       for (size_t i = 0; i < count && walked < limits.max_nodes; ++i) {
@@ -242,6 +254,9 @@ struct Walk {
         }
         // Nodes that hold no address are still written: the analyzer counts and names them.
         emit(index, depth, static_cast<uint32_t>(type), name, ref_count);
+        if (shape.function != nullptr)
+          kernel_launches::write_node_args(writer, exec, index, shape.function, shape.geometry,
+                                           shape.args, shape.arg_count);
         if (type == CU_GRAPH_NODE_TYPE_GRAPH && driver.child_graph != nullptr) {
           void* child = nullptr;
           if (driver.child_graph(nodes[i], &child) == 0 && child != nullptr)

@@ -168,9 +168,9 @@ Recorder* make_recorder() {
 
 // Launches reach the recorder from launch_hooks.h instead of CUPTI where every way to them passes
 // through this library (LD_PRELOAD put it first, nothing looked them up before its constructor).
-void hand_launches_to_hooks() {
+bool hand_launches_to_hooks() {
   if (!launch_hooks::enabled() || !launch_hooks_reach_program() || launch_hooks::unwrapped() != 0)
-    return;
+    return false;
   Recorder* recorder = g_recorder.load(std::memory_order_acquire);
   launch_hooks::deliver_to(&Recorder::hooked_switchboard, recorder, &Recorder::on_open_origin);
   launch_hooks::set_owning(true);
@@ -180,6 +180,7 @@ void hand_launches_to_hooks() {
   hand_off.delivering = &launch_hooks::delivering();
   hand_off.given_back = [] { launch_hooks::set_owning(false); };
   g_gate.hand_off(hand_off);
+  return true;
 }
 
 // CUPTI detached while idle (idle_detach.h): what may stop it, and how it goes and comes back.
@@ -286,7 +287,8 @@ int initialize_once() {
   // the reduced set, for comparing traces).
   const char* callbacks = getenv("CAPGUARD_CALLBACKS");
   const bool all = callbacks != nullptr && strcmp(callbacks, "all") == 0;
-  hand_launches_to_hooks();
+  // Graph coverage counts eager launches in the hooks: without them it can say only that.
+  recorder->listen_to_kernel_launches(hand_launches_to_hooks());
   const bool attached =
       attach_cupti(&Recorder::switchboard, recorder, api, g_gate, all, versions, why, sizeof(why));
   recorder->write_cuda(versions);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "interposer/attach_guards.h"
+#include "interposer/kernel_launches.h"
 #include "interposer/wrapped_slots.h"
 
 namespace capguard::interposer::launch_hooks {
@@ -180,6 +181,7 @@ __attribute__((noinline)) CUresult observe_config(int hook, bool runtime_named, 
 inline CUresult launch_grid(int hook, bool runtime_named, GridFn real, CUfunction f, unsigned gx,
                             unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                             unsigned shared, CUstream stream, void** params, void** extra) {
+  kernel_launches::on_launch(f, gx, gy, gz, bx, by, bz, shared, params);
   if (!g_delivering.load(std::memory_order_relaxed)) [[likely]]
     return real(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra);
   return observe_grid(hook, runtime_named, real, f, gx, gy, gz, bx, by, bz, shared, stream, params,
@@ -189,6 +191,7 @@ inline CUresult launch_grid(int hook, bool runtime_named, GridFn real, CUfunctio
 inline CUresult launch_cooperative(int hook, bool runtime_named, CooperativeFn real, CUfunction f,
                                    unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                    unsigned bz, unsigned shared, CUstream stream, void** params) {
+  kernel_launches::on_launch(f, gx, gy, gz, bx, by, bz, shared, params);
   if (!g_delivering.load(std::memory_order_relaxed)) [[likely]]
     return real(f, gx, gy, gz, bx, by, bz, shared, stream, params);
   return observe_cooperative(hook, runtime_named, real, f, gx, gy, gz, bx, by, bz, shared, stream,
@@ -198,6 +201,10 @@ inline CUresult launch_cooperative(int hook, bool runtime_named, CooperativeFn r
 inline CUresult launch_config(int hook, bool runtime_named, ConfigFn real,
                               const CUlaunchConfig* config, CUfunction f, void** params,
                               void** extra) {
+  if (config != nullptr)
+    kernel_launches::on_launch(f, config->gridDimX, config->gridDimY, config->gridDimZ,
+                               config->blockDimX, config->blockDimY, config->blockDimZ,
+                               config->sharedMemBytes, params);
   if (!g_delivering.load(std::memory_order_relaxed)) [[likely]]
     return real(config, f, params, extra);
   return observe_config(hook, runtime_named, real, config, f, params, extra);

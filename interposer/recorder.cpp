@@ -11,6 +11,7 @@
 
 #include "interposer/decode.h"
 #include "interposer/graph_policy.h"
+#include "interposer/kernel_launches.h"
 #include "interposer/launch_hooks.h"
 #include "interposer/python_frames.h"
 #include "interposer/stack.h"
@@ -50,6 +51,8 @@ struct ThreadState {
   StackCache stacks;
 };
 thread_local ThreadState t_state;
+
+std::atomic<Recorder*> g_launch_recorder{nullptr};  // the recorder the kernel records go to
 
 class InToolScope {
  public:
@@ -499,9 +502,24 @@ void Recorder::record(ApiEvent& event, bool ends_capture) {
   event.seq = next_seq_.fetch_add(1, std::memory_order_relaxed);
   event.time_ns = now_ns(CLOCK_MONOTONIC);
   event.tid = current_tid();
-
   uint64_t stack[trace::TraceWriter::kMaxStackDepth];
   size_t depth = 0;
+  uint32_t python[trace::TraceWriter::kMaxPythonDepth];
+  size_t python_depth = 0;
+  bool is_new = false;
+  event.stack = stack_id(generation, ends_capture, stack, depth, python, python_depth, is_new);
+  if (is_new)
+    writer_.write_event(event, stack, depth, python, python_depth);
+  else
+    writer_.write_event(event);
+  startup::mark(startup::Phase::first_record);
+  mark_recorded(t, config_.on_thread_first_record);
+}
+
+uint32_t Recorder::stack_id(uint64_t generation, bool ends_capture, uint64_t* stack, size_t& depth,
+                            uint32_t* python, size_t& python_depth, bool& is_new) {
+  ThreadState& t = thread_state(generation);
+  depth = 0;
   if (config_.capture_stack != nullptr) {
     const startup::Timed timed(startup::Sum::stack_unwind);
     depth = config_.capture_stack(stack, trace::TraceWriter::kMaxStackDepth, config_.self_start,
@@ -509,8 +527,6 @@ void Recorder::record(ApiEvent& event, bool ends_capture) {
   }
   // Python programs: the calling thread's Python frames go with the native ones, and the same
   // native stack reached from another Python line is another stack.
-  uint32_t python[trace::TraceWriter::kMaxPythonDepth];
-  size_t python_depth = 0;
   {
     const startup::Timed timed(startup::Sum::python_frames);
     python_depth = capture_python_frames(python, trace::TraceWriter::kMaxPythonDepth, writer_,
@@ -519,22 +535,31 @@ void Recorder::record(ApiEvent& event, bool ends_capture) {
   uint64_t hash = depth != 0 ? hash_stack(stack, depth) : 0;
   for (size_t i = 0; i < python_depth; ++i) hash = (hash ^ python[i]) * 0x100000001b3ull;
   const bool has_stack = depth != 0 || python_depth != 0;
-  event.stack = has_stack ? t.stacks.find(hash) : 0;
-  if (has_stack && event.stack == 0) {
-    for (size_t i = 0; i < depth; ++i) {
-      if (!modules_.contains(stack[i])) {
-        modules_.refresh(writer_);  // a module loaded since the last scan: write it first
-        break;
-      }
+  uint32_t id = has_stack ? t.stacks.find(hash) : 0;
+  is_new = has_stack && id == 0;
+  if (!is_new) return id;
+  for (size_t i = 0; i < depth; ++i) {
+    if (!modules_.contains(stack[i])) {
+      modules_.refresh(writer_);  // a module loaded since the last scan: write it first
+      break;
     }
-    event.stack = next_stack_id_.fetch_add(1, std::memory_order_relaxed);
-    t.stacks.insert(hash, event.stack);
-    writer_.write_event(event, stack, depth, python, python_depth);
-  } else {
-    writer_.write_event(event);
   }
-  startup::mark(startup::Phase::first_record);
-  mark_recorded(t, config_.on_thread_first_record);
+  id = next_stack_id_.fetch_add(1, std::memory_order_relaxed);
+  t.stacks.insert(hash, id);
+  return id;
+}
+
+uint32_t Recorder::stack_here() {
+  if (ended_.load(std::memory_order_acquire) || !ensure_open()) return 0;
+  const uint64_t generation = generation_.load(std::memory_order_acquire);
+  uint64_t stack[trace::TraceWriter::kMaxStackDepth];
+  size_t depth = 0;
+  uint32_t python[trace::TraceWriter::kMaxPythonDepth];
+  size_t python_depth = 0;
+  bool is_new = false;
+  const uint32_t id = stack_id(generation, false, stack, depth, python, python_depth, is_new);
+  if (is_new) writer_.write_stack(id, stack, depth, python, python_depth);
+  return id;
 }
 
 bool Recorder::ensure_open() {
@@ -568,6 +593,7 @@ void Recorder::on_thread_exit() {
 
 void Recorder::on_process_exit(int status) {
   if (ended_.exchange(true) || reopen_needed_.load() || !writer_.is_open()) return;
+  if (g_launch_recorder.load(std::memory_order_acquire) == this) kernel_launches::flush_at_exit();
   writer_.write_end(now_ns(CLOCK_MONOTONIC), status);
 }
 
@@ -741,6 +767,42 @@ void Recorder::publish_held(uint64_t exec) {
 void Recorder::remove_held(uint64_t exec) {
   held_.remove(exec);
   g_memory_held.store(held_.any() ? 1 : 0, std::memory_order_relaxed);
+}
+
+// Graph coverage and frozen values ----------------------------------------------------------
+
+void Recorder::listen_to_kernel_launches(bool launches_seen) {
+  g_launch_recorder.store(this, std::memory_order_release);
+  kernel_launches::Listener listener;
+  listener.context = this;
+  listener.capturing = [](void* self) {
+    auto* r = static_cast<Recorder*>(self);
+    return r->captures_.any() || r->begins_in_flight_.load(std::memory_order_relaxed) != 0;
+  };
+  listener.stack_here = [](void* self) {
+    InToolScope guard;  // unwinding and Python frames make no CUDA call, but stay unrecorded
+    return static_cast<Recorder*>(self)->stack_here();
+  };
+  listener.next_seq = [](void* self) {
+    return static_cast<Recorder*>(self)->next_seq_.fetch_add(1, std::memory_order_relaxed);
+  };
+  listener.tid = [] { return current_tid(); };
+  listener.now_ns = [] { return now_ns(CLOCK_MONOTONIC); };
+  listener.writer = &writer_;
+  listener.param_info = [](void* function, size_t index, size_t* offset, size_t* size) {
+    Recorder* r = g_launch_recorder.load(std::memory_order_acquire);
+    if (r == nullptr || r->config_.graph_driver.func_param_info == nullptr) return -1;
+    InToolScope guard;
+    return r->config_.graph_driver.func_param_info(function, index, offset, size);
+  };
+  listener.function_name = [](const char** name, void* function) {
+    Recorder* r = g_launch_recorder.load(std::memory_order_acquire);
+    if (r == nullptr || r->config_.graph_driver.func_name == nullptr) return -1;
+    InToolScope guard;
+    return r->config_.graph_driver.func_name(name, function);
+  };
+  listener.launches_seen = launches_seen;
+  kernel_launches::listen(listener);
 }
 
 }  // namespace capguard::interposer

@@ -108,6 +108,12 @@ class Recorder {
   bool attach_python_pool(trace::FrameworkMemory attach);  // once; false if hooks are off
   void on_python_pool_entry(trace::FrameworkMemory name, uint64_t address, uint64_t size);
 
+  // Graph coverage and frozen values (kernel_launches.h): hands the launch hooks what they
+  // write with. `launches_seen`: the hooks own the launches (else the coverage is 'blind').
+  void listen_to_kernel_launches(bool launches_seen);
+  // The calling thread's stack id, its 's' record written when new (0: none).
+  uint32_t stack_here();
+
  private:
   static void dispatch(Recorder* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                        const void* data);
@@ -120,6 +126,9 @@ class Recorder {
   // `ends_capture`: a call ending a capture, whose Python stack also says which exception the
   // thread was handling, if any (python_frames.h).
   void record(trace::ApiEvent& event, bool ends_capture = false);
+  // The stack of the calling thread: its id, and whether it is new (then the caller writes it).
+  uint32_t stack_id(uint64_t generation, bool ends_capture, uint64_t* stack, size_t& depth,
+                    uint32_t* python, size_t& python_depth, bool& is_new);
   void reduce_callbacks_if_idle();
   // Graph lifetime (issue 9).
   bool in_reduced_set(const CallbackInfo& info) const;

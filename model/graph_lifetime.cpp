@@ -70,8 +70,7 @@ void GraphLifetime::feed(const ApiEvent& ev, const ApiInfo& api, GraphOp op,
   }
   // In a capture, stream-ordered allocations and frees become memory nodes of the graph.
   if (ev.result != 0 || !ev.has(Field::Pointer) || ev.pointer == 0) return;
-  if (op == GraphOp::FrameworkFree || op == GraphOp::FrameworkAlloc)
-    return framework_block(ev, op);
+  if (op == GraphOp::FrameworkFree || op == GraphOp::FrameworkAlloc) return framework_block(ev, op);
   if (model.stream_capture(ev, api) != nullptr) return;
   if (is_alloc(op)) {
     allocate(ev, op);
@@ -320,6 +319,7 @@ void GraphLifetime::on_graph(const trace::GraphRecord& record) {
 void GraphLifetime::destroy(uint64_t handle) {
   auto it = execs_.find(handle);
   if (it == execs_.end()) return;
+  node_args_facts(it->second);
   lifecycle_.on_destroy(it->second);
   total_refs_ -= std::min(total_refs_, it->second.refs.size() - it->second.dropped_refs);
   for (auto& [stream, list] : in_flight_)
@@ -405,6 +405,7 @@ void GraphLifetime::update(const ApiEvent& ev) {
       state->walked = false;
       state->rewalk = true;
       state->geometry_hash = 0;
+      state->updated = true;  // its arguments are refreshed whenever it is updated
       lifecycle_.on_updated(*state);
     }
     return;
@@ -484,7 +485,10 @@ void GraphLifetime::finish() {
     facts_.push_back(rejected_update(pending));
   std::vector<const ExecState*> live;
   live.reserve(execs_.size());
-  for (const auto& [handle, state] : execs_) live.push_back(&state);
+  for (const auto& [handle, state] : execs_) {
+    live.push_back(&state);
+    node_args_facts(state);
+  }
   lifecycle_.finish(live);
   const std::vector<ChurnFacts>& churn = lifecycle_.churn();
   for (size_t i = 0; i < churn.size(); ++i) {

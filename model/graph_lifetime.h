@@ -19,6 +19,7 @@
 #include "model/capture_model.h"
 #include "model/graph_api.h"
 #include "model/graph_lifecycle.h"
+#include "model/node_args.h"
 #include "trace/event.h"
 #include "trace/graph_record.h"
 
@@ -102,6 +103,9 @@ struct ExecState {
   size_t lifecycle_site = SIZE_MAX;
   size_t lifecycle_key = SIZE_MAX;
   std::unique_ptr<ChurnFacts> pending_step;  // its re-capture, if it is dropped alone unused
+  // Frozen values: its kernel nodes' arguments beside their kernels' eager launches (v9).
+  std::vector<NodeArgs> node_args;
+  bool updated = false;  // cudaGraphExecUpdate refreshed it in place
 };
 
 // What the model saw (facts, not findings): the graph rules (Rule::on_graph) judge them.
@@ -110,7 +114,8 @@ enum class GraphFactKind : uint8_t {
   ReplayFailed,     // a sticky error while graphs were in flight (or may have been)
   KeyRecaptured,    // a key re-captured replacing hardly used execs (churn steps), at the end
   KeysAddedLate,    // a site captured new keys between replays (growth), at the end
-  UpdateRejected    // cudaGraphExecUpdate failed
+  UpdateRejected,   // cudaGraphExecUpdate failed
+  NodeArguments     // a kernel node's arguments beside its kernel's eager launches, at its end
 };
 
 struct GraphFacts {
@@ -135,6 +140,8 @@ struct GraphFacts {
   bool details_known = false;
   uint64_t update_graph = 0;
   const Capture* update_capture = nullptr;  // the capture that made the rejected graph
+  // graph-argument-frozen
+  std::shared_ptr<const NodeArgsFacts> node_args;
 };
 
 class GraphLifetime {
@@ -153,6 +160,7 @@ class GraphLifetime {
   void on_graph_node(const trace::GraphNodeRecord& record);
   void on_graph(const trace::GraphRecord& record);
   void on_graph_update(const trace::GraphUpdateRecord& record);
+  void on_kernel_args(const trace::KernelArgsRecord& record);
   void finish();
   const GraphLifecycle& lifecycle() const { return lifecycle_; }
   // A framework allocator's events for memory no live exec held: the interposer writes none, so
@@ -196,6 +204,7 @@ class GraphLifetime {
   bool hit_execs(const MemoryBlock& block, const Site* free_site);
   void instantiate(const trace::ApiEvent& ev);
   void destroy(uint64_t exec);
+  void node_args_facts(const ExecState& state);  // at its end: NodeArguments facts
   void launch(const trace::ApiEvent& ev, const ApiInfo& api);
   void sync(const trace::ApiEvent& ev, const ApiInfo& api);
   void sticky(const trace::ApiEvent& ev, const ApiInfo& api);

@@ -198,6 +198,39 @@ struct RehearsalInfo {
   std::vector<RehearsalItem> breaks;  // not_capturable: what the last execution still broke
 };
 
+// Graph coverage after warm-up (trace format 9's 'n' records): from the first graph launch on,
+// the kernels a process ran inside graph replays and those it launched eagerly. One per process
+// that replayed a graph (text and HTML section, JSON "graph_coverage").
+struct EagerSite {     // eager launches of one kernel from one stack (one user line after merging)
+  std::string kernel;  // the driver's (mangled) name; empty when unknown
+  Location location;   // the stack of its first launch in a phase
+  uint64_t launches = 0;
+  uint64_t threads = 0;        // grid x block, summed: the GPU work they stand for
+  uint64_t phases = 0;         // phases between replays it launched in
+  std::string framework_call;  // the framework entry point the stack shows, if any
+};
+struct CoverageInfo {
+  uint32_t pid = 0;
+  uint32_t process = 0;  // as Finding::process
+  bool measured = true;  // false: eager launches bypassed capguard's hooks (not counted)
+  uint64_t graph_launches = 0;
+  uint64_t graph_kernels = 0;  // kernel nodes run by those launches
+  uint64_t unwalked_launches =
+      0;  // launches of execs whose nodes are unknown: not in graph_kernels
+  uint64_t eager_kernels = 0;
+  uint64_t phases = 0;           // phases between replays with eager launches
+  uint64_t most_in_phase = 0;    // eager launches of the busiest phase
+  std::vector<EagerSite> eager;  // most launches first (at most kEagerSitesKept, the rest summed)
+  uint64_t other_sites = 0;      // sites past them
+  // Kernels that ran as graphs, in percent of all kernels counted after warm-up (100 when none
+  // were counted).
+  double share() const {
+    const uint64_t all = graph_kernels + eager_kernels;
+    return all == 0 ? 100.0 : 100.0 * static_cast<double>(graph_kernels) / static_cast<double>(all);
+  }
+};
+inline constexpr size_t kEagerSitesKept = 32;
+
 // The CUDA a process ran (trace format 7's 'w' record; issue 30). Versions as CUDA_VERSION
 // (12040 = 12.4), 0 unknown; recorded is false for older traces.
 struct CudaInfo {
@@ -265,6 +298,7 @@ struct Report {
   std::vector<ToolProblem> problems;
   std::vector<GraphSiteInfo> graph_sites;  // the lifecycle table, most captures first per process
   std::vector<RehearsalInfo> rehearsals;   // capture rehearsal (issue 19)
+  std::vector<CoverageInfo> coverage;      // graph coverage after warm-up, per process
   std::vector<RuleOptionValue> rule_options;  // only those not at their default
   // The --fail-on the gate judged this report with ("error" ... "never"); empty: not judged yet
   // (a merge refuses to vouch for a node report judged with another gate, issue 52).

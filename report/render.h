@@ -6,18 +6,18 @@
 #include <span>
 #include <string>
 
-#include "report/json_writer.h"
 #include "model/report.h"
 #include "model/rule_info.h"
+#include "report/json_writer.h"
 
 namespace capguard {
 
 struct RenderOptions {
-  bool color = false;       // text only: ANSI colors (when writing to a terminal)
-  std::string source_root;  // sarif: make paths relative to this directory when under it;
-                            // text, html: where else to look for source files
-  bool source = true;       // text, html: show the source lines around each user frame
-  bool native_frames = false;  // text: Python stacks with every native frame (not folded)
+  bool color = false;               // text only: ANSI colors (when writing to a terminal)
+  std::string source_root;          // sarif: make paths relative to this directory when under it;
+                                    // text, html: where else to look for source files
+  bool source = true;               // text, html: show the source lines around each user frame
+  bool native_frames = false;       // text: Python stacks with every native frame (not folded)
   std::span<const RuleInfo> rules;  // the rule table, as data: SARIF's rules, each finding's fix
 };
 
@@ -39,6 +39,8 @@ std::string render_text(const Report& report, const RenderOptions& options);
 class SourceReader;
 std::string render_text(const Report& report, const RenderOptions& options, SourceReader& sources);
 std::string render_json(const Report& report);
+// One location as the JSON report writes it (frames, inner frames, user frame).
+void write_json_location(JsonWriter& json, const Location& location);
 std::string render_sarif(const Report& report, const RenderOptions& options);
 // The same, handed to `sink` piece by piece as it is written (large reports are never whole in
 // memory).

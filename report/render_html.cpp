@@ -7,6 +7,7 @@
 
 #include "model/frame_owner.h"
 #include "report/capture_picture.h"
+#include "report/coverage_section.h"
 #include "report/finding_groups.h"
 #include "report/lifecycle_table.h"
 #include "report/python_stack.h"
@@ -74,6 +75,7 @@ class HtmlWriter {
         write_finding(i, report_.findings[i], groups.others[i], group_scope(report_, groups, i));
     if (!report_.graph_sites.empty()) write_lifecycle();
     if (!report_.rehearsals.empty()) write_rehearsals();
+    if (!report_.coverage.empty()) write_coverage();
     out_ += "<h2 id=\"captures\">Captures</h2>\n";
     out_ +=
         "<p class=\"legend\">Each lane is a stream, calls in order from left to right: "
@@ -194,6 +196,26 @@ class HtmlWriter {
         if (items->size() > shown)
           put("<li>... and {} more (the JSON report lists every one)</li>\n",
               items->size() - shown);
+        out_ += "</ul>";
+      }
+      out_ += "</li>\n";
+    }
+    out_ += "</ul>\n";
+  }
+
+  // Graph coverage after warm-up: each process's share and its eager hot spots.
+  void write_coverage() {
+    out_ +=
+        "<h2 id=\"graph-coverage\">Graph coverage after warm-up</h2>\n<ul class=\"coverage\">\n";
+    for (const CoverageInfo& c : report_.coverage) {
+      put("<li>process {}: {}", c.pid, esc(coverage_summary(c)));
+      if (!c.eager.empty()) {
+        out_ += "<ul>\n";
+        const size_t shown = std::min(c.eager.size(), kEagerSitesShown * 8);
+        for (size_t i = 0; i < shown; ++i) put("<li>{}</li>\n", esc(eager_site_line(c.eager[i])));
+        if (c.eager.size() - shown + c.other_sites != 0)
+          put("<li>... and {} more (the JSON report lists them)</li>\n",
+              c.eager.size() - shown + c.other_sites);
         out_ += "</ul>";
       }
       out_ += "</li>\n";

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/frame_owner.h"
+#include "report/coverage_section.h"
 #include "report/finding_groups.h"
 #include "report/inner_frames.h"
 #include "report/json_writer.h"
@@ -286,6 +287,10 @@ void write_rehearsal(JsonWriter& json, const RehearsalInfo& r) {
 
 }  // namespace
 
+void write_json_location(JsonWriter& json, const Location& location) {
+  write_location(json, location);
+}
+
 std::string render_json(const Report& report) {
   std::string out;
   render_json(report, [&](std::string_view piece) { out += piece; });
@@ -327,6 +332,7 @@ void render_json(const Report& report, const JsonSink& sink) {
     for (const RehearsalInfo& r : report.rehearsals) write_rehearsal(json, r);
     json.end_array();
   }
+  write_coverage_json(json, report);
   if (!report.rule_options.empty()) {  // only then: reports with the defaults keep their shape
     json.key("rule_options");
     json.begin_array();

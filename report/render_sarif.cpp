@@ -2,6 +2,8 @@
 // every result has a physicalLocation with an artifactLocation (GitHub rejects the whole upload
 // otherwise), partialFingerprints carry fingerprint() so an alert survives reruns, and related
 // locations are linked from the message text as "[capture-begin](1)".
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "model/frame_owner.h"
+#include "report/coverage_section.h"
 #include "report/finding_groups.h"
 #include "report/fingerprint.h"
 #include "report/inner_frames.h"
@@ -127,6 +130,7 @@ class SarifRenderer {
       if (i == first) scope = group_scope(report_, groups, first);
       write_result(report_.findings[i], groups.id[i], scope);
     }
+    for (const CoverageInfo& coverage : report_.coverage) write_eager_hot_spots(coverage);
     w_.end_array();
     w_.end_object().end_array();
     w_.end_object();
@@ -139,6 +143,7 @@ class SarifRenderer {
     w_.field("semanticVersion", trace::kToolVersion);
     w_.key("rules").begin_array();
     for (const RuleInfo& rule : options_.rules) write_rule(rule);
+    if (!report_.coverage.empty()) write_rule(kEagerHotSpotRule);
     w_.end_array();
     w_.end_object().end_object();
   }
@@ -289,7 +294,8 @@ class SarifRenderer {
     for (const Related& r : f.related) {
       ++id;
       if (!placeable_frame(r.location)) continue;
-      links += (links.empty() ? " See " : ", ") + ("[" + sarif_text(r.role) + "](" + std::to_string(id) + ")");  // issue 52
+      links += (links.empty() ? " See " : ", ") +
+               ("[" + sarif_text(r.role) + "](" + std::to_string(id) + ")");  // issue 52
     }
     if (!links.empty()) text += links + ".";
     if (const RuleInfo* rule = find_rule_in(options_.rules, f.rule))
@@ -392,6 +398,33 @@ class SarifRenderer {
     }
     w_.end_object();
     w_.end_object();
+  }
+
+  // Graph coverage: one note per eager hot spot (the busiest sites of each process), so that a
+  // code-scanning view shows where the step left the graphs. Not a finding: no gate sees it.
+  void write_eager_hot_spots(const CoverageInfo& coverage) {
+    const size_t shown = std::min(coverage.eager.size(), kEagerSitesShown);
+    for (size_t i = 0; i < shown; ++i) {
+      const EagerSite& site = coverage.eager[i];
+      Finding spot;
+      spot.pid = coverage.pid;
+      spot.location = site.location;
+      w_.begin_object();
+      w_.field("ruleId", kEagerHotSpotRule.id).field("ruleIndex", options_.rules.size());
+      w_.field("level", sarif_level(Severity::Note));
+      spot.message = fmt::format(
+          "{} kernel launches of {} ran outside graph replays after warm-up, in {} phases "
+          "between replays ({} of this process's kernels ran inside graph replays)",
+          site.launches, eager_kernel_name(site), site.phases, coverage_share_words(coverage));
+      w_.key("message").begin_object().field("text", message_text(spot)).end_object();
+      write_primary_location(spot);
+      w_.key("properties").begin_object();
+      w_.field("pid", coverage.pid).field("launches", site.launches);
+      w_.field("threads", site.threads).field("phases", site.phases);
+      if (!site.kernel.empty()) w_.field("kernel", site.kernel);
+      w_.end_object();
+      w_.end_object();
+    }
   }
 
   const Report& report_;

@@ -10,6 +10,7 @@
 
 #include "model/enum_names.h"
 #include "model/frame_owner.h"
+#include "report/coverage_section.h"
 #include "report/finding_groups.h"
 #include "report/lifecycle_table.h"
 #include "report/python_stack.h"
@@ -572,6 +573,7 @@ std::string render_text(const Report& report, const RenderOptions& options, Sour
   }
   out += lifecycle_text(report);
   out += rehearsal_text(report);
+  out += coverage_text(report);
   out += cupti_clients_text(report);
   out += summary_line(report);
   return wrap_long_lines(out, options.native_frames);

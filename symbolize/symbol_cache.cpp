@@ -169,6 +169,9 @@ std::optional<std::string> SymbolCache::save_beside(const std::string& trace_pat
     if (rehearsal.pid == pid)
       for (const auto* items : {&rehearsal.warmup, &rehearsal.breaks})
         for (const RehearsalItem& item : *items) collect(item.location, frames);
+  for (const CoverageInfo& coverage : report.coverage)
+    if (coverage.pid == pid)
+      for (const EagerSite& site : coverage.eager) collect(site.location, frames);
   const std::string path = path_for(trace_path);
   // The trace directory may be shared: never write through what is already there (a planted
   // symlink to a file of someone else's), and never leave half a file. A new file of our own,

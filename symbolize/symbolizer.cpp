@@ -587,6 +587,8 @@ SymbolizeStats symbolize(Report& report, const std::vector<ProcessModules>& modu
     for (auto& rehearsal : report.rehearsals)
       for (auto* items : {&rehearsal.warmup, &rehearsal.breaks})
         for (auto& item : *items) f(item.location, rehearsal.pid, rehearsal.process);
+    for (auto& coverage : report.coverage)
+      for (auto& site : coverage.eager) f(site.location, coverage.pid, coverage.process);
   };
   each_location(
       [&](Location& l, uint32_t pid, uint32_t process) { symbolizer.plan(l, pid, process); });

@@ -46,7 +46,14 @@ EXPECT = re.compile(r"(?://|#)\s*expect:\s*(.*)$")
 EXPECT_ELSEWHERE = re.compile(r"(?://|#)\s*expect-elsewhere:\s*(.*)$")
 CAPGUARD_ARGS = re.compile(r"(?://|#)\s*capguard-args:\s*(.*)$")
 EXPECT_REHEARSAL = re.compile(r"(?://|#)\s*expect-rehearsal:\s*(\S+)\s+(\S+)(?:\s+(\d+))?\s*$")
-REPORT_ARGS = {"--rehearse-mode"}  # capguard-args that `capguard report` takes as well (with a value)
+# Graph coverage: a line that launches eagerly after the first replay (`expect-eager`: the JSON
+# report's graph_coverage lists it), a program all of whose kernels after warm-up ran in graphs
+# (`expect-coverage: full`), and the exit status a --min-graph-coverage gate gives
+# (`expect-exit: N`).
+EXPECT_EAGER = re.compile(r"(?://|#)\s*expect-eager\b")
+EXPECT_FULL_COVERAGE = re.compile(r"(?://|#)\s*expect-coverage:\s*full\b")
+EXPECT_EXIT = re.compile(r"(?://|#)\s*expect-exit:\s*(\d+)")
+REPORT_ARGS = {"--rehearse-mode", "--min-graph-coverage"}  # capguard-args that `capguard report` takes as well (with a value)
 EXIT_FINDINGS = 1  # `run` and `report` with findings at or above --fail-on (default: error)
 EXIT_NOT_ATTACHED = 3
 # Replaying recorded traces: a program of a suite folder recorded on no GPU machine yet is
@@ -71,6 +78,7 @@ class Program:
         self.name, self.cudart, self.source, self.expected = name, cudart, source, expected
         self.suite = "python" if cudart == "python" else "main"
         self.run_args, self.rehearsals = parse_options(source)
+        self.eager, self.full_coverage, self.exit = parse_coverage_marks(source)
 
     def report_args(self):
         """The run options `capguard report` takes too."""
@@ -85,6 +93,8 @@ class Program:
         """Every program exits 0 on its own, so capguard's status is 1 exactly when an error is
         expected; else 3 when a rehearsed region is expected never to run (the gate fails
         closed)."""
+        if self.exit is not None:
+            return self.exit
         has_error = any(SEVERITY[rule] == "error" for rule, _, _ in self.expected)
         if has_error:
             return EXIT_FINDINGS
@@ -105,6 +115,40 @@ def parse_options(path):
                 warmups = int(match.group(3)) if match.group(3) else None
                 rehearsals[match.group(1)] = (match.group(2), warmups)
     return run_args, rehearsals
+
+
+def parse_coverage_marks(path):
+    """({(basename, line)} expected eager, full coverage expected, exit status or None)."""
+    eager, full, status = set(), False, None
+    with open(path, encoding="utf-8") as source:
+        for number, text in enumerate(source, start=1):
+            if EXPECT_EAGER.search(text):
+                eager.add((os.path.basename(path), number))
+            full = full or bool(EXPECT_FULL_COVERAGE.search(text))
+            match = EXPECT_EXIT.search(text)
+            if match:
+                status = int(match.group(1))
+    return eager, full, status
+
+
+def coverage_problems(program, report):
+    """What differs from the expected graph coverage: eager lines missing, or eager work where
+    every kernel after warm-up should have run in graphs."""
+    coverage = report.get("graph_coverage", [])
+    found = set()
+    for process in coverage:
+        for site in process.get("eager", []):
+            location = site.get("location") or {}
+            index = location.get("user_frame")
+            frames = location.get("frames", [])
+            if index is not None and index < len(frames) and frames[index].get("file"):
+                found.add((os.path.basename(frames[index]["file"]), frames[index].get("line")))
+    problems = [f"no eager launch reported at {file}:{line}" for file, line in sorted(program.eager - found)]
+    if (program.eager or program.full_coverage) and not coverage:
+        problems.append("no graph_coverage in the report")
+    if program.full_coverage and any(p.get("eager_kernels") for p in coverage):
+        problems.append("eager launches after warm-up, expected none")
+    return problems
 
 
 def rehearsal_problems(program, report):
@@ -342,6 +386,7 @@ def check(program, args, out_dir):
     if status != program.expected_exit():
         problems.append(f"exit {status}, expected {program.expected_exit()}")
     problems += rehearsal_problems(program, report)
+    problems += coverage_problems(program, report)
     return found_findings(report), status, problems
 
 

@@ -2,7 +2,6 @@
 // the damage was delivered, and never a crash. A damaged line past the header is skipped
 // (named to the sink) and reading goes on; what ends reading is returned.
 #include <doctest/doctest.h>
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -130,10 +129,11 @@ TEST_SUITE("trace_reader_errors_test") {
   }
 
   TEST_CASE("a newer format version asks for an upgrade, naming both versions") {
-    const ReadError e = expect_error("v 9.9.9 9 new-field\np 1 1 0\n", 1, "");
-    CHECK(e.to_string() ==
-          "t.trace:1: written by capguard 9.9.9 (trace format 9); this capguard reads format <= 8: "
-          "upgrade capguard");
+    const ReadError e = expect_error("v 9.9.9 a new-field\np 1 1 0\n", 1, "");
+    CHECK(
+        e.to_string() ==
+        "t.trace:1: written by capguard 9.9.9 (trace format 10); this capguard reads format <= 9: "
+        "upgrade capguard");
     expect_error("v 0.0.1 0\n", 1, "unsupported trace format 0");
   }
 

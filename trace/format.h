@@ -3,17 +3,18 @@
 // A trace is UTF-8 text, one record per line, written by one process. Each record is one
 // opcode character, a space, then space-separated fields. Numbers are lower-case hex without
 // "0x". Strings that may contain spaces or newlines are escaped: every byte outside 0x21..0x7e
-// and every '%' is written as %XX. Grammar (version 8; version 1 is the same without Python
+// and every '%' is written as %XX. Grammar (version 9; version 1 is the same without Python
 // frames, version 2 the same without the graph records, version 3 without a graph node's
 // geometry and scalar hash, version 4 without the CUPTI client records, version 5 without the
-// rehearsed ranges, version 6 without the CUDA versions, version 7 without the who-ran record;
-// readers accept all eight):
+// rehearsed ranges, version 6 without the CUDA versions, version 7 without the who-ran record,
+// version 8 without the kernel records; readers accept all nine):
 //
 //   trace    := header record* ['z' end]
 //   header   := 'v' tool-version format-version              first line, exactly once
 //   record   := process | command | module | python-frame | stack | event | thread-exit
 //               | attach | graph-node | graph | graph-update | cupti-client
 //               | range-begin | range-end | rehearse | cuda | who-ran
+//               | kernel-name | launch-count | kernel-args
 //   process  := 'p' pid ppid start-unix-ns                   once, right after the header
 //   command  := 'c' escaped-command-line                     once
 //   attach   := 'i' state escaped-message                    state: 'ok' | 'failed'
@@ -112,6 +113,41 @@
 //                                                            CUDA_VISIBLE_DEVICES...); unknown
 //                                                            names are ignored; at most
 //                                                            kMaxLauncherVars
+//   kernel-name := 'f' function escaped-name                a kernel function handle that the
+//                                                            'n' and 'a' records name (v9),
+//                                                            before its first use; the
+//                                                            driver's (mangled) name
+//   launch-count := 'n' seq time-ns tid what item*          graph coverage (v9): the kernel
+//                                                            launches counted since the
+//                                                            previous 'n'; what: 'start' (the
+//                                                            first graph launch: counting
+//                                                            begins), 'blind' (the same, but
+//                                                            eager launches bypass capguard's
+//                                                            launch hooks: none are counted),
+//                                                            'phase' (a graph launch after
+//                                                            eager launches ends the phase
+//                                                            between replays), 'exit' (what
+//                                                            was left at exit); at most
+//                                                            kMaxLaunchItems items, a phase
+//                                                            with more continues in the next
+//                                                            'phase' record at the same seq
+//   item     := 'x' exec ':' launches                        graph launches of an exec
+//               | 'k' function ':' launches ':' threads ':' stack
+//                                                            eager launches of a kernel
+//                                                            function outside captures;
+//                                                            threads: grid x block, summed;
+//                                                            stack: of its first launch in the
+//                                                            phase (0: none)
+//   kernel-args := 'a' exec index order ['x' geometry] arg* a kernel node's arguments (v9), after
+//                                                            its 'g' record: order 0 the node's
+//                                                            own arguments of at most 8 bytes
+//                                                            that are no ref; order n >= 1 the
+//                                                            same kernel function's n-th last
+//                                                            eager launch before the walk, with
+//                                                            its geometry (7 numbers, as 'g')
+//   arg      := param ':' size ':' hex                       the argument's bytes (size 1..8)
+//                                                            as a little-endian number; at
+//                                                            most kMaxKernelArgs
 //   end      := 'z' time-ns exit-status                      clean process exit
 //
 // `api` is the CUDA function name as CUPTI reports it (cudaMemcpyAsync_ptsz, cuMemcpyHtoD_v2);
@@ -137,7 +173,7 @@
 
 namespace capguard::trace {
 
-inline constexpr int kFormatVersion = 8;
+inline constexpr int kFormatVersion = 9;
 inline constexpr char kToolVersion[] = "0.1.0";
 
 // A python-frame record with this file is no frame: the Python exception the thread was

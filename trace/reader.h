@@ -14,6 +14,7 @@
 
 #include "trace/event.h"
 #include "trace/graph_record.h"
+#include "trace/kernel_record.h"
 
 namespace capguard::trace {
 
@@ -98,6 +99,10 @@ class TraceSink {
   virtual void on_rehearse(std::string_view /*glob*/) {}
   // Who ran it (v7).
   virtual void on_who_ran(const WhoRanRecord&) {}
+  // Kernel records (v9, kernel_record.h): graph coverage and frozen values.
+  virtual void on_kernel_name(const KernelNameRecord&) {}
+  virtual void on_launch_count(const LaunchCountRecord&) {}
+  virtual void on_kernel_args(const KernelArgsRecord&) {}
   // A damaged line (past the header) that was skipped; reading goes on after it.
   virtual void on_skipped_line(const struct ReadError&) {}
 };

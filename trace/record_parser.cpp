@@ -150,6 +150,12 @@ const char* RecordParser::record_name(char type) {
       return "cuda";
     case 'h':
       return "who-ran";
+    case 'f':
+      return "kernel-name";
+    case 'n':
+      return "launch-count";
+    case 'a':
+      return "kernel-args";
     default:
       return nullptr;
   }
@@ -201,6 +207,11 @@ bool RecordParser::parse_other(std::string_view line, bool split) {
   if (records_ == 2 && type != 'p') return fail("the header must be followed by the 'p' record");
   if (type == 'g' || type == 'G' || type == 'u') {
     if (graphs_.parse(line, sink_, error_)) return true;
+    record_name_ = "";
+    return false;
+  }
+  if (type == 'f' || type == 'n' || type == 'a') {
+    if (kernels_.parse(line, sink_, error_)) return true;
     record_name_ = "";
     return false;
   }

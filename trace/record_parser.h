@@ -14,6 +14,7 @@
 #include "trace/event_tail_cache.h"
 #include "trace/field_cursor.h"
 #include "trace/graph_record.h"
+#include "trace/kernel_record.h"
 #include "trace/reader.h"
 
 namespace capguard::trace {
@@ -116,6 +117,7 @@ class RecordParser {
   ApiNames api_names_;
   EventTailCache tails_;  // events parsed by the fast path, by their bytes after the tid
   GraphRecordParser graphs_;
+  KernelRecordParser kernels_;
 };
 
 }  // namespace capguard::trace

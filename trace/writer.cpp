@@ -308,6 +308,38 @@ void TraceWriter::write_event(const ApiEvent& event, const uint64_t* stack_addre
   write_event(event, stack_addresses, stack_depth, nullptr, 0);
 }
 
+namespace {
+// An 's' record (format.h), its frames clamped to the bounds.
+void put_stack(LineBuilder& out, uint32_t id, const uint64_t* stack_addresses, size_t stack_depth,
+               const uint32_t* python_frames, size_t python_depth) {
+  using Bounds = TraceWriter;
+  if (stack_depth > Bounds::kMaxStackDepth) stack_depth = Bounds::kMaxStackDepth;
+  if (python_depth > Bounds::kMaxPythonDepth) python_depth = Bounds::kMaxPythonDepth;
+  out.put("s ");
+  out.put_hex(id);
+  for (size_t i = 0; i < stack_depth; ++i) {
+    out.put(' ');
+    out.put_hex(stack_addresses[i]);
+  }
+  if (python_depth > 0) out.put(" y");
+  for (size_t i = 0; i < python_depth; ++i) {
+    out.put(' ');
+    out.put_hex(python_frames[i]);
+  }
+  out.put('\n');
+}
+}  // namespace
+
+void TraceWriter::write_stack(uint32_t id, const uint64_t* stack_addresses, size_t stack_depth,
+                              const uint32_t* python_frames, size_t python_depth) {
+  if (id == 0 || (stack_depth == 0 && python_depth == 0)) return;
+  char buffer[kEventBufferSize];
+  LineBuilder out(buffer, sizeof(buffer));
+  put_stack(out, id, stack_addresses, stack_addresses == nullptr ? 0 : stack_depth, python_frames,
+            python_frames == nullptr ? 0 : python_depth);
+  write_all(out.data(), out.size());
+}
+
 void TraceWriter::write_event(const ApiEvent& event, const uint64_t* stack_addresses,
                               size_t stack_depth, const uint32_t* python_frames,
                               size_t python_depth) {
@@ -319,22 +351,8 @@ void TraceWriter::write_event(const ApiEvent& event, const uint64_t* stack_addre
   if (stack_addresses == nullptr) stack_depth = 0;
   const bool defines_stack = stack_depth > 0 || python_depth > 0;
   const bool has_stack = event.stack != 0 && (refers_back || defines_stack);
-  if (has_stack && defines_stack) {
-    if (stack_depth > kMaxStackDepth) stack_depth = kMaxStackDepth;
-    if (python_depth > kMaxPythonDepth) python_depth = kMaxPythonDepth;
-    out.put("s ");
-    out.put_hex(event.stack);
-    for (size_t i = 0; i < stack_depth; ++i) {
-      out.put(' ');
-      out.put_hex(stack_addresses[i]);
-    }
-    if (python_depth > 0) out.put(" y");
-    for (size_t i = 0; i < python_depth; ++i) {
-      out.put(' ');
-      out.put_hex(python_frames[i]);
-    }
-    out.put('\n');
-  }
+  if (has_stack && defines_stack)
+    put_stack(out, event.stack, stack_addresses, stack_depth, python_frames, python_depth);
   out.put("e ");
   out.put_hex(event.seq);
   out.put(' ');

@@ -58,6 +58,10 @@ class TraceWriter {
   // innermost first, at most kMaxPythonDepth kept) after the native addresses.
   void write_event(const ApiEvent& event, const uint64_t* stack_addresses, size_t stack_depth,
                    const uint32_t* python_frames, size_t python_depth);
+  // An 's' record alone (a stack the kernel records name, kernel_record.h); nothing for id 0 or
+  // an empty stack.
+  void write_stack(uint32_t id, const uint64_t* stack_addresses, size_t stack_depth,
+                   const uint32_t* python_frames, size_t python_depth);
   // A 'y' record. The strings need not be NUL-terminated; each is cut to fit the record.
   void write_python_frame(uint32_t id, uint32_t line, std::string_view file,
                           std::string_view function);

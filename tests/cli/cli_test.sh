@@ -55,7 +55,7 @@ printf "$header"'z 28 0\n' >"$t/clean.trace"
 # Random bytes, the first one fixed: a leading newline would make the first line empty (1 in 256).
 { printf '\x01'; head -c 511 /dev/urandom; } >"$t/random.trace"
 head -c 150 "$t/sync.trace" >"$t/truncated.trace"  # cut inside the first event
-printf 'v 9.0.0 9\np 1 1 0\n' >"$t/newer.trace"
+printf 'v 9.0.0 a\np 1 1 0\n' >"$t/newer.trace"
 cp "$t/sync.trace" "$t/clean.trace" "$t/dir/"
 
 echo "== report: bad input"
@@ -63,7 +63,7 @@ expect 3 '^capguard: cannot read trace: .*empty' --one-line -- "$capguard" repor
 expect 3 '^capguard: cannot read trace: .*not a capguard trace' --one-line -- "$capguard" report "$t/random.trace"
 expect 3 '^SUMMARY: capguard: 0 errors' -- "$capguard" report "$t/truncated.trace"
 grep -q '^capguard: cannot read trace: .*truncated' "$work/err" || fail "truncated trace not named"
-expect 3 '^capguard: cannot read trace: .*format 9.*upgrade capguard' --one-line -- "$capguard" report "$t/newer.trace"
+expect 3 '^capguard: cannot read trace: .*format 10.*upgrade capguard' --one-line -- "$capguard" report "$t/newer.trace"
 expect 3 '^capguard: cannot open trace: .*/missing.trace: No such file' --one-line -- "$capguard" report "$t/missing.trace"
 expect 3 '^capguard: cannot open trace: no \*\.trace files in' --one-line -- "$capguard" report "$work"
 # A bad trace among good ones: the bad one is named, the good one still reported, SUMMARY last.

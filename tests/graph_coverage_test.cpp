@@ -1,0 +1,175 @@
+// Graph coverage after warm-up: the kernel records' text (trace/kernel_record.h), the model that
+// adds them up (model/graph_coverage.h), its report section, and the gate's
+// --min-graph-coverage (engine/gate.h).
+#include "model/graph_coverage.h"
+
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/gate.h"
+#include "report/coverage_section.h"
+#include "report/render.h"
+#include "trace/kernel_record.h"
+#include "trace/reader.h"
+
+using namespace capguard;
+
+namespace {
+
+struct KernelSink : trace::TraceSink {
+  std::vector<std::string> names;
+  std::vector<trace::LaunchCountKind> kinds;
+  std::vector<trace::ExecLaunches> execs;
+  std::vector<trace::EagerLaunches> eager;
+  std::vector<trace::KernelArg> args;
+  uint32_t args_order = 99;
+  void on_kernel_name(const trace::KernelNameRecord& r) override { names.emplace_back(r.name); }
+  void on_launch_count(const trace::LaunchCountRecord& r) override {
+    kinds.push_back(r.kind);
+    execs.insert(execs.end(), r.execs.begin(), r.execs.end());
+    eager.insert(eager.end(), r.eager.begin(), r.eager.end());
+  }
+  void on_kernel_args(const trace::KernelArgsRecord& r) override {
+    args.assign(r.args.begin(), r.args.end());
+    args_order = r.order;
+  }
+};
+
+std::string trace_of(const std::vector<std::string>& records) {
+  std::string text = "v 0.1.0 9\np 1 0 0\n";
+  for (const std::string& r : records) text += r;
+  return text;
+}
+
+std::string formatted(size_t n, const char* buffer) { return std::string(buffer, n); }
+
+trace::LaunchCountRecord counts(trace::LaunchCountKind kind,
+                                const std::vector<trace::ExecLaunches>& execs,
+                                const std::vector<trace::EagerLaunches>& eager) {
+  trace::LaunchCountRecord r;
+  r.kind = kind;
+  r.execs = execs;
+  r.eager = eager;
+  return r;
+}
+
+trace::GraphNodeRecord kernel_node(uint64_t exec, uint32_t index) {
+  trace::GraphNodeRecord node;
+  node.exec = exec;
+  node.index = index;
+  node.type = trace::kNodeKernel;
+  return node;
+}
+
+}  // namespace
+
+TEST_CASE("kernel records: written, read back, and refused when damaged") {
+  char buffer[trace::kKernelRecordBufferSize];
+  std::vector<std::string> records;
+  records.push_back(formatted(
+      trace::format_kernel_name(buffer, sizeof buffer, {0xf00, "_Z3addPfi with space"}), buffer));
+  const std::vector<trace::ExecLaunches> execs{{0x77, 10}};
+  const std::vector<trace::EagerLaunches> eager{{0xf00, 3, 96, 5}};
+  trace::LaunchCountRecord phase = counts(trace::LaunchCountKind::Phase, execs, eager);
+  phase.seq = 9;
+  records.push_back(formatted(trace::format_launch_count(buffer, sizeof buffer, phase), buffer));
+  const std::vector<trace::KernelArg> args{{1, 4, 0xffffffff}, {2, 8, 42}};
+  trace::KernelArgsRecord a;
+  a.exec = 0x77;
+  a.order = 2;
+  a.geometry_count = 7;
+  a.args = args;
+  records.push_back(formatted(trace::format_kernel_args(buffer, sizeof buffer, a), buffer));
+  CHECK(records[1] == "n 9 0 0 phase x77:a kf00:3:60:5\n");
+  CHECK(records[2] == "a 77 0 2 x0,0,0,0,0,0,0 1:4:ffffffff 2:8:2a\n");
+  KernelSink sink;
+  std::istringstream in(trace_of(records));
+  CHECK(!trace::read_trace(in, "t", sink));
+  CHECK(sink.names == std::vector<std::string>{"_Z3addPfi with space"});
+  REQUIRE(sink.kinds.size() == 1);
+  CHECK(sink.execs[0].launches == 10);
+  CHECK(sink.eager[0].threads == 96);
+  CHECK(sink.eager[0].stack == 5);
+  CHECK(sink.args == args);
+  CHECK(sink.args_order == 2);
+
+  struct Skips : trace::TraceSink {
+    int skipped = 0;
+    void on_skipped_line(const trace::ReadError&) override { ++skipped; }
+  } skips;
+  std::istringstream bad(trace_of({"n 1 0 0 sometimes\n", "n 1 0 0 phase x1\n", "a 1 0 0 1:9:0\n",
+                                   "a 1 0 0 1:1:100\n", "f 1\n"}));
+  CHECK(!trace::read_trace(bad, "t", skips));
+  CHECK(skips.skipped == 5);
+}
+
+TEST_CASE("graph coverage: kernels of replays against eager launches after warm-up") {
+  GraphCoverage model;
+  for (uint32_t i = 0; i < 3; ++i) model.on_graph_node(kernel_node(0x77, i));  // 3 kernels
+  model.on_graph_node(kernel_node(0x77, 2));  // a second record of the same node: counted once
+  model.on_kernel_name({0xf00, "_Z3addPfi"});
+  model.on_launch_count(counts(trace::LaunchCountKind::Start, {}, {}));
+  const std::vector<trace::ExecLaunches> ten{{0x77, 10}};
+  const std::vector<trace::EagerLaunches> one_add{{0xf00, 1, 32, 4}};
+  for (int phase = 0; phase < 5; ++phase)
+    model.on_launch_count(counts(trace::LaunchCountKind::Phase, ten, one_add));
+  model.on_launch_count(counts(trace::LaunchCountKind::Exit, {{0x99, 2}}, {}));  // never walked
+  CHECK(model.seen());
+  const CoverageInfo c = model.info([](uint32_t stack) {
+    Location l;
+    l.stack_id = stack;
+    return l;
+  });
+  CHECK(c.graph_kernels == 150);
+  CHECK(c.unwalked_launches == 2);
+  CHECK(c.eager_kernels == 5);
+  CHECK(c.phases == 5);
+  CHECK(c.most_in_phase == 1);
+  REQUIRE(c.eager.size() == 1);
+  CHECK(c.eager[0].kernel == "_Z3addPfi");
+  CHECK(c.eager[0].location.stack_id == 4);
+  CHECK(c.eager[0].phases == 5);
+  CHECK(c.share() == doctest::Approx(150.0 * 100 / 155));
+
+  Report report;
+  report.coverage.push_back(c);
+  const std::string text = coverage_text(report);
+  CHECK(text.find("96.7% of 155 kernels ran inside graph replays") != std::string::npos);
+  CHECK(text.find("5 eager launches of add (") != std::string::npos);
+  CHECK(render_json(report).find("\"share_percent\": 96.7") != std::string::npos);
+}
+
+TEST_CASE("gate: --min-graph-coverage fails below the share, with the reason") {
+  CoverageInfo half;
+  half.pid = 7;
+  half.graph_kernels = 50;
+  half.eager_kernels = 50;
+  const std::vector<CoverageInfo> coverage{half};
+  const std::vector<Finding> none;
+  GateInput input;
+  input.findings = &none;
+  input.coverage = &coverage;
+  GateOptions options;
+  CHECK(judge_gate(input, options).status == 0);  // off by default
+  options.min_graph_coverage = 95;
+  const GateResult fails = judge_gate(input, options);
+  CHECK(fails.status == kExitFindings);
+  REQUIRE(fails.reasons.size() == 1);
+  CHECK(fails.reasons[0].message.find("50.0% in process 7, below --min-graph-coverage 95.0%") !=
+        std::string::npos);
+  options.min_graph_coverage = 50;
+  CHECK(judge_gate(input, options).status == 0);
+  CHECK(judge_gate(input, options).reasons.empty());
+
+  const std::vector<CoverageInfo> nothing;  // no process replayed a graph: nothing to show
+  input.coverage = &nothing;
+  CHECK(judge_gate(input, options).status == kExitFindings);
+  CoverageInfo blind = half;
+  blind.measured = false;
+  const std::vector<CoverageInfo> unknown{blind};
+  input.coverage = &unknown;
+  CHECK(judge_gate(input, options).status == kExitFindings);
+}
