@@ -89,11 +89,13 @@ scripts/dbgsym.sh "$build" "$(ls "$dist"/capguard-cuda_*_"$deb_arch".deb)" "$dis
 
 step "wheel"
 rm -rf "$work/wheel$suffix"
-wheel_cross=()
+wheel_cross=() wheel_env=()
 # A cross build: the toolchain file, and the target's platform for scikit-build-core's tag.
-[[ $arch == aarch64 ]] && wheel_cross=(-C cmake.define.CMAKE_TOOLCHAIN_FILE="$source_dir/cmake/aarch64-linux-gnu.cmake")
-_PYTHON_HOST_PLATFORM=$([[ $arch == aarch64 ]] && echo linux-aarch64 || python3 -c 'import sysconfig; print(sysconfig.get_platform())') \
-  "$work/venv/bin/pip" wheel --quiet --disable-pip-version-check --no-deps -w "$work/wheel$suffix" \
+if [[ $arch == aarch64 ]]; then
+  wheel_cross=(-C cmake.define.CMAKE_TOOLCHAIN_FILE="$source_dir/cmake/aarch64-linux-gnu.cmake")
+  wheel_env=(_PYTHON_HOST_PLATFORM=linux-aarch64)
+fi
+env "${wheel_env[@]}" "$work/venv/bin/pip" wheel --quiet --disable-pip-version-check --no-deps -w "$work/wheel$suffix" \
   -C build-dir="$work/wheel-build$suffix" -C cmake.define.CAPGUARD_GLIBC_STUBS="$stubs" \
   "${wheel_cross[@]}" .
 # --only-plat: the tag is the floor the tests guarantee, 2.28. Without it auditwheel (6+) would
