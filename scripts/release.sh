@@ -101,7 +101,18 @@ env "${wheel_env[@]}" "$work/venv/bin/pip" wheel --quiet --disable-pip-version-c
 # --only-plat: the tag is the floor the tests guarantee, 2.28. Without it auditwheel (6+) would
 # add the most compatible tag the binaries happen to allow today (manylinux_2_27 on 2026-11-27:
 # nothing needs more than GLIBC_2.27), and the file name would change with the code.
-"$work/venv/bin/auditwheel" repair --only-plat --plat "$plat" -w "$dist" "$work"/wheel$suffix/capguard_cuda-*.whl
+if [[ $arch == x86_64 ]]; then
+  "$work/venv/bin/auditwheel" repair --only-plat --plat "$plat" -w "$dist" "$work"/wheel$suffix/capguard_cuda-*.whl
+else
+  # auditwheel's --plat offers only this machine's architecture's tags (from platform.machine),
+  # while its repair reads the wheel's architecture from the wheel: told it is on aarch64, it
+  # checks and tags the aarch64 wheel as it does the x86_64 one (`auditwheel show` needs no help).
+  "$work/venv/bin/python" -c 'import sys
+from auditwheel.architecture import Architecture
+Architecture.detect = staticmethod(lambda **_: Architecture("aarch64"))
+from auditwheel.main import main
+sys.exit(main())' repair --only-plat --plat "$plat" -w "$dist" "$work"/wheel$suffix/capguard_cuda-*.whl
+fi
 
 if [[ $arch == x86_64 ]]; then
   step "source distribution"
@@ -137,7 +148,7 @@ for name in LICENSE licenses/copyright licenses/LGPL-3.0.txt licenses/GPL-3.0.tx
   [[ -z $sdist ]] ||
     grep -q "^capguard_cuda-[0-9.]*/$name\$" <<<"$sdist_files" || { echo "release: $name not in the sdist"; exit 1; }
 done
-echo "ok: the wheel${sdist:+ and the sdist} carry every licence"
+if [[ -n $sdist ]]; then echo "ok: the wheel and the sdist carry every licence"; else echo "ok: the wheel carries every licence"; fi
 [[ $(dpkg-deb -f "$deb" Architecture) == "$deb_arch" ]] ||
   { echo "release: $(basename "$deb") is not for $deb_arch"; exit 1; }
 depends=$(dpkg-deb -f "$deb" Depends)
