@@ -3,7 +3,6 @@
 
 #include <dlfcn.h>
 #include <glob.h>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +15,14 @@
 
 namespace capguard::cli {
 namespace {
+
+// The toolkit's per-target library directory: x86_64-linux, or sbsa-linux on aarch64 servers
+// (Grace), the layout CUDA's SBSA packages install.
+#if defined(__aarch64__)
+constexpr const char* kCudaTargetLibDir = "targets/sbsa-linux/lib";
+#else
+constexpr const char* kCudaTargetLibDir = "targets/x86_64-linux/lib";
+#endif
 
 // dlopen is the honest test: it is what the interposer does. Closed again at once. A path (not
 // a name for the loader's search) is opened first, without blocking, and loaded only as the
@@ -77,7 +84,7 @@ std::string find_cupti(const PreflightProbe& probe) {
   const std::vector<std::string> roots =
       probe.cupti_roots.empty() ? toolkit_roots() : probe.cupti_roots;
   for (const std::string& root : roots)
-    for (const char* sub : {"lib64", "extras/CUPTI/lib64", "lib", "targets/x86_64-linux/lib"})
+    for (const char* sub : {"lib64", "extras/CUPTI/lib64", "lib", kCudaTargetLibDir})
       for (const std::string& library : probe.cupti_libraries) {
         const std::string path = root + "/" + sub + "/" + library;
         if (loads(path)) return path;

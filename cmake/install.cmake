@@ -60,7 +60,7 @@ if(HELP2MAN AND Python3_Interpreter_FOUND)
   add_custom_command(
     OUTPUT ${CAPGUARD_MAN} ${CAPGUARD_MAN}.gz
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/cmake/make_man_page.py
-            $<TARGET_FILE:capguard> ${HELP2MAN} ${CAPGUARD_MAN}
+            $<TARGET_FILE:capguard> ${HELP2MAN} ${CAPGUARD_MAN} ${CMAKE_CROSSCOMPILING_EMULATOR}
     COMMAND gzip -9 -n -f -k ${CAPGUARD_MAN}
     DEPENDS capguard ${CMAKE_SOURCE_DIR}/cmake/make_man_page.py
             ${CMAKE_SOURCE_DIR}/scripts/env_rows.py ${CMAKE_SOURCE_DIR}/util/env.def
@@ -91,6 +91,10 @@ set(CPACK_PACKAGE_INSTALL_DIRECTORY capguard)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+# A cross build's package is for its target: CPack would ask dpkg for this machine's.
+if(CMAKE_CROSSCOMPILING AND CMAKE_SYSTEM_PROCESSOR STREQUAL "aarch64")
+  set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE arm64)
+endif()
 # Both binaries link everything but the C library statically, so the one dependency is libc6,
 # at the version they were linked against: this machine's glibc, or 2.28 with the glibc floor
 # (cmake/glibc_floor.cmake; the glibc_floor test and release.sh check that nothing needs more).

@@ -5,12 +5,18 @@ rules`, turned into man's own paragraphs (.TP), so that man wraps them to the re
 (80 columns included) instead of printing CLI11's long lines verbatim. CLI11's type notation
 (`TEXT:{a,b}=a`, `INT:INT in [1 - 255]=1`) is written as a reader expects it.
 
-Usage: make_man_page.py CAPGUARD HELP2MAN OUTPUT"""
+A cross-built capguard (cmake/aarch64-linux-gnu.cmake) runs under its emulator: EMULATOR, the
+build's CMAKE_CROSSCOMPILING_EMULATOR, is put before it, through a script named capguard that
+help2man runs.
+
+Usage: make_man_page.py CAPGUARD HELP2MAN OUTPUT [EMULATOR...]"""
 
 import os
 import re
+import shlex
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "scripts"))
 import env_rows  # noqa: E402
@@ -134,10 +140,24 @@ def run(capguard, *args):
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) < 4:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
-    capguard, help2man, output = sys.argv[1:]
+    capguard, help2man, output = sys.argv[1:4]
+    emulator = sys.argv[4:]
+    if emulator:
+        with tempfile.TemporaryDirectory() as wrapper_dir:
+            # help2man runs the name it is given from PATH: a script of that name.
+            wrapper = os.path.join(wrapper_dir, "capguard")
+            with open(wrapper, "w") as f:
+                f.write("#!/bin/sh\nexec " + shlex.join([*emulator, os.path.abspath(capguard)]) +
+                        ' "$@"\n')
+            os.chmod(wrapper, 0o755)
+            return write_man_page(wrapper, help2man, output)
+    return write_man_page(capguard, help2man, output)
+
+
+def write_man_page(capguard, help2man, output):
     include = ["[COMMANDS]\n"]
     for command in COMMANDS:
         include.append('.SS "capguard ' + command + '"\n')

@@ -11,9 +11,11 @@
 namespace capguard::interposer::attach_guards {
 namespace {
 
-// Six integer registers in, rax out: what the x86-64 System V ABI passes and returns for every
-// guarded function (at most six integer or pointer arguments, an integer result), so a call made
-// through this type hands each of them its own arguments unchanged.
+// Six integer registers in, one out: what the x86-64 System V ABI (rdi..r9, rax) and AAPCS64
+// (x0..x5, x0) pass and return for every guarded function (at most six integer or pointer
+// arguments, an integer result), so a call made through this type hands each of them its own
+// arguments unchanged. Neither ABI defines the bits above a narrower argument or result, and
+// both leave them to be ignored: a result is read as its 32 bits only (call_sync).
 using Forward = uintptr_t (*)(uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t);
 
 template <typename T>
@@ -108,7 +110,7 @@ inline uintptr_t call_attached(Forward real, uintptr_t a, uintptr_t b, uintptr_t
 inline uintptr_t call_sync(int guard, bool runtime_named, Forward real, uintptr_t a, uintptr_t b,
                            uintptr_t c, uintptr_t d, uintptr_t e, uintptr_t f) {
   const uintptr_t result = real(a, b, c, d, e, f);
-  // CUresult is 32 bits: the upper half of rax is not the callee's to define.
+  // CUresult is 32 bits: the upper half of rax (x0) is not the callee's to define.
   const int code = static_cast<int>(static_cast<uint32_t>(result));
   if (code != 0 && g_state.load(std::memory_order_acquire) != State::Attached && !t_bypass &&
       g_listener.sync_failed != nullptr) [[unlikely]] {

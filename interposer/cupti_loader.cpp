@@ -16,6 +16,14 @@
 namespace capguard::interposer {
 namespace {
 
+// The toolkit's per-target library directory: x86_64-linux, or sbsa-linux on aarch64 servers
+// (Grace), the layout CUDA's SBSA packages install.
+#if defined(__aarch64__)
+constexpr const char* kCudaTargetLibDir = "targets/sbsa-linux/lib";
+#else
+constexpr const char* kCudaTargetLibDir = "targets/x86_64-linux/lib";
+#endif
+
 // Where a CUPTI of one major is looked for, in order (issue 30): the path CAPGUARD_CUPTI names;
 // one the program already loaded (PyTorch's profiler); beside the program's libcudart (PyPI's
 // nvidia/cuda_runtime/lib next to nvidia/cuda_cupti/lib, a toolkit's lib64 next to
@@ -73,7 +81,7 @@ void* open_cupti_major(int major, const CudaVersions& versions, Search& search) 
   snprintf(versioned_root, sizeof(versioned_root), "/usr/local/cuda-%d", major);
   const char* roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), versioned_root,
                          "/usr/local/cuda"};
-  const char* subdirs[] = {"lib64", "extras/CUPTI/lib64", "lib", "targets/x86_64-linux/lib"};
+  const char* subdirs[] = {"lib64", "extras/CUPTI/lib64", "lib", kCudaTargetLibDir};
   for (const char* root : roots) {
     if (root == nullptr || root[0] == '\0') continue;
     for (const char* sub : subdirs)

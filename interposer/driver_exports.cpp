@@ -22,7 +22,12 @@ __attribute__((visibility("hidden"), used)) void* capguard_dlsym_filter(void* ha
                                                                         const void* caller) {
   if (g_capguard_real_dlsym == nullptr) {
     void* real = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+    // Before 2.34, the version of the architecture's first glibc.
+#if defined(__aarch64__)
+    if (real == nullptr) real = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.17");
+#else
     if (real == nullptr) real = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+#endif
     g_capguard_real_dlsym = reinterpret_cast<void* (*)(void*, const char*)>(real);
   }
   if (name == nullptr || name[0] != 'c' || name[1] != 'u' || handle == RTLD_NEXT) return nullptr;
@@ -73,6 +78,53 @@ capguard_dlsym_entry:
   .cfi_endproc
   .size dlsym, .-dlsym
 )");
+#elif defined(__aarch64__)
+// The same on aarch64, where glibc's dlsym reads the link register: the caller's return address
+// is x30 at entry, and must be x30 again when the lookup goes on to glibc by a branch (x16, the
+// register a BTI landing pad accepts from `br`). `hint #34` is `bti c`, a no-op on cores without
+// BTI.
+asm(R"(
+  .text
+  .globl dlsym
+  .type dlsym, %function
+  .globl capguard_dlsym_entry
+  .hidden capguard_dlsym_entry
+  .p2align 2
+dlsym:
+capguard_dlsym_entry:
+  .cfi_startproc
+  hint #34
+  stp x29, x30, [sp, #-32]!
+  .cfi_def_cfa_offset 32
+  .cfi_offset 29, -32
+  .cfi_offset 30, -24
+  mov x29, sp
+  stp x0, x1, [sp, #16]
+  mov x2, x30
+  bl capguard_dlsym_filter
+  .cfi_remember_state
+  cbz x0, 1f
+  ldp x29, x30, [sp], #32
+  .cfi_def_cfa_offset 0
+  .cfi_restore 29
+  .cfi_restore 30
+  ret
+1:
+  .cfi_restore_state
+  ldp x0, x1, [sp, #16]
+  ldp x29, x30, [sp], #32
+  .cfi_def_cfa_offset 0
+  .cfi_restore 29
+  .cfi_restore 30
+  adrp x16, g_capguard_real_dlsym
+  ldr x16, [x16, :lo12:g_capguard_real_dlsym]
+  br x16
+  .cfi_endproc
+  .size dlsym, .-dlsym
+)");
+#endif
+
+#if defined(__x86_64__) || defined(__aarch64__)
 extern "C" char capguard_dlsym_entry[];
 
 namespace capguard::interposer {
@@ -83,6 +135,8 @@ bool launch_hooks_reach_program() {
 }
 }  // namespace capguard::interposer
 #else
+// No dlsym of capguard's on other architectures: launches reach capguard through CUPTI's
+// callbacks, as with CAPGUARD_LAUNCH_HOOKS=0.
 namespace capguard::interposer {
 bool launch_hooks_reach_program() { return false; }
 }  // namespace capguard::interposer

@@ -20,7 +20,8 @@ for pair in capguard:usr/bin/capguard libcapguard.so:usr/lib/capguard/libcapguar
   [ -n "$id" ] && [ "$id" = "$(build_id "$packaged")" ] ||
     { echo "dbgsym: ${pair#*:} in $(basename "$deb") is not $built (build-id)"; exit 1; }
   mkdir -p "$root/usr/lib/debug/.build-id/${id:0:2}"
-  objcopy --only-keep-debug --compress-debug-sections "$built" \
+  # OBJCOPY: the target's objcopy for a cross build (release.sh --arch aarch64).
+  "${OBJCOPY:-objcopy}" --only-keep-debug --compress-debug-sections "$built" \
     "$root/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
   ids+=("$id")
 done

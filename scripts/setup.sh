@@ -4,8 +4,14 @@
 # ./scripts/demo.sh to run them, the testcase programs. ./scripts/test.sh builds the rest (the
 # unit tests, the testcase programs, the benchmarks).
 # Safe to run again: packages already present are not reinstalled.
+# --aarch64: also what the aarch64 cross build (cmake/aarch64-linux-gnu.cmake) and its emulated
+# tests need: Debian's cross compiler, the arm64 libraries by multiarch (dpkg's arm64
+# architecture added first), qemu-user; with CAPGUARD_SETUP_PACKAGES_ONLY=1 (release.sh,
+# scripts/test_aarch64.sh), the packages alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+aarch64=0
+[[ ${1:-} == --aarch64 ]] && aarch64=1
 
 packages=(cmake g++ make libcli11-dev libfmt-dev doctest-dev libdw-dev libelf-dev zlib1g-dev
           liblzma-dev libbz2-dev libzstd-dev python3 python3-jsonschema python3-pip python3-venv python3-yaml
@@ -13,14 +19,24 @@ packages=(cmake g++ make libcli11-dev libfmt-dev doctest-dev libdw-dev libelf-de
 # The test command adds what only the tests need (CAPGUARD_EXTRA_PACKAGES, e.g. lintian).
 read -r -a extra <<<"${CAPGUARD_EXTRA_PACKAGES:-}"
 packages+=("${extra[@]}")
+# The static qemu: `capguard run` under emulation starts the program through it, and a dynamic
+# one would have this machine's loader read the aarch64 LD_PRELOAD. libpython3.11:arm64: the
+# CPython frame reader's test inside a real aarch64 interpreter.
+((aarch64)) && packages+=(g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user-static
+                          libdw-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 liblzma-dev:arm64
+                          libbz2-dev:arm64 libzstd-dev:arm64 libfmt-dev:arm64 libpython3.11:arm64)
+sudo_cmd=""
+[ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+if ((aarch64)) && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  echo "setup: adding dpkg's arm64 architecture (multiarch) for the aarch64 libraries"
+  $sudo_cmd dpkg --add-architecture arm64
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi

@@ -27,6 +27,10 @@ fi
 # The tests' analyses keep their symbol cache in the build tree, not in the user's ~/.cache.
 export CAPGUARD_SYMBOL_CACHE="${CAPGUARD_SYMBOL_CACHE:-$PWD/${BUILD_DIR:-build}/test-symbol-cache}"
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j"$(nproc)"
+# The aarch64 build, cross-built and tested under qemu-user (scripts/test_aarch64.sh: the unit
+# suite, the injection tests, the goldens); skipped, saying why, without the cross toolchain or
+# qemu, or with CAPGUARD_AARCH64=0.
+./scripts/test_aarch64.sh
 # The JSON report reader's fuzz target for a bounded time where clang is (issue 52: merged node
 # reports are untrusted input); a crash, or a run past its time, fails the test command.
 # CAPGUARD_FUZZ_SECONDS=0 skips it. Without clang, or a clang that cannot link libFuzzer

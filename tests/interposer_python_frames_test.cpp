@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -154,8 +155,18 @@ struct Frames : trace::testing::RecordingSink {
   }
 };
 
+// The ELF machine of a file (0 when unreadable): a libpython built for another architecture
+// (pyenv's x86-64 ones, seen by this test built for aarch64 and run under qemu) cannot load.
+uint16_t elf_machine(const std::string& path) {
+  unsigned char header[20] = {};
+  std::ifstream(path, std::ios::binary).read(reinterpret_cast<char*>(header), sizeof header);
+  if (header[0] != 0x7f || header[1] != 'E') return 0;
+  return static_cast<uint16_t>(header[18] | header[19] << 8);  // e_machine, little-endian
+}
+
 std::vector<std::pair<std::string, std::string>> interpreters() {
   std::vector<std::pair<std::string, std::string>> found;  // libpython, home
+  const uint16_t machine = elf_machine("/proc/self/exe");
   if (const char* lib = std::getenv("CAPGUARD_TEST_LIBPYTHON")) {
     const char* home = std::getenv("CAPGUARD_TEST_PYTHONHOME");
     found.emplace_back(lib, home != nullptr ? home : "");
@@ -166,7 +177,7 @@ std::vector<std::pair<std::string, std::string>> interpreters() {
     for (const auto& entry : std::filesystem::directory_iterator(root, ec)) {
       const auto lib = entry.path() / "lib" / (std::string("libpython") + version + ".so");
       if (entry.path().filename().string().starts_with(std::string(version) + ".") &&
-          std::filesystem::exists(lib)) {
+          std::filesystem::exists(lib) && elf_machine(lib.string()) == machine) {
         found.emplace_back(lib.string(), entry.path().string());
       }
     }
