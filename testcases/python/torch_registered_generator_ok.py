@@ -3,7 +3,7 @@
 PyTorch fills before each replay: every replay draws new numbers, and nothing is frozen."""
 import torch
 
-gen = torch.cuda.Generator(device="cuda")
+gen = torch.Generator(device="cuda")
 gen.manual_seed(1234)
 out = torch.empty(1024, device="cuda")
 

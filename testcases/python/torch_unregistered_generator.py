@@ -13,7 +13,7 @@ extern "C" __global__ void noise(float* out, unsigned long long seed, unsigned l
   if (i < n) out[i] = (float)((seed * 6364136223846793005ull + offset + i) % 1000) / 1000.0f;
 }
 ''', "noise")
-gen = torch.cuda.Generator(device="cuda")
+gen = torch.Generator(device="cuda")
 gen.manual_seed(1234)
 n = 1024
 out = torch.empty(n, device="cuda")
