@@ -1,13 +1,14 @@
 // The persistent symbol cache (issue 24): what the symbolizer found in a module file, kept per
 // user so that the next analysis against the same libraries reads no symbol table or DWARF
 // again (PyTorch: libdwfl's symbol search is linear in libtorch_cpu's 632k symbols, about 10 ms
-// an address). One file per module file, named by its build-id, in a directory of mode 0700:
+// an address). One file per module file, named by its build-id (one without: by its path), in a
+// directory of mode 0700:
 // $CAPGUARD_SYMBOL_CACHE, else $XDG_CACHE_HOME/capguard, else ~/.cache/capguard.
 //
-// An entry is used only for the very file it was made from: same recorded build-id, path,
-// device, inode, size, modification and change time, and the same separate debug file (or
-// still none). So it can never tell a report more than reading that file would, and reports
-// are byte-identical with or without it. A module without a build-id is not cached.
+// An entry is used only for the very file it was made from: same recorded build-id (or none
+// recorded), path, device, inode, size, modification and change time, and the same separate
+// debug file (or still none). So it can never tell a report more than reading that file would,
+// and reports are byte-identical with or without it.
 //
 // A cache file is untrusted input: read up to kMaxEntryBytes, checked line by line, ignored
 // whole when anything is off (then symbolized again and rewritten). The directory must be
@@ -55,7 +56,7 @@ struct ModuleIdentity {
 };
 
 // Fills `identity` from an open descriptor of the module; false when the recorded build-id is
-// missing or not hex (then the module is not cached).
+// not hex (then the module is not cached). An empty one (none recorded) is cached by the rest.
 bool identify_module(int fd, const std::string& path, const std::string& recorded_build_id,
                      ModuleIdentity& identity);
 // The state of a module's separate debug data: of `debug_file` (the one libdwfl used) when there

@@ -307,8 +307,8 @@ class OpenModule {
 
 // What the symbolizer knows of one module record: the file kept open until it must be read,
 // and where the names found in it go: its entry in the module cache, or one of its own for a
-// module without a build-id. Records of one file share its cache entry; the first of them
-// (`reader`) reads every address any of them needs.
+// module whose recorded build-id is not hex. Records of one file share its cache entry; the
+// first of them (`reader`) reads every address any of them needs.
 struct ModuleState {
   const Module* module = nullptr;
   int fd = -1;                       // until `open` takes it

@@ -284,11 +284,29 @@ TEST_SUITE("module_cache") {
       CHECK(garbage.hits == 0);
       CHECK(garbage.frames.at(0).function.empty());
     }
-    SUBCASE("a module without a build-id is not cached") {
+    SUBCASE("a module recorded without a build-id: an entry of its own, for that file only") {
       const Result anonymous = analyze(address, modules_naming(link, ""), dir);
-      CHECK(anonymous.writes == 0);
+      CHECK(anonymous.hits == 0);  // not the entry of the recorded build-id
+      CHECK(anonymous.writes == 1);
       CHECK(anonymous.stats.read_addresses == 1);
       CHECK(anonymous.frames.at(0).function.ends_with("user_code_here()"));
+      CHECK(entries(dir).size() == 2);
+
+      const Result again = analyze(address, modules_naming(link, ""), dir);
+      CHECK(again.hits == 1);
+      CHECK(again.stats.read_addresses == 0);
+      CHECK(again.stats.cached_addresses == 1);
+      check_same_frames(again.frames, anonymous.frames);
+
+      const std::string impostor = base + "/impostor";
+      fs::copy_file("/proc/self/exe", impostor);  // same bytes, another inode
+      fs::remove(link);
+      fs::create_symlink(impostor, link);
+      const Result replaced = analyze(address, modules_naming(link, ""), dir);
+      CHECK(replaced.hits == 0);
+      CHECK(replaced.stats.read_addresses == 1);
+      check_same_frames(replaced.frames, anonymous.frames);
+      CHECK(entries(dir).size() == 2);  // one file per path: the stale entry replaced
     }
   }
 
