@@ -407,6 +407,8 @@ class SarifRenderer {
     for (size_t i = 0; i < shown; ++i) {
       const EagerSite& site = coverage.eager[i];
       Finding spot;
+      spot.rule = kEagerHotSpotRule.id;
+      spot.api = site.kernel;  // with the site's frame: the same hot spot in every run
       spot.pid = coverage.pid;
       spot.location = site.location;
       w_.begin_object();
@@ -418,6 +420,9 @@ class SarifRenderer {
           site.launches, eager_kernel_name(site), site.phases, coverage_share_words(coverage));
       w_.key("message").begin_object().field("text", message_text(spot)).end_object();
       write_primary_location(spot);
+      // Code scanning matches results across runs by it, as it does findings.
+      w_.key("partialFingerprints").begin_object();
+      w_.field(kFingerprintKey, fingerprint(spot)).end_object();
       w_.key("properties").begin_object();
       w_.field("pid", coverage.pid).field("launches", site.launches);
       w_.field("threads", site.threads).field("phases", site.phases);

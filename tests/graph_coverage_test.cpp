@@ -140,6 +140,11 @@ TEST_CASE("graph coverage: kernels of replays against eager launches after warm-
   CHECK(text.find("96.7% of 155 kernels ran inside graph replays") != std::string::npos);
   CHECK(text.find("5 eager launches of add (") != std::string::npos);
   CHECK(render_json(report).find("\"share_percent\": 96.7") != std::string::npos);
+  // SARIF's note per hot spot carries a fingerprint, as code scanning needs of every result.
+  const std::string sarif = render_sarif(report, RenderOptions{});
+  const size_t note = sarif.find("\"ruleId\": \"eager-launch-hot-spot\"");
+  REQUIRE(note != std::string::npos);
+  CHECK(sarif.find("capguardFingerprint/v1", note) != std::string::npos);
 }
 
 TEST_CASE("gate: --min-graph-coverage fails below the share, with the reason") {
