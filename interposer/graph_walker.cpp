@@ -99,6 +99,7 @@ struct Walk {
     // Frozen values: the kernel's function and its arguments of at most 8 bytes that are no ref
     // (kernel_launches.h writes them beside the function's last eager launches).
     void* function = nullptr;
+    void* kernel = nullptr;
     trace::KernelArg args[trace::kMaxKernelArgs];
     size_t arg_count = 0;
   } shape = {};
@@ -122,6 +123,7 @@ struct Walk {
     set_geometry({params.gridDimX, params.gridDimY, params.gridDimZ, params.blockDimX,
                   params.blockDimY, params.blockDimZ, params.sharedMemBytes});
     shape.function = params.func;
+    shape.kernel = params.kern;
     if (params.kernelParams == nullptr) return 0;
     size_t count = 0;
     uint64_t scalars = kFnvBasis;
@@ -254,9 +256,9 @@ struct Walk {
         }
         // Nodes that hold no address are still written: the analyzer counts and names them.
         emit(index, depth, static_cast<uint32_t>(type), name, ref_count);
-        if (shape.function != nullptr)
-          kernel_launches::write_node_args(writer, exec, index, shape.function, shape.geometry,
-                                           shape.args, shape.arg_count);
+        if (shape.function != nullptr || shape.kernel != nullptr)
+          kernel_launches::write_node_args(writer, exec, index, shape.function, shape.kernel,
+                                           shape.geometry, shape.args, shape.arg_count);
         if (type == CU_GRAPH_NODE_TYPE_GRAPH && driver.child_graph != nullptr) {
           void* child = nullptr;
           if (driver.child_graph(nodes[i], &child) == 0 && child != nullptr)
@@ -288,12 +290,27 @@ bool load_graph_driver(GraphDriver& d) {
   resolve(lib, "cuKernelGetParamInfo", d.kernel_param_info);
   resolve(lib, "cuFuncGetName", d.func_name);
   resolve(lib, "cuKernelGetName", d.kernel_name);
+  resolve(lib, "cuKernelGetFunction", d.kernel_function);
   resolve(lib, "cuGraphMemcpyNodeGetParams", d.memcpy_params);
   resolve(lib, "cuGraphMemsetNodeGetParams", d.memset_params);
   resolve(lib, "cuGraphChildGraphNodeGetGraph", d.child_graph);
   resolve(lib, "cuMemGetAddressRange_v2", d.address_range);
   dlclose(lib);
   return d.get_nodes != nullptr;
+}
+
+int launched_param_info(const GraphDriver& d, void* handle, size_t index, size_t* offset,
+                        size_t* size) {
+  int status = d.func_param_info != nullptr ? d.func_param_info(handle, index, offset, size) : -1;
+  if (status != 0 && d.kernel_param_info != nullptr)
+    status = d.kernel_param_info(handle, index, offset, size);
+  return status;
+}
+
+int launched_name(const GraphDriver& d, const char** name, void* handle) {
+  int status = d.func_name != nullptr ? d.func_name(name, handle) : -1;
+  if (status != 0 && d.kernel_name != nullptr) status = d.kernel_name(name, handle);
+  return status;
 }
 
 size_t walk_graph(const GraphDriver& driver, trace::TraceWriter& writer, uint64_t exec,

@@ -26,12 +26,19 @@ struct GraphDriver {
   int (*kernel_param_info)(void* kernel, size_t index, size_t* offset, size_t* size) = nullptr;
   int (*func_name)(const char** name, void* func) = nullptr;
   int (*kernel_name)(const char** name, void* kernel) = nullptr;
+  int (*kernel_function)(void** func, void* kernel) = nullptr;  // a CUkernel's CUfunction, here
   int (*memcpy_params)(void* node, void* params) = nullptr;  // CUDA_MEMCPY3D
   int (*memset_params)(void* node, void* params) = nullptr;  // CUDA_MEMSET_NODE_PARAMS
   int (*child_graph)(void* node, void** graph) = nullptr;
   int (*address_range)(uint64_t* base, size_t* size, uint64_t address) = nullptr;
 };
 bool load_graph_driver(GraphDriver& driver);
+
+// A launch's handle is a CUfunction or, from the runtime (cuLibraryGetKernel), a CUkernel, which
+// the CUfunction getters refuse: these ask the one form, then the other. Nonzero: neither knew.
+int launched_param_info(const GraphDriver& driver, void* handle, size_t index, size_t* offset,
+                        size_t* size);
+int launched_name(const GraphDriver& driver, const char** name, void* handle);
 
 // Receives each address the graph holds with the base and size of the allocation it lies in
 // (base 0: unknown), for the interposer's watch and its held memory.

@@ -41,8 +41,16 @@ struct Exec {
   std::atomic<uint64_t> launches;
 };
 
+// A launched CUkernel's CUfunction (in the context of its first launch) → the launched handle's
+// slot: the graph walk may see either handle for one kernel.
+struct Alias {
+  std::atomic<uint64_t> handle;
+  std::atomic<uint32_t> function;  // index into g_functions, + 1 (0: not yet written)
+};
+
 Function g_functions[kFunctions];
 Exec g_execs[kExecs];
+Alias g_aliases[kFunctions];
 Listener g_listener;
 std::atomic<bool> g_counting{false};       // the first graph launch was seen
 std::atomic<bool> g_eager_pending{false};  // eager launches since the last 'n' record
@@ -79,10 +87,35 @@ Function* find_function(uint64_t key) {
   return nullptr;
 }
 
+const Function* find_alias(uint64_t key) {
+  size_t i = slot_of(key, kFunctions);
+  for (size_t probe = 0; probe < 16; ++probe, i = (i + 1) & (kFunctions - 1)) {
+    const uint64_t seen = g_aliases[i].handle.load(std::memory_order_acquire);
+    if (seen == 0) return nullptr;
+    if (seen != key) continue;
+    const uint32_t index = g_aliases[i].function.load(std::memory_order_acquire);
+    return index != 0 ? &g_functions[index - 1] : nullptr;
+  }
+  return nullptr;
+}
+
+void note_alias(void* launched, const Function& f) {
+  void* function = nullptr;
+  if (g_listener.function_of_kernel == nullptr ||
+      g_listener.function_of_kernel(&function, launched) != 0 || function == nullptr ||
+      function == launched)
+    return;
+  bool claimed = false;
+  if (Alias* a = find_or_claim(g_aliases, reinterpret_cast<uint64_t>(function), claimed);
+      a != nullptr && claimed)
+    a->function.store(static_cast<uint32_t>(&f - g_functions) + 1, std::memory_order_release);
+}
+
 // Asked once per function, by the first thread to launch it: which parameters are scalars.
 void learn_layout(void* function, Function& f) {
   uint32_t expected = kUnknown;
   if (!f.layout.compare_exchange_strong(expected, kAsking)) return;
+  note_alias(function, f);
   uint8_t count = 0;
   for (size_t i = 0; g_listener.param_info != nullptr && i < 64 && count < kArgs; ++i) {
     size_t offset = 0, size = 0;
@@ -214,9 +247,13 @@ void flush_at_exit() {
 }
 
 void write_node_args(trace::TraceWriter& writer, uint64_t exec, uint32_t index, void* function,
-                     const uint64_t geometry[7], const trace::KernelArg* node_args,
+                     void* kernel, const uint64_t geometry[7], const trace::KernelArg* node_args,
                      size_t node_arg_count) {
-  const Function* f = find_function(reinterpret_cast<uint64_t>(function));
+  const auto func_key = reinterpret_cast<uint64_t>(function);
+  const auto kernel_key = reinterpret_cast<uint64_t>(kernel);
+  const Function* f = func_key != 0 ? find_function(func_key) : nullptr;
+  if (f == nullptr && kernel_key != 0) f = find_function(kernel_key);
+  if (f == nullptr && func_key != 0) f = find_alias(func_key);
   if (f == nullptr || f->layout.load(std::memory_order_acquire) != kKnown) return;
   char buffer[256 + trace::kMaxKernelArgs * 40];
   trace::KernelArgsRecord record;
@@ -255,6 +292,7 @@ void reset_for_tests() {
     f.launches.store(0), f.threads.store(0), f.stack.store(0), f.samples.store(0);
   }
   for (Exec& x : g_execs) x.handle.store(0), x.launches.store(0);
+  for (Alias& a : g_aliases) a.handle.store(0), a.function.store(0);
   g_listener = Listener{};
   g_counting.store(false);
   g_eager_pending.store(false);

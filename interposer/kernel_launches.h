@@ -27,9 +27,14 @@ struct Listener {
   uint32_t (*tid)() = nullptr;
   uint64_t (*now_ns)() = nullptr;
   trace::TraceWriter* writer = nullptr;
-  // The driver's answers, asked with the recorder's own calls unrecorded (in tool).
+  // The driver's answers, asked with the recorder's own calls unrecorded (in tool). A launch's
+  // handle is a CUfunction or, from the runtime (cuLibraryGetKernel), a CUkernel: each answer
+  // takes either.
   int (*param_info)(void* function, size_t index, size_t* offset, size_t* size) = nullptr;
   int (*function_name)(const char** name, void* function) = nullptr;
+  // A CUkernel's CUfunction in the current context (nonzero: the handle is no CUkernel). A
+  // graph's kernel node may name the CUfunction of the CUkernel its capture launched.
+  int (*function_of_kernel)(void** function, void* kernel) = nullptr;
   bool launches_seen = true;  // false: launches bypass the hooks ('blind')
 };
 void listen(const Listener& listener);
@@ -43,9 +48,11 @@ void on_graph_launch(uint64_t exec);
 void flush_at_exit();
 
 // From the graph walk, after a kernel node's 'g' record: its own scalar arguments (`node_args`,
-// order 0, with its geometry) and the function's last eager launches (order 1...).
+// order 0, with its geometry) and the function's last eager launches (order 1...). The node's
+// `function` and `kernel` (either may be null) are matched against the launches' handles and
+// their CUfunctions.
 void write_node_args(trace::TraceWriter& writer, uint64_t exec, uint32_t index, void* function,
-                     const uint64_t geometry[7], const trace::KernelArg* node_args,
+                     void* kernel, const uint64_t geometry[7], const trace::KernelArg* node_args,
                      size_t node_arg_count);
 
 void reset_for_tests();

@@ -791,15 +791,21 @@ void Recorder::listen_to_kernel_launches(bool launches_seen) {
   listener.writer = &writer_;
   listener.param_info = [](void* function, size_t index, size_t* offset, size_t* size) {
     Recorder* r = g_launch_recorder.load(std::memory_order_acquire);
-    if (r == nullptr || r->config_.graph_driver.func_param_info == nullptr) return -1;
+    if (r == nullptr) return -1;
     InToolScope guard;
-    return r->config_.graph_driver.func_param_info(function, index, offset, size);
+    return launched_param_info(r->config_.graph_driver, function, index, offset, size);
   };
   listener.function_name = [](const char** name, void* function) {
     Recorder* r = g_launch_recorder.load(std::memory_order_acquire);
-    if (r == nullptr || r->config_.graph_driver.func_name == nullptr) return -1;
+    if (r == nullptr) return -1;
     InToolScope guard;
-    return r->config_.graph_driver.func_name(name, function);
+    return launched_name(r->config_.graph_driver, name, function);
+  };
+  listener.function_of_kernel = [](void** function, void* kernel) {
+    Recorder* r = g_launch_recorder.load(std::memory_order_acquire);
+    if (r == nullptr || r->config_.graph_driver.kernel_function == nullptr) return -1;
+    InToolScope guard;
+    return r->config_.graph_driver.kernel_function(function, kernel);
   };
   listener.launches_seen = launches_seen;
   kernel_launches::listen(listener);

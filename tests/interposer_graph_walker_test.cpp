@@ -12,6 +12,7 @@
 
 #include "interposer/graph_walker.h"
 #include "interposer/graph_watch.h"
+#include "interposer/kernel_launches.h"
 #include "tests/trace_recording_sink.h"
 #include "trace/reader.h"
 #include "trace/writer.h"
@@ -316,6 +317,105 @@ TEST_CASE("graph walk: bounded by node count and depth; a driver without functio
   sink = walk_and_read(bare, handle(1000), bases);
   CHECK(sink.nodes.empty());
   CHECK(sink.graphs.size() == 1);
+}
+
+// The runtime launches a CUkernel (cuLibraryGetKernel), which the CUfunction getters refuse as
+// the driver does; the node captured from it names the kernel's CUfunction (here node 1).
+constexpr uintptr_t kLaunchedKernel = 0x5000;
+int function_param_info_refusing_kernels(void* func, size_t index, size_t* offset, size_t* size) {
+  if (func == handle(kLaunchedKernel)) return CUDA_ERROR_INVALID_HANDLE;
+  return func_param_info(func, index, offset, size);
+}
+int kernel_param_info(void* kernel, size_t index, size_t* offset, size_t* size) {
+  if (kernel != handle(kLaunchedKernel)) return CUDA_ERROR_INVALID_HANDLE;
+  return func_param_info(handle(1), index, offset, size);
+}
+int function_name_refusing_kernels(const char** name, void* func) {
+  if (func == handle(kLaunchedKernel)) return CUDA_ERROR_INVALID_HANDLE;
+  return func_name(name, func);
+}
+int kernel_name(const char** name, void* kernel) {
+  if (kernel != handle(kLaunchedKernel)) return CUDA_ERROR_INVALID_HANDLE;
+  *name = "_Z4bumpPi";
+  return 0;
+}
+int kernel_function(void** function, void* kernel) {
+  if (kernel != handle(kLaunchedKernel)) return CUDA_ERROR_INVALID_HANDLE;
+  *function = handle(1);
+  return 0;
+}
+GraphDriver g_launch_driver;  // the listener's callbacks are plain functions
+
+struct KernelRecordSink : trace::TraceSink {
+  std::vector<uint32_t> orders;
+  std::vector<uint64_t> step_values;  // parameter 1 of each 'a' record
+  std::vector<std::string> names;
+  void on_kernel_args(const trace::KernelArgsRecord& r) override {
+    orders.push_back(r.order);
+    for (const trace::KernelArg& a : r.args)
+      if (a.param == 1) step_values.push_back(a.value);
+  }
+  void on_kernel_name(const trace::KernelNameRecord& r) override { names.emplace_back(r.name); }
+};
+
+// Three eager launches of `launched` with steps 1, 2, 3, then the walk of a graph whose one node
+// captured step 40; returns the kernel records written.
+KernelRecordSink eager_steps_then_walk(void* launched) {
+  g_nodes.clear();
+  g_graphs.clear();
+  g_nodes[handle(1)] = {CU_GRAPH_NODE_TYPE_KERNEL, {kBlockA, 40}};
+  g_graphs[handle(99)] = {{handle(1)}};
+  TempDir dir;
+  trace::TraceWriter writer;
+  REQUIRE(writer.open(dir.path().c_str(), 1, 1, 0));
+  kernel_launches::reset_for_tests();
+  kernel_launches::Listener listener;
+  listener.writer = &writer;
+  listener.param_info = [](void* f, size_t index, size_t* offset, size_t* size) {
+    return launched_param_info(g_launch_driver, f, index, offset, size);
+  };
+  listener.function_name = [](const char** name, void* f) {
+    return launched_name(g_launch_driver, name, f);
+  };
+  listener.function_of_kernel = [](void** f, void* kernel) {
+    return g_launch_driver.kernel_function(f, kernel);
+  };
+  kernel_launches::listen(listener);
+  for (uint32_t step = 1; step <= 3; ++step) {
+    uint64_t data = kBlockA;
+    uint32_t step_argument = step;
+    void* params[] = {&data, &step_argument};
+    kernel_launches::on_launch(launched, 1, 1, 1, 32, 1, 1, 48, params);
+  }
+  kernel_launches::on_graph_launch(0xe0);  // coverage starts: the next launch is named
+  uint64_t data = kBlockA;
+  uint32_t step_argument = 4;
+  void* params[] = {&data, &step_argument};
+  kernel_launches::on_launch(launched, 1, 1, 1, 32, 1, 1, 48, params);
+  walk_graph(g_launch_driver, writer, 0xe1, 99, [](void*, uint64_t, uint64_t, uint64_t) {},
+             nullptr);
+  kernel_launches::reset_for_tests();
+  KernelRecordSink sink;
+  const auto error = trace::read_trace(writer.path(), sink);
+  REQUIRE_MESSAGE(!error, error->to_string());
+  return sink;
+}
+
+TEST_CASE("kernel launches: a node's arguments beside its kernel's eager launches, by either handle") {
+  g_launch_driver = fake_driver();
+  g_launch_driver.func_param_info = &function_param_info_refusing_kernels;
+  g_launch_driver.kernel_param_info = &kernel_param_info;
+  g_launch_driver.func_name = &function_name_refusing_kernels;
+  g_launch_driver.kernel_name = &kernel_name;
+  g_launch_driver.kernel_function = &kernel_function;
+  for (void* launched : {handle(kLaunchedKernel), handle(1)}) {
+    CAPTURE(launched);
+    const KernelRecordSink sink = eager_steps_then_walk(launched);
+    // The node's own (order 0), then the last eager launches, the most recent first.
+    CHECK(sink.orders == std::vector<uint32_t>{0, 1, 2, 3, 4});
+    CHECK(sink.step_values == std::vector<uint64_t>{40, 4, 3, 2, 1});
+    CHECK(sink.names == std::vector<std::string>{"_Z4bumpPi"});
+  }
 }
 
 TEST_CASE("graph watch: first launches, then quiet; a free that hits an exec watches it") {
