@@ -21,7 +21,8 @@ make_bundle() {
   strip --strip-debug -o "$bundle/libcapguard.so" "$build/libcapguard.so"
   rm -rf "$bundle/capguard_python_startup"
   cp -r "$build/capguard_python_startup" "$bundle/"
-  for b in bench_eager_launch bench_capture_kernels bench_graph_replay bench_multithread_capture; do
+  for b in bench_eager_launch bench_capture_kernels bench_graph_replay bench_multithread_capture \
+    bench_analyzer_throughput; do
     [ -x "$build/bench/$b" ] && strip --strip-debug -o "$bundle/$b" "$build/bench/$b"
   done
   du -sh "$bundle"
