@@ -48,7 +48,7 @@ std::string coverage_summary(const CoverageInfo& c) {
 
 std::string eager_kernel_name(const EagerSite& site) {
   if (site.kernel.empty()) return "an unnamed kernel";
-  return short_function_name(demangle(site.kernel.c_str()), true);
+  return short_kernel_name(demangle(site.kernel.c_str()));
 }
 
 std::string eager_site_line(const EagerSite& site) {

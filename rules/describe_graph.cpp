@@ -19,10 +19,7 @@ std::string kernel_name(std::string_view mangled) {
   // A library kernel's full name (cuBLAS's, PyTorch's elementwise kernels) runs to hundreds of
   // characters of template arguments, several times per message: read as its short name.
   constexpr size_t kLongName = 60;
-  if (result.size() > kLongName) {
-    result = short_function_name(result, /*drop_parameters=*/true);
-    if (result.starts_with("void ")) result.erase(0, 5);
-  }
+  if (result.size() > kLongName) result = short_kernel_name(result);
   return result;
 }
 

@@ -3,7 +3,8 @@
 // passed by value: Megatron-LM#5697, burn#5779, TensorRT-LLM#18207).
 //
 // Judged from the model's NodeArgsFacts when the exec's life ends: the node's own scalar
-// arguments against the same kernel's last eager launches of the same geometry before the walk.
+// arguments against the same kernel's last eager launches of the same geometry before the walk;
+// a counter's shape only (each run moved it the same way, and the capture took the next value).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -36,6 +37,34 @@ std::string value_text(const trace::KernelArg& arg) {
   return hex(arg.value);
 }
 
+// The value as code compares it: signed for 4 and 8 bytes (an int, a long, or a float's bits,
+// whose order they keep for values of one sign).
+int64_t ordered(const trace::KernelArg& arg) {
+  if (arg.size == 4) return static_cast<int32_t>(static_cast<uint32_t>(arg.value));
+  if (arg.size == 8) return static_cast<int64_t>(arg.value);
+  return static_cast<int64_t>(arg.value);
+}
+
+// A counter moves one way and the capture took its next value: the eager values (oldest first)
+// and then the captured one are strictly monotonic. Sizes of a serving loop's warm-up (256, 512,
+// 1024, then a graph for 128; or a graph for a size warmed up before) are not: each graph is
+// specialized for its size on purpose.
+bool continues_one_way(const std::vector<const trace::KernelArg*>& oldest_first,
+                       const trace::KernelArg& captured) {
+  int direction = 0;
+  int64_t previous = ordered(*oldest_first.front());
+  auto step = [&](int64_t next) {
+    const int d = next > previous ? 1 : next < previous ? -1 : 0;
+    if (d == 0 || (direction != 0 && d != direction)) return false;
+    direction = d;
+    previous = next;
+    return true;
+  };
+  for (size_t i = 1; i < oldest_first.size(); ++i)
+    if (!step(ordered(*oldest_first[i]))) return false;
+  return step(ordered(captured));
+}
+
 struct Frozen {
   uint32_t param = 0;
   std::vector<std::string> eager;  // oldest first
@@ -58,19 +87,15 @@ bool check(const GraphFacts& facts, Draft& draft) {
   for (const trace::KernelArg& arg : f.args.graph.args) {
     if (looks_like_address(arg)) continue;
     Frozen found{arg.param, {}, value_text(arg)};
-    bool changed_every_run = true;
-    const trace::KernelArg* newer = nullptr;
+    std::vector<const trace::KernelArg*> oldest_first;
     for (const ArgLaunch* run : runs) {  // most recent first
       const trace::KernelArg* older = find_arg(*run, arg.param);
-      if (older == nullptr || older->size != arg.size || looks_like_address(*older) ||
-          (newer != nullptr && newer->value == older->value)) {
-        changed_every_run = false;
-        break;
-      }
+      if (older == nullptr || older->size != arg.size || looks_like_address(*older)) break;
+      oldest_first.insert(oldest_first.begin(), older);
       found.eager.insert(found.eager.begin(), value_text(*older));
-      newer = older;
     }
-    if (changed_every_run) frozen.push_back(std::move(found));
+    if (oldest_first.size() == runs.size() && continues_one_way(oldest_first, arg))
+      frozen.push_back(std::move(found));
   }
   if (frozen.empty()) return false;
   std::string which;
@@ -108,8 +133,10 @@ constinit const Rule kGraphArgumentFrozen{
      "\n"
      "capguard compares each captured kernel's scalar arguments with the same kernel's last\n"
      "eager launches at the same launch geometry before the capture (warm-up iterations, a\n"
-     "--rehearse region): an argument that changed on every one of them (eager-runs, default 3)\n"
-     "but is one value in a graph replayed more than once is reported, at the capture. Values\n"
+     "--rehearse region): an argument that moved one way on every one of them (eager-runs,\n"
+     "default 3: 1, 2, 3) and was captured at its next value (4), in a graph replayed more than\n"
+     "once, is reported at the capture. Sizes a serving loop warmed up and captured one graph\n"
+     "each for (256, 512, 1024, then a graph for 128 or for 512) are not a counter. Values\n"
      "that did not change during warm-up, pointers, struct arguments (PyTorch's graph-safe\n"
      "PhiloxCudaState, which its RNG fills before each replay) and nodes the program sets again\n"
      "(cudaGraphExecKernelNodeSetParams, cudaGraphExecUpdate) are not.\n"

@@ -40,6 +40,20 @@ TEST_CASE("short function names: templates, lambdas, parameters") {
   CHECK(short_function_name("std::vector<int>::operator<(std::vector<int> const&)", true) ==
         "std::vector<…>::operator<");
   CHECK(short_function_name("main") == "main");
+  // An anonymous namespace is no parameter list: kept, or dropped with its "::".
+  CHECK(short_function_name("a::(anonymous namespace)::f(int)") ==
+        "a::(anonymous namespace)::f(int)");
+  CHECK(short_function_name("a::(anonymous namespace)::f(int)", true) == "a::f");
+}
+
+TEST_CASE("short kernel names: no return type, template arguments or parameters") {
+  CHECK(short_kernel_name("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<"
+                          "at::native::(anonymous namespace)::TensorListMetadata<2>, int>("
+                          "at::native::(anonymous namespace)::TensorListMetadata<2>, int)") ==
+        "at::native::multi_tensor_apply_kernel<…>");
+  CHECK(short_kernel_name("void at::native::reduce_kernel<512, 1>(int)") ==
+        "at::native::reduce_kernel<…>");
+  CHECK(short_kernel_name("bump(int*)") == "bump");
 }
 
 TEST_CASE("brief C++ names for a via line: no return type, parameters or namespaces") {

@@ -98,6 +98,27 @@ TEST_CASE("graph-argument-frozen twin: fewer eager runs than eager-runs, or anot
   CHECK(other_shape.finish().findings.empty());
 }
 
+TEST_CASE("graph-argument-frozen: a count going down, and a random offset stepping by 4") {
+  Sim down;
+  captured_then_replayed(down, {10, 9, 8}, 7)(graph_launch(kS))(graph_launch(kS));
+  CHECK(down.finish().findings.size() == 1);
+  Sim offset;
+  captured_then_replayed(offset, {0, 4, 8}, 12)(graph_launch(kS))(graph_launch(kS));
+  CHECK(offset.finish().findings.size() == 1);
+}
+
+TEST_CASE("graph-argument-frozen twin: a serving loop's sizes, one graph per size") {
+  Sim smaller;  // sizes warmed up 2, 4, 8 (numel 256, 512, 1024), then the graph for size 1
+  captured_then_replayed(smaller, {256, 512, 1024}, 128)(graph_launch(kS))(graph_launch(kS));
+  CHECK(smaller.finish().findings.empty());
+  Sim warmed;  // the graph for a size the warm-up ran
+  captured_then_replayed(warmed, {256, 512, 1024}, 512)(graph_launch(kS))(graph_launch(kS));
+  CHECK(warmed.finish().findings.empty());
+  Sim back_and_forth;  // a length that went up and down is no counter
+  captured_then_replayed(back_and_forth, {3, 9, 5}, 11)(graph_launch(kS))(graph_launch(kS));
+  CHECK(back_and_forth.finish().findings.empty());
+}
+
 TEST_CASE("graph-argument-frozen twin: replayed once is not replayed frozen") {
   Sim sim;
   captured_then_replayed(sim, {1, 2, 3}, 4)(graph_launch(kS));

@@ -17,6 +17,14 @@ std::string short_function_name(std::string_view function, bool drop_parameters)
       ++i;
       continue;
     }
+    // A namespace, not a parameter list: dropped with its "::" where parameters are dropped.
+    if (function.substr(i).starts_with("(anonymous namespace)")) {
+      constexpr std::string_view kAnonymous = "(anonymous namespace)";
+      const bool dropped = drop_parameters && function.substr(i + kAnonymous.size(), 2) == "::";
+      if (angle == 0 && !(drop_parameters && paren > 0) && !dropped) out += kAnonymous;
+      i += kAnonymous.size() - 1 + (dropped ? 2 : 0);
+      continue;
+    }
     if (function.substr(i).starts_with("{lambda(")) {  // {lambda(int)#1} -> {lambda}
       const size_t close = function.find('}', i);
       if (close != std::string_view::npos) {
@@ -53,6 +61,12 @@ std::string short_function_name(std::string_view function, bool drop_parameters)
     if (const size_t clone = out.find(" [clone"); clone != std::string::npos) out.erase(clone);
     while (out.ends_with(" const") || out.ends_with(" ")) out.erase(out.rfind(' '));
   }
+  return out;
+}
+
+std::string short_kernel_name(std::string_view demangled) {
+  std::string out = short_function_name(demangled, /*drop_parameters=*/true);
+  if (out.starts_with("void ")) out.erase(0, 5);  // a kernel's return type says nothing
   return out;
 }
 

@@ -11,4 +11,8 @@ namespace capguard {
 // `drop_parameters`, no parameter list.
 std::string short_function_name(std::string_view function, bool drop_parameters = false);
 
+// A demangled kernel's name for reading: short_function_name without parameters, and without
+// the return type ("void ") templates put before it.
+std::string short_kernel_name(std::string_view demangled);
+
 }  // namespace capguard

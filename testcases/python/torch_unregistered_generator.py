@@ -1,9 +1,11 @@
-"""graph-argument-frozen, the Megatron-LM#5697 pattern: a sampler draws from a private
-torch.Generator whose seed and philox offset it reads on the host and passes to its kernel by
-value (as FlashInfer's sampling kernels take them). The generator is not registered with the
-graph, so the offset captured is replayed forever: every replay draws the same numbers. The
-twin (torch_registered_generator_ok.py) registers the generator and lets PyTorch's graph-safe RNG
-fill the state before each replay."""
+"""graph-argument-frozen, the Megatron-LM#5697 pattern: a sampler keeps its own random state on
+the host (a seed and a philox offset it advances per call, as an RNG tracker outside PyTorch's
+graph-safe generators does) and passes both to its kernel by value, as FlashInfer's sampling
+kernels take them. Nothing registers that state with the graph, so the offset captured is
+replayed forever: every replay draws the same numbers. (PyTorch itself refuses to read a
+generator's offset during capture; a host-side counter is how the mistake is made.) The twin
+(torch_registered_generator_ok.py) draws from a generator registered with the graph, whose state
+PyTorch's graph-safe RNG fills before each replay."""
 import cupy as cp
 import torch
 
@@ -13,18 +15,17 @@ extern "C" __global__ void noise(float* out, unsigned long long seed, unsigned l
   if (i < n) out[i] = (float)((seed * 6364136223846793005ull + offset + i) % 1000) / 1000.0f;
 }
 ''', "noise")
-gen = torch.Generator(device="cuda")
-gen.manual_seed(1234)
+seed, state = 1234, {"offset": 0}
 n = 1024
 out = torch.empty(n, device="cuda")
 
 
 def sample():
-    offset = gen.get_offset()
-    gen.set_offset(offset + 4)  # the sampler advances its generator, as philox samplers do
+    offset = state["offset"]
+    state["offset"] = offset + 4  # the sampler advances its offset, as philox samplers do
     stream = cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
     with stream:
-        noise((n // 256,), (256,), (out.data_ptr(), cp.uint64(gen.initial_seed()), cp.uint64(offset), cp.int32(n)))
+        noise((n // 256,), (256,), (out.data_ptr(), cp.uint64(seed), cp.uint64(offset), cp.int32(n)))
 
 
 side = torch.cuda.Stream()
