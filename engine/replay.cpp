@@ -273,7 +273,10 @@ void Replay::graph_node(const trace::GraphNodeRecord& record) {
   graphs_.on_graph_node(record);
   coverage_.on_graph_node(record);
 }
-void Replay::graph(const trace::GraphRecord& record) { graphs_.on_graph(record); }
+void Replay::graph(const trace::GraphRecord& record) {
+  graphs_.on_graph(record);
+  coverage_.on_graph(record);
+}
 void Replay::graph_update(const trace::GraphUpdateRecord& record) {
   graphs_.on_graph_update(record);
   emit_graph_facts();

@@ -19,6 +19,12 @@ void GraphCoverage::on_graph_node(const trace::GraphNodeRecord& record) {
   if (record.type == trace::kNodeKernel) ++exec.kernels;
 }
 
+void GraphCoverage::on_graph(const trace::GraphRecord& record) {
+  if (record.nodes != 0) return;  // its 'g' records came before it
+  if (execs_.size() >= kMaxExecs && execs_.count(record.exec) == 0) return;
+  execs_[record.exec] = ExecKernels{0, UINT32_MAX, true};
+}
+
 void GraphCoverage::on_kernel_name(const trace::KernelNameRecord& record) {
   if (names_.size() < kMaxNames || names_.count(record.function) != 0)
     names_[record.function] = std::string(record.name);
@@ -30,7 +36,7 @@ void GraphCoverage::on_launch_count(const trace::LaunchCountRecord& record) {
   for (const trace::ExecLaunches& e : record.execs) {
     totals_.graph_launches += e.launches;
     const auto it = execs_.find(e.exec);
-    if (it != execs_.end() && it->second.last_index != UINT32_MAX)
+    if (it != execs_.end() && it->second.walked())
       totals_.graph_kernels += e.launches * it->second.kernels;
     else
       totals_.unwalked_launches += e.launches;

@@ -18,6 +18,7 @@ namespace capguard {
 class GraphCoverage {
  public:
   void on_graph_node(const trace::GraphNodeRecord& record);
+  void on_graph(const trace::GraphRecord& record);  // a walk's summary: an empty graph's only record
   void on_kernel_name(const trace::KernelNameRecord& record);
   void on_launch_count(const trace::LaunchCountRecord& record);
   // Whether the trace counted anything (a 'start' or 'blind' record, or counts).
@@ -28,7 +29,9 @@ class GraphCoverage {
  private:
   struct ExecKernels {
     uint64_t kernels = 0;
-    uint32_t last_index = UINT32_MAX;
+    uint32_t last_index = UINT32_MAX;  // UINT32_MAX: no node read
+    bool walked_empty = false;         // walked, and it has no node
+    bool walked() const { return last_index != UINT32_MAX || walked_empty; }
   };
   struct SiteKey {
     uint64_t function = 0;

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "model/frame_owner.h"
 #include "report/render.h"
 #include "report/utf8.h"
 #include "util/base_name.h"
+#include "util/cpp_names.h"
 
 namespace capguard {
 
@@ -86,7 +88,10 @@ std::string site_cell(const Location& site, size_t width) {
   // A function cut below a few characters says nothing: drop it instead.
   if (width != SIZE_MAX && (width < decoration + 4)) return ellipsize(where, width);
   const size_t room = width == SIZE_MAX ? SIZE_MAX : width - decoration;
-  return fmt::format("{} ({})", where, ellipsize(frame.function, room));
+  // A C++ function as its name alone ("InitData", not its parameter list); Python's as it is.
+  const std::string function =
+      is_python_frame(frame) ? frame.function : short_function_name(frame.function, true);
+  return fmt::format("{} ({})", where, ellipsize(function, room));
 }
 
 std::string bytes_cell(uint64_t bytes) {

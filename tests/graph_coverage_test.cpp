@@ -116,6 +116,10 @@ TEST_CASE("graph coverage: kernels of replays against eager launches after warm-
   const std::vector<trace::EagerLaunches> one_add{{0xf00, 1, 32, 4}};
   for (int phase = 0; phase < 5; ++phase)
     model.on_launch_count(counts(trace::LaunchCountKind::Phase, ten, one_add));
+  trace::GraphRecord empty;  // walked, no node: NCCL's one-rank collectives make such graphs
+  empty.exec = 0x88;
+  model.on_graph(empty);
+  model.on_launch_count(counts(trace::LaunchCountKind::Phase, {{0x88, 3}}, {}));
   model.on_launch_count(counts(trace::LaunchCountKind::Exit, {{0x99, 2}}, {}));  // never walked
   CHECK(model.seen());
   const CoverageInfo c = model.info([](uint32_t stack) {
