@@ -2,7 +2,11 @@
 per handle and stream in its caching allocator), even with separate memory pools. Destroying one
 of them (g.reset(), del g) clears the workspaces of its capture stream (since pytorch#175276);
 the other graph, still live, keeps the raw workspace address in its GEMM and replays into a
-block the allocator has handed to a new tensor. The twin captures each graph on its own stream."""
+block the allocator has handed to a new tensor. The twin captures each graph on its own stream.
+Pending: PyTorch 2.11 (the GPU machine's) does not clear a stream's workspaces at a graph's
+destruction: on the H200 the reset freed nothing (the trace holds no allocator free), the replay
+was sound, and capguard rightly said nothing. It belongs in python/ where the PyTorch run has
+pytorch#175276 (2.14 nightlies); the release row naming it is unit-tested."""
 import torch
 
 torch.manual_seed(0)
