@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Where a whole run's time after the program exits goes (issue 36), on the GPU machine: one
+# Where a whole run's time after the program exits goes, on the GPU machine: one
 # program natively and under `capguard run` (CAPGUARD_STARTUP_TIMES=1: its points child_exited,
 # traces_waited, analysis_done, report_written), then `capguard report` alone on the same traces,
 # with the symbol cache warm and with none. ROUNDS rounds, every number printed.

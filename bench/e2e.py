@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The cost of one `capguard run` as a user feels it (issue 24): whole programs, native and under
+"""The cost of one `capguard run` as a user feels it: whole programs, native and under
 capguard, alternating, with the extra time split into start-up and recording (inside the
 program) and analysis after exit. Run on the GPU machine:
 

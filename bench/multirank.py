@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A job of many ranks (issue 33): `capguard report` of 1,024 rank traces made from a recorded
+"""A job of many ranks: `capguard report` of 1,024 rank traces made from a recorded
 torch rank (tests/multirank/make_rank_traces.py: one finding on every rank, one on three) on 1,
 2 and all cores (-j), and the merge of 1,024 per-rank JSON reports; wall and CPU time and peak
 memory of each. Prints a Markdown table (docs/performance.md keeps the one measured).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What capture rehearsal costs (issue 19), on the GPU machine: bench_eager_launch's loop inside an
+"""What capture rehearsal costs, on the GPU machine: bench_eager_launch's loop inside an
 NVTX range "bench", natively, under `capguard run` (the range not rehearsed: today's cost outside
 rehearsed regions) and under `capguard run --rehearse bench` (every launch recorded and judged),
 alternating, ROUNDS each; medians and spread of us/launch, and the ratios to native.

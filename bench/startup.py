@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where `capguard run`'s start-up and recording time goes (issue 24), on the GPU machine.
+"""Where `capguard run`'s start-up and recording time goes, on the GPU machine.
 
     bench/startup.py --capguard .gpu-bundle/capguard [--rounds 5] [--out /tmp/startup]
                      [--python /opt/torch/.venv/bin/python3] [--only cupy] [--no-cxx]

@@ -37,7 +37,7 @@ struct ReportOptions {
   std::string symbol_cache;  // --symbol-cache: DIR or "off"; empty: CAPGUARD_SYMBOL_CACHE, XDG
   bool debuginfod = false;   // --debuginfod: separate debug files from DEBUGINFOD_URLS too
   trace::CaptureMode rehearse_mode = trace::CaptureMode::Global;  // rehearsed regions are judged in
-  unsigned jobs = 0;      // -j: traces analysed at once; 0: the machine's cores (issue 33)
+  unsigned jobs = 0;      // -j: traces analysed at once; 0: the machine's cores
   bool one_node = false;  // report --one-node: ranks on other nodes are the merge's to count
   std::optional<double> min_graph_coverage;  // --min-graph-coverage PCT (engine/gate.h)
 };

@@ -96,7 +96,7 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
                   "analyse N traces at once (default: the machine's cores); each worker holds "
                   "one trace's replay, bounded as docs/security.md says")
       ->type_name("N")
-      ->check(CLI::Range(0u, 1024u));  // each a thread and a replay's memory (issue 52)
+      ->check(CLI::Range(0u, 1024u));  // each a thread and a replay's memory
   command
       .add_option("--symbol-cache", options.symbol_cache,
                   "DIR: keep the names found in libraries there, by build-id, so that the "

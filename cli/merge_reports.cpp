@@ -70,7 +70,7 @@ std::optional<ProcessIdentity> trace_identity(const std::string& path) {
 bool is_covered(const CoveredTraces& covered, const std::string& trace) {
   const auto named = covered.find(fs::path(trace).filename().string());
   if (named == covered.end()) return false;
-  // The name alone proves nothing (issue 52: a planted JSON, two containers' traces): the
+  // The name alone proves nothing (a planted JSON, two containers' traces): the
   // process must be one the report holds.
   const auto identity = trace_identity(trace);
   return identity && named->second.contains(*identity);
@@ -113,7 +113,7 @@ std::vector<std::string> merge_doubts(const std::vector<std::string>& judged_wit
     const std::string& judged = judged_with[i];
     if (judged == fail_on) continue;
     // Its problems were weighed by that gate: a node run with --fail-on never calls a trace
-    // without its end, or capguard never attached, a warning (issue 52).
+    // without its end, or capguard never attached, a warning.
     doubts.push_back(
         judged.empty()
             ? "cannot vouch for " + sources[i] +

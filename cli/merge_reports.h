@@ -1,4 +1,4 @@
-// Per node, then merge (issue 33): `capguard report` takes the JSON reports each node wrote
+// Per node, then merge: `capguard report` takes the JSON reports each node wrote
 // beside its traces (and any traces no report covers) and gives one report and one gate.
 #pragma once
 
@@ -17,7 +17,7 @@ namespace capguard::cli {
 // Whether a path names a JSON report rather than a trace or a directory of traces.
 bool is_json_report_path(const std::string& path);
 
-// What tells one traced process from another (issue 52): its host, pid and start ('p' record).
+// What tells one traced process from another: its host, pid and start ('p' record).
 // Two containers with the same host name and pid differ by their start; a trace and a report
 // of the same name in different directories are one process only when all three agree.
 struct ProcessIdentity {
@@ -43,7 +43,7 @@ std::vector<std::string> read_json_reports(const std::vector<std::string>& paths
                                            std::vector<std::string>& sources,
                                            CoveredTraces& covered);
 
-// What a merge cannot vouch for (issue 52), one line each: a node report judged with a gate
+// What a merge cannot vouch for, one line each: a node report judged with a gate
 // other than `fail_on` (`judged`: each one's Report::judged_fail_on, empty when it does not
 // say), ranks that processes of two hosts claim, and one process found in two inputs (a report
 // given twice under two names, a trace beside its report under another name). `merged`: every

@@ -141,7 +141,7 @@ void drop_repeated_files(std::vector<std::string>& traces) {
   });
 }
 
-// The subdirectories `run` makes inside a --trace-dir: rank<R> (a launcher's rank, issue 33)
+// The subdirectories `run` makes inside a --trace-dir: rank<R> (a launcher's rank)
 // and run.XXXXXX (a later run, when the directory already held traces).
 bool is_rank_directory(const std::string& name) {
   return name.size() > 4 && name.starts_with("rank") &&
@@ -165,7 +165,7 @@ std::vector<std::string> trace_directories(const std::string& path) {
 
 // A directory stands for the *.trace files directly inside it and inside its rank<R>
 // subdirectories, in name order. One that also holds a run.XXXXXX of traces holds more than
-// one run (issue 52: the manual's recipe run twice with one --trace-dir): reading the earlier
+// one run (the manual's recipe run twice with one --trace-dir): reading the earlier
 // run's traces as this one's would pass a gate the later run fails, so it is refused.
 void expand(const std::string& path, std::vector<std::string>& traces,
             std::vector<std::string>& problems) {
@@ -287,7 +287,7 @@ std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
   std::vector<std::string> problems, traces;
   for (const auto& path : paths) expand(path, traces, problems);
   drop_repeated_files(traces);
-  std::erase_if(traces, [&](const std::string& trace) {  // never read twice (issue 33)
+  std::erase_if(traces, [&](const std::string& trace) {  // never read twice
     return is_covered(covered, trace);
   });
   analysis.rehearse_mode = options.rehearse_mode;

@@ -39,7 +39,7 @@ std::optional<std::string> check_post_process_files(const ReportOptions& options
 // the suppressions and baseline applied.
 // Problems that make a trace unusable are returned as one line each (without a newline).
 // Traces that a merged JSON report already judged (`covered`: the same file name and, read
-// from the trace's header, the same process; issues 33, 52) are not read again.
+// from the trace's header, the same process) are not read again.
 std::vector<std::string> analyze_traces(const std::vector<std::string>& paths,
                                         const ReportOptions& options, Analysis& analysis,
                                         bool save_symbol_caches = false,

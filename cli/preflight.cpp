@@ -26,7 +26,7 @@ constexpr const char* kCudaTargetLibDir = "targets/x86_64-linux/lib";
 
 // dlopen is the honest test: it is what the interposer does. Closed again at once. A path (not
 // a name for the loader's search) is opened first, without blocking, and loaded only as the
-// regular file it is (issue 52: CAPGUARD_CUPTI naming a FIFO hung dlopen, /dev/zero too).
+// regular file it is (CAPGUARD_CUPTI naming a FIFO hung dlopen, /dev/zero too).
 bool loads(const std::string& library, std::string* error = nullptr) {
   int fd = -1;
   if (library.find('/') != std::string::npos) {

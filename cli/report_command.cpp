@@ -27,7 +27,7 @@ int report_command(const std::vector<std::string>& paths, const ReportOptions& o
     say(*message);
     return kExitUsage;
   }
-  // Per node, then merge (issue 33): JSON reports first, so that the traces they judged are
+  // Per node, then merge: JSON reports first, so that the traces they judged are
   // not read again.
   std::vector<std::string> json_paths, trace_paths;
   for (const std::string& path : paths)
@@ -41,7 +41,7 @@ int report_command(const std::vector<std::string>& paths, const ReportOptions& o
   GateInput gate;
   gate.unreadable = std::move(problems);
   // With node reports, the suppressions file and the baseline are applied once, to the merged
-  // findings (issue 52: the nodes' findings went past both); the built-in suppressions each
+  // findings (the nodes' findings went past both); the built-in suppressions each
   // node applied already.
   ReportOptions trace_options = options;
   if (!node_reports.empty()) trace_options.suppressions.clear(), trace_options.baseline.clear();
@@ -83,7 +83,7 @@ int report_command(const std::vector<std::string>& paths, const ReportOptions& o
   gate.coverage = &analysis.report.coverage;
   gate.processes = &analysis.report.processes;
   const GateResult verdict = judge_gate(gate, gate_options);
-  analysis.report.judged_fail_on = fail_on;  // a merge of this report checks it (issue 52)
+  analysis.report.judged_fail_on = fail_on;  // a merge of this report checks it
   for (const ToolProblem& reason : verdict.reasons) analysis.report.problems.push_back(reason);
   // Every requested report is written, even when nothing could be read (it then says why).
   return status_after_writing(verdict, write_report(analysis.report, targets, options));

@@ -44,7 +44,7 @@ std::string directory_of_executable() {
 }
 
 // libcapguard.so sits next to capguard in the build tree and in ../lib/capguard/ once installed
-// (../lib/ in installs before 0.1.0's packaging, issue 31).
+// (../lib/ in installs before 0.1.0's packaging).
 std::string find_interposer() {
   const fs::path bin = directory_of_executable();
   for (const fs::path& candidate :
@@ -68,7 +68,7 @@ std::string python_startup_dir(const std::string& interposer) {
 
 // Under a launcher (torchrun, srun, mpirun start one `capguard run` per rank, all given one
 // --trace-dir): this rank's own directory inside it, <host>/rank<R>, so that each run reports
-// on its own processes and the node's report finds them (issue 33). Empty outside a launcher.
+// on its own processes and the node's report finds them. Empty outside a launcher.
 std::string rank_subdirectory() {
   std::vector<std::pair<std::string_view, std::string_view>> vars;
   static constexpr const char* kNames[] = {
@@ -137,7 +137,7 @@ bool descendants_running() {
 
 // After the direct child exited, its background processes may still be running (and writing
 // findings): waits, up to kTracedGracePeriod, for every descendant of the program, traced or
-// not yet (issue 35: `(sleep 0.8; cuda_program) & exit 0` wrote its finding after run had
+// not yet (`(sleep 0.8; cuda_program) & exit 0` wrote its finding after run had
 // passed), and for every process that left a new trace without its end record and is still
 // running. Returns the traces of those that had not ended by then; `untraced` tells whether
 // descendants without such a trace were still running.
@@ -168,7 +168,7 @@ std::vector<std::string> wait_for_traced_processes(const std::string& dir,
   }
 }
 
-// CAPGUARD_STARTUP_TIMES (issue 24): where `capguard run`'s own time goes before the program
+// CAPGUARD_STARTUP_TIMES: where `capguard run`'s own time goes before the program
 // starts and after it exits, as CLOCK_MONOTONIC points (the scale of the interposer's
 // capguard.<pid>.startup files), written to <trace dir>/capguard-run.<pid>.startup, or to
 // stderr when the trace directory is removed (docs/performance.md).
@@ -196,7 +196,7 @@ class RunTimes {
       return;
     }
     const std::string path = dir + "/capguard-run." + std::to_string(getpid()) + ".startup";
-    // A new file only (issue 35): a symlink planted there is not followed (its target is not
+    // A new file only: a symlink planted there is not followed (its target is not
     // overwritten), a FIFO there is not waited on.
     const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
@@ -245,7 +245,7 @@ GateOptions gate_options_of(const RunOptions& options) {
 }
 
 // The gate a report of run says it was judged with (Report::judged_fail_on): a merge vouches
-// only for node reports judged as it judges (issue 52).
+// only for node reports judged as it judges.
 std::string judged_with(const RunOptions& options) {
   std::string fail_on = options.report.fail_on ? to_string(*options.report.fail_on) : "never";
   return options.require_attach ? fail_on : fail_on + ", --no-require-attach";
@@ -341,7 +341,7 @@ int run_command(const RunOptions& options) {
   }
   trace_dir = fs::absolute(trace_dir).string();
   std::set<std::string> old_traces = traces_in(trace_dir);
-  // The pytest plugin's companions of an earlier run count too (issue 35): a capguard.<pid>.tests
+  // The pytest plugin's companions of an earlier run count too: a capguard.<pid>.tests
   // left there would name the tests of this run's process of the same pid.
   bool old_companions = false;
   for (const auto& entry : fs::directory_iterator(trace_dir, error))
@@ -373,7 +373,7 @@ int run_command(const RunOptions& options) {
     environment.set("CAPGUARD_REHEARSE", rehearse_globs);
   }
   // The program's orphans come to capguard (not to init), so that run can wait for all of its
-  // processes, not only those that have written a trace yet (issue 35).
+  // processes, not only those that have written a trace yet.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   const ChildResult child = run_child(program, options.command, environment);
   if (!child.exec_error.empty()) {
@@ -408,7 +408,7 @@ int run_command(const RunOptions& options) {
   gate.traces =
       scan_trace_facts(report, still_running, static_cast<int>(kTracedGracePeriod.count()));
   gate.incomplete = analysis.incomplete;
-  if (untraced_running)  // issue 35: processes without a trace are waited for too
+  if (untraced_running)  // processes without a trace are waited for too
     gate.incomplete.push_back("processes the program started were still running " +
                               std::to_string(kTracedGracePeriod.count()) +
                               " s after it exited: what they do later is not analyzed");

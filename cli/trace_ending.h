@@ -15,7 +15,7 @@ struct TraceEnding {
   bool readable = false;       // a regular file that could be read to its end
   bool has_end = false;        // a 'z' record: the process exited normally
   bool attach_failed = false;  // an 'i failed' record, whatever other 'i' records say
-  bool has_attach = false;     // any 'i' record: none, and capguard never attached (issue 35)
+  bool has_attach = false;     // any 'i' record: none, and capguard never attached
 };
 
 // Opens without blocking and reads only regular files.

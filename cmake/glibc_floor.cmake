@@ -1,4 +1,4 @@
-# Binaries that run on glibc 2.28 and newer (issue 21; RHEL 8, Debian 10, Ubuntu 20.04, and the
+# Binaries that run on glibc 2.28 and newer (RHEL 8, Debian 10, Ubuntu 20.04, and the
 # manylinux_2_28 wheel tag), built with this machine's compiler. With CAPGUARD_GLIBC_STUBS set to
 # a directory of glibc 2.28 link stubs (cmake/glibc-floor/make_stubs.sh), capguard and
 # libcapguard.so link against those instead of this machine's glibc, so every symbol they import

@@ -337,7 +337,7 @@ void analyze_trace_files(const std::vector<std::string>& paths, Analysis& analys
   if (jobs <= 1) {
     work();
   } else {
-    // A thread that cannot be started (issue 52: -j 100000 under a memory limit ended in
+    // A thread that cannot be started (-j 100000 under a memory limit ended in
     // std::terminate) leaves its share to those that did start, and to this one. Both ways it
     // fails are caught: no thread (std::system_error, EAGAIN) and no memory for its state
     // (std::bad_alloc); the vector is reserved first, so that no thread already running is
@@ -370,7 +370,7 @@ void add_rehearse_glob(Analysis& analysis, std::string_view glob) {
 void name_regions_never_executed(Analysis& analysis) {
   auto& rehearsals = analysis.report.rehearsals;
   // Each distinct name once per glob (processes repeat their regions), cut as the recorder
-  // cuts them; glob_match is linear (issue 35: crafted globs took over a minute).
+  // cuts them; glob_match is linear (crafted globs took over a minute).
   std::unordered_set<std::string_view> names;
   for (const RehearsalInfo& r : rehearsals)
     names.insert(std::string_view(r.name).substr(

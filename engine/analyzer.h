@@ -42,7 +42,7 @@ void analyze_trace(const std::string& path, Analysis& analysis,
                    trace::ReadThreads threads = trace::ReadThreads::sharing_cpus());
 
 // Replays each trace on its own (analyze_trace into an Analysis of its own), on `jobs` threads
-// at once (0: the machine's cores), and appends them in the order of `paths` (issue 33). Memory
+// at once (0: the machine's cores), and appends them in the order of `paths`. Memory
 // stays bounded per worker: each holds one trace's replay (the budgets of docs/security.md),
 // and the report grows by what each trace found. The result is the same for any `jobs`. A large
 // trace gets a second thread to read it only while the workers leave a CPU for each: with one

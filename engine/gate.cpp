@@ -95,7 +95,7 @@ GateResult judge_gate(const GateInput& input, const GateOptions& options) {
       fail_closed(std::move(message));
     else
       result.reasons.push_back({Severity::Warning, std::move(message)});
-    result.reasons.back().unfinished = true;  // a merge judges it again (issue 52)
+    result.reasons.back().unfinished = true;  // a merge judges it again
   };
   for (const TraceFacts& trace : input.traces) {
     if (trace.attach_failed)
@@ -117,7 +117,7 @@ GateResult judge_gate(const GateInput& input, const GateOptions& options) {
   if (!input.nothing_attached.empty()) not_attached(input.nothing_attached);
   for (const ToolProblem& problem : input.node_problems) {
     // Judged again against this gate's findings: a node's findings that failed its gate may be
-    // a baseline's or a suppression's here (issue 52).
+    // a baseline's or a suppression's here.
     if (problem.unfinished) {
       unfinished(problem.message);
       continue;

@@ -35,7 +35,7 @@ struct TraceFacts {
   std::string who;                // "process 12 (./app, /tmp/t/capguard.12.trace)"
   bool attach_failed = false;     // an 'i failed' record, or the process says it was not attached
   std::string attach_message;     // why, when the trace says
-  bool has_attach = true;         // any 'i' record: none, and capguard never attached (issue 35)
+  bool has_attach = true;         // any 'i' record: none, and capguard never attached
   bool has_end = true;            // its end record ('z')
   int still_running_after_s = 0;  // run: still running this long after the program exited
 };
@@ -48,15 +48,15 @@ struct GateInput {
   std::vector<std::string> incomplete;
   std::string nothing_attached;  // run: why no process was watched at all; empty otherwise
   int program_status = 0;        // run: the program's own exit status
-  // report of the nodes' JSON reports (issue 33): the problems their own gates gave, kept as
+  // report of the nodes' JSON reports: the problems their own gates gave, kept as
   // they were; an error among them fails this gate closed too (unless --fail-on never).
   std::vector<ToolProblem> node_problems;
-  // report (issue 33): the job's size as its processes name it (WORLD_SIZE or the like), and
+  // report: the job's size as its processes name it (WORLD_SIZE or the like), and
   // its ranks that no trace or report names; they fail closed like a trace without its end.
   // Empty under report --one-node (the merge counts them) and for run.
   uint32_t world_size = 0;
   std::vector<RankRun> missing_ranks;
-  // report (issue 52): what a merge cannot vouch for (a node report judged with another gate,
+  // report: what a merge cannot vouch for (a node report judged with another gate,
   // ranks two hosts claim, one process in two inputs): fails closed unless --fail-on never.
   std::vector<std::string> cannot_vouch;
   // Graph coverage after warm-up, per process (Report::coverage): judged by min_graph_coverage.

@@ -15,7 +15,7 @@ std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
                                       const std::function<void(std::string_view)>& warn) {
   std::vector<std::string> problems;
   analysis.report.rule_options = rules::changed_rule_options();  // the thresholds judged by
-  analyze_trace_files(traces, analysis, options.jobs);  // on the machine's cores (issue 33)
+  analyze_trace_files(traces, analysis, options.jobs);  // on the machine's cores, one trace each
   name_regions_never_executed(analysis);
   for (const auto& error : analysis.errors)
     problems.push_back("cannot read trace: " + error.to_string());
@@ -23,7 +23,7 @@ std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
     problems.push_back("damaged trace line skipped: " + skipped.to_string());
   for (const auto& warning : analysis.warnings) warn("warning: " + warning);
   SymbolCache cache;  // frames resolved where the traces were recorded, when saved beside them
-  // Each trace's frames its process's alone: processes of several hosts share pids (issue 33).
+  // Each trace's frames its process's alone: processes of several hosts share pids.
   const auto& processes = analysis.report.processes;
   for (size_t i = 0; i < processes.size(); ++i) {
     if (processes[i].trace_path.empty()) continue;

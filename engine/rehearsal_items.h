@@ -1,4 +1,4 @@
-// Capture rehearsal (issue 19), after symbolizing and the suppressions: a verdict stands on the
+// Capture rehearsal, after symbolizing and the suppressions: a verdict stands on the
 // breaks whose findings are left (a built-in suppression knows PyTorch's allocators allocate in
 // relaxed mode when capturing), and its lists read one line per line of the user's code (a
 // library's first call, cublasCreate: three cudaMallocs and a cudaFree below one user line).

@@ -59,7 +59,7 @@ class Replay {
   void kernel_name(const trace::KernelNameRecord& record) { coverage_.on_kernel_name(record); }
   void launch_count(const trace::LaunchCountRecord& record) { coverage_.on_launch_count(record); }
   void kernel_args(const trace::KernelArgsRecord& record) { graphs_.on_kernel_args(record); }
-  // Capture rehearsal (issue 19): the mode to judge rehearsed regions against (before any
+  // Capture rehearsal: the mode to judge rehearsed regions against (before any
   // record), and the rehearsed ranges (format.h v6).
   void set_rehearse_mode(trace::CaptureMode mode) { rehearsal_ = RehearsalModel(mode); }
   void range_begin(const trace::RangeRecord& record);

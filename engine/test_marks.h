@@ -39,7 +39,7 @@ std::string test_marks_path(std::string_view trace_path);
 TestMarks parse_test_marks(std::string_view text, uint32_t pid);
 // Empty when the file is absent or not a regular file, or when it was last written before
 // `not_before_unix_ns` (less kStaleMarksSlackNs for coarse file times): the trace's process
-// start, so that a stale file of an earlier process of the same pid names no test (issue 35).
+// start, so that a stale file of an earlier process of the same pid names no test.
 inline constexpr uint64_t kStaleMarksSlackNs = 50'000'000;
 TestMarks read_test_marks(const std::string& path, uint32_t pid, uint64_t not_before_unix_ns = 0);
 

@@ -1,4 +1,4 @@
-// libFuzzer target for the JSON report reader (issue 52): a node's report is untrusted input
+// libFuzzer target for the JSON report reader: a node's report is untrusted input
 // now that `capguard report` merges them. Any bytes must end in a report or a message, never a
 // crash, a hang or unbounded memory; and a report read back is written and read again with the
 // same processes, findings and problems (what the merge counts), its names escaped.

@@ -28,7 +28,7 @@ enum class Slot : uint8_t {
   OutGraph,
   GraphExec,
   OutGraphExec,
-  // Graph lifetime (issue 9).
+  // Graph lifetime.
   UpdateInfo,  // cudaGraphExecUpdateResultInfo* / CUgraphExecUpdateResultInfo*
   Ptr,         // the address freed / registered / mapped
   OutPtr,      // where an allocation writes its address
@@ -61,7 +61,7 @@ struct CallbackInfo {
   bool names_stream() const { return has(Slot::Stream) || has(Slot::LaunchConfig); }
 };
 
-// One generated table per supported CUDA major (issue 30), each compiled against that
+// One generated table per supported CUDA major, each compiled against that
 // release's CUPTI headers: api_table_12.cpp, api_table_13.cpp. A callback id means the same
 // function in both (CUPTI only appends ids; gen_api_table.py --check-majors checks it), but
 // 13.0 dropped calls 12.x still makes (cudaStreamGetCaptureInfo_v2, cudaGraphAddDependencies
@@ -102,7 +102,7 @@ uint32_t api_table_size(trace::ApiDomain domain);
 // any capture this process knows of is then not seen. Every capture opens with a BeginCapture
 // (always on) and the capture errors of docs/measured.md come while one is open; every
 // testcase keeps its findings with the reduced set (docs/performance.md).
-// Graph lifetime (issue 9): the allocations and frees of the catalog's memory column too, and
+// Graph lifetime: the allocations and frees of the catalog's memory column too, and
 // (graph_policy.h) graph launches and syncs while the graph watch wants them.
 inline bool callback_needed_outside_capture(const CallbackInfo& info) {
   return recorded_outside_capture(info.kind) || info.memory != MemoryOp::None;
@@ -124,7 +124,7 @@ inline bool is_capture_body(const CallbackInfo& info, int32_t result) {
          info.names_stream() && !info.has(Slot::Event) && !info.has(Slot::OutEvent) &&
          result == 0;
 }
-// Graph lifetime (issue 9): an allocation or free that takes no stream, when it succeeded or
+// Graph lifetime: an allocation or free that takes no stream, when it succeeded or
 // returned a sticky error (a faulted replay surfaces at whatever call comes next). Stream-ordered
 // ones, launches and syncs: graph_policy.h.
 inline bool memory_recorded_outside_capture(const CallbackInfo& info, int32_t result) {

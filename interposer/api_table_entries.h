@@ -1,7 +1,7 @@
 // How a generated API table (api_table_12.inc, api_table_13.inc) becomes the per-callback-id
 // arrays: included by exactly one translation unit per CUDA major, after that major's <cupti.h>,
 // so that every CG_OFF member name is checked by the compiler against that release's params
-// structs (issue 30: the layouts differ between 12.x and 13.0 where 13.0 dropped calls).
+// structs (the layouts differ between 12.x and 13.0 where 13.0 dropped calls).
 #pragma once
 
 #include <array>

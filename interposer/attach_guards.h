@@ -1,4 +1,4 @@
-// The driver entry points that keep CUPTI's absence safe (issue 36, idle_detach.h): while
+// The driver entry points that keep CUPTI's absence safe (idle_detach.h): while
 // CUPTI is detached, a call the reduced set would have recorded must find it attached again,
 // a failed synchronize must still be delivered, and graph launches say that the program is
 // still running without needing CUPTI. attach_guards.def lists them, and they reach the program

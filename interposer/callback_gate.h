@@ -69,7 +69,7 @@ class CallbackGate {
   // whose ENTER was seen then may never get its EXIT.
   bool reduced_since(uint32_t generation) const { return reduction_generation() > generation; }
 
-  // Graph lifetime (issue 9): callbacks the reduced set also holds while `wanted` says so (the
+  // Graph lifetime: callbacks the reduced set also holds while `wanted` says so (the
   // recorder's graph watch: graph launches, syncs). Set once, before callbacks flow.
   void set_also_wanted(bool (*wanted)(const CallbackInfo&, const void*), const void* context) {
     also_wanted_ = wanted;

@@ -1,4 +1,4 @@
-// Which CUDA runtime the program runs (issue 30), found before CUPTI is loaded so that the CUPTI
+// Which CUDA runtime the program runs, found before CUPTI is loaded so that the CUPTI
 // of the same major is: a libcudart.so.N among the loaded objects (shared cudart, and Python
 // programs, which load it before their first cuInit), else the toolkit the main executable's
 // device code was built with (static cudart: its cubins' ELF header carries the toolkit

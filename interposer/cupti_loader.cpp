@@ -24,7 +24,7 @@ constexpr const char* kCudaTargetLibDir = "targets/sbsa-linux/lib";
 constexpr const char* kCudaTargetLibDir = "targets/x86_64-linux/lib";
 #endif
 
-// Where a CUPTI of one major is looked for, in order (issue 30): the path CAPGUARD_CUPTI names;
+// Where a CUPTI of one major is looked for, in order: the path CAPGUARD_CUPTI names;
 // one the program already loaded (PyTorch's profiler); beside the program's libcudart (PyPI's
 // nvidia/cuda_runtime/lib next to nvidia/cuda_cupti/lib, a toolkit's lib64 next to
 // extras/CUPTI/lib64); the loader's search path; then CUDA_HOME, CUDA_PATH, /usr/local/cuda-N
@@ -55,7 +55,7 @@ struct Search {
 void* open_cupti_major(int major, const CudaVersions& versions, Search& search) {
   snprintf(search.library, sizeof(search.library), "libcupti.so.%d", major);
   if (const char* chosen = getenv("CAPGUARD_CUPTI"); chosen != nullptr && chosen[0] != '\0') {
-    // A path is loaded only as a regular file (issue 52: a FIFO hung dlopen, and the program
+    // A path is loaded only as a regular file (a FIFO hung dlopen, and the program
     // with it); a name without '/' is the loader's to search.
     struct stat st;
     const bool path = strchr(chosen, '/') != nullptr;

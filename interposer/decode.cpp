@@ -91,7 +91,7 @@ void decode_params(const CallbackInfo& info, const void* params, int32_t result,
     event.graph_exec = read_handle(info, params, Slot::GraphExec);
     event.set(Field::GraphExec);
   }
-  if (info.has(Slot::Ptr)) {  // graph lifetime (issue 9)
+  if (info.has(Slot::Ptr)) {  // graph lifetime
     event.pointer = read_handle(info, params, Slot::Ptr);
     event.set(Field::Pointer);
   }

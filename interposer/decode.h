@@ -33,7 +33,7 @@ void decode_params(const CallbackInfo& info, const void* params, int32_t result,
 // a per-thread (_ptsz) entry point means cudaStreamPerThread.
 uint64_t queryable_stream(const CallbackInfo& info, uint64_t stream);
 
-// Graph lifetime (issue 9): the exec a call takes (0 if none), the address a free takes (0 if
+// Graph lifetime: the exec a call takes (0 if none), the address a free takes (0 if
 // none), and the cudaGraphExecUpdateResultInfo a call fills in (null if none).
 uint64_t decode_graph_exec(const CallbackInfo& info, const void* params);
 uint64_t decode_pointer(const CallbackInfo& info, const void* params);

@@ -9,7 +9,7 @@ the member names into offsets with offsetof, so the compiler checks every name.
     python3 interposer/gen_api_table.py CUDA12_CUPTI_INCLUDE > interposer/api_table_12.inc
     python3 interposer/gen_api_table.py --check-majors CUDA12_CUPTI_INCLUDE /usr/local/cuda/include
 
-One table per supported CUDA major (issue 30). --check-majors checks what the interposer's lookup
+One table per supported CUDA major. --check-majors checks what the interposer's lookup
 relies on (api_table.h): a callback id names the same function in both releases, so that an id
 one release has no params struct for may be decoded by the other's.
 """

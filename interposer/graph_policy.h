@@ -1,4 +1,4 @@
-// Graph lifetime (issue 9): the part of the record policy outside captures that the graph watch
+// Graph lifetime: the part of the record policy outside captures that the graph watch
 // (graph_watch.h) decides, shared by the recorder and the tests' simulated interposer
 // (tests/event_builder.h), so both record the same calls.
 //

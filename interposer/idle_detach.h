@@ -1,4 +1,4 @@
-// CUPTI detached while the program needs none of it (issue 36). Attached, CUPTI costs a graph
+// CUPTI detached while the program needs none of it. Attached, CUPTI costs a graph
 // replay about 7% even with no callback on (measured on the H100 and H200: 20 empty kernels a
 // replay; only cuptiFinalize gives the time back). So once the callback gate has been reduced
 // for a while, nothing the reduced set records has happened for `idle` and only one thread has

@@ -95,7 +95,7 @@ void on_thread_exit(void*) {
   if (Recorder* r = g_recorder.load(std::memory_order_acquire)) r->on_thread_exit();
 }
 
-CudaVersions g_versions;  // what attach found (issue 30)
+CudaVersions g_versions;  // what attach found
 bool g_versions_written = false;
 
 // A runtime of another major loaded after attach (a CUDA 12 library dlopened by a CUDA 13
@@ -152,7 +152,7 @@ Recorder* make_recorder() {
   RecorderConfig config;
   config.trace_dir = g_trace_dir;
   load_driver_api(config.driver);
-  load_graph_driver(config.graph_driver);  // graph lifetime (issue 9)
+  load_graph_driver(config.graph_driver);  // graph lifetime
   startup::mark(startup::Phase::driver_symbols);
   config.capture_stack = &capture_stack;
   config.self_start = g_self_start;
@@ -338,7 +338,7 @@ int initialize() {
 
 void attach_now() { initialize(); }
 
-// Capture rehearsal (issue 19): a rehearsed range may open before the program's first cuInit
+// Capture rehearsal: a rehearsed range may open before the program's first cuInit
 // (a Python step whose first CUDA call is inside it): capguard attaches then, as it does for the
 // program's own cuptiSubscribe.
 void rehearsed_range_begin(uint64_t id, std::string_view domain, std::string_view name) {

@@ -1,4 +1,4 @@
-// Kernel launches without CUPTI (issue 36). CUPTI's callbacks on the launch entry points cost a
+// Kernel launches without CUPTI. CUPTI's callbacks on the launch entry points cost a
 // capture of 1000 kernels about twice its native time; with every other callback on and those
 // off, CUPTI costs nothing measurable there. So libcapguard.so hands the program trampolines for
 // the launch entry points of launch_hooks.def, and while the callback gate has everything on

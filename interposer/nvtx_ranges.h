@@ -1,4 +1,4 @@
-// Capture rehearsal (issue 19): libcapguard.so as NVTX's injection library. `capguard run
+// Capture rehearsal: libcapguard.so as NVTX's injection library. `capguard run
 // --rehearse GLOB` sets NVTX_INJECTION64_PATH to libcapguard.so and CAPGUARD_REHEARSE to the
 // glob; NVTX then calls InitializeInjectionNvtx2 (injection.cpp), which hands its export table
 // to install_nvtx_callbacks. Only range push/pop and start/end (and domain creation and string

@@ -20,7 +20,7 @@ struct Layout {
   size_t code_filename, code_qualname, code_bytecode, code_first_traceable;  // PyCodeObject
   size_t ascii_data;  // sizeof(PyASCIIObject): where a compact ASCII string's bytes begin
   bool has_cstack_owner;
-  size_t thread_exc_info;  // PyThreadState.exc_info: the exception being handled (issue 32)
+  size_t thread_exc_info;  // PyThreadState.exc_info: the exception being handled
 };
 
 constexpr Layout kLayouts[] = {

@@ -110,7 +110,7 @@ bool is_capture_control(ApiKind kind) {
 
 Recorder::Recorder(const RecorderConfig& config)
     : config_(config), generation_(g_generations.fetch_add(1) + 1) {
-  // Graph lifetime (issue 9): the reduced set holds graph launches and syncs while the graph
+  // Graph lifetime: the reduced set holds graph launches and syncs while the graph
   // watch wants them.
   if (config_.gate != nullptr) {
     config_.gate->set_also_wanted(
@@ -123,7 +123,7 @@ Recorder::Recorder(const RecorderConfig& config)
 }
 
 bool Recorder::start() {
-  read_who_ran_once();  // the host goes into the trace's name (issue 33)
+  read_who_ran_once();  // the host goes into the trace's name
   if (!writer_.open(config_.trace_dir, static_cast<uint32_t>(getpid()),
                     static_cast<uint32_t>(getppid()), now_ns(CLOCK_REALTIME), who_ran_host())) {
     return false;
@@ -152,7 +152,7 @@ void Recorder::write_preamble() {
   }
   cmdline[n] = '\0';
   writer_.write_command(cmdline);
-  write_who_ran(writer_);  // who ran it (issue 33): host, rank variables, visible devices
+  write_who_ran(writer_);  // who ran it: host, rank variables, visible devices
   modules_.refresh(writer_);
 }
 
@@ -318,7 +318,7 @@ void Recorder::on_enter(const CallbackInfo& info, const CUpti_CallbackData& data
     stash |= corr::kBeginCounted;
     config_.gate->want_full();
   }
-  // Graph lifetime (issue 9): a free's size, asked before the memory goes away.
+  // Graph lifetime: a free's size, asked before the memory goes away.
   t_state.free_size_known = false;
   if (is_free(info.memory) && config_.graph_driver.address_range != nullptr) {
     const uint64_t pointer = decode_pointer(info, data.functionParams);
@@ -394,7 +394,7 @@ void Recorder::on_exit(ApiDomain domain, const CallbackInfo& info, const CUpti_C
   if (stash & corr::kBeginCounted) begins_in_flight_.fetch_sub(1);
   if (info.kind == ApiKind::StreamDestroy) captures_.remove(queried);
   const bool capturing = (stash & corr::kActiveAtEnter) || captures_.any();
-  // A rehearsed range (issue 19) records every call as a capture would, but asks no stream's
+  // A rehearsed range records every call as a capture would, but asks no stream's
   // status: no stream captures.
   const bool active = capturing || rehearsing();
   // Most calls that reach here are not written (outside captures while the callbacks linger
@@ -618,7 +618,7 @@ void Recorder::after_fork_child() {
   reopen_needed_.store(true, std::memory_order_release);
 }
 
-// Graph lifetime (issue 9) ------------------------------------------------------------------
+// Graph lifetime ------------------------------------------------------------------
 
 void Recorder::after_graph_call(const CallbackInfo& info, const CUpti_CallbackData& data,
                                 const ApiEvent& event, bool active) {

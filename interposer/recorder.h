@@ -39,7 +39,7 @@ struct RecorderConfig {
   uint64_t self_start = 0, self_end = 0;       // the interposer's own code: left out of stacks
   void (*on_thread_first_record)() = nullptr;  // arms the thread-exit record
   CallbackGate* gate = nullptr;  // null: every callback stays enabled (the unit tests)
-  GraphDriver graph_driver;      // graph lifetime (issue 9): the graph walk's driver calls
+  GraphDriver graph_driver;      // graph lifetime: the graph walk's driver calls
   // A framework free hit a live exec outside any CUDA call: its launches must be seen from now
   // on, so CUPTI is attached again if the idle detach let it go (idle_detach.h).
   void (*needs_cupti)() = nullptr;
@@ -62,7 +62,7 @@ class Recorder {
   // Opens the trace and writes the command line and the module map. False if it cannot open.
   bool start();
   void write_attach(bool ok, const char* message);
-  void write_cuda(const CudaVersions& versions);  // the 'w' record (issue 30)
+  void write_cuda(const CudaVersions& versions);  // the 'w' record
   void write_rehearse(std::string_view glob) { writer_.write_rehearse(glob); }
   // The program's own CUPTI client (cupti_share.h) did `what`.
   void write_cupti_client(trace::CuptiClientEvent what, const char* name);
@@ -81,7 +81,7 @@ class Recorder {
                              const void* params);
   void on_api(trace::ApiDomain domain, uint32_t cbid, const CUpti_CallbackData& data);
 
-  // Capture rehearsal (issue 19): a rehearsed NVTX range opened or closed (nvtx_ranges.h).
+  // Capture rehearsal: a rehearsed NVTX range opened or closed (nvtx_ranges.h).
   // While one is open, every call of every thread is recorded as during a capture.
   void range_begin(uint64_t id, std::string_view domain, std::string_view name);
   void range_end(uint64_t id);
@@ -130,7 +130,7 @@ class Recorder {
   uint32_t stack_id(uint64_t generation, bool ends_capture, uint64_t* stack, size_t& depth,
                     uint32_t* python, size_t& python_depth, bool& is_new);
   void reduce_callbacks_if_idle();
-  // Graph lifetime (issue 9).
+  // Graph lifetime.
   bool in_reduced_set(const CallbackInfo& info) const;
   void after_graph_call(const CallbackInfo& info, const CUpti_CallbackData& data,
                         const trace::ApiEvent& event, bool active);
@@ -158,7 +158,7 @@ class Recorder {
   std::atomic<bool> reopen_needed_{false};
   std::atomic<bool> ended_{false};
   std::atomic<int> begins_in_flight_{0};  // BeginCapture calls between their ENTER and EXIT
-  std::atomic<int> rehearsals_{0};        // rehearsed ranges open (issue 19)
+  std::atomic<int> rehearsals_{0};        // rehearsed ranges open
   pthread_mutex_t open_mutex_ = PTHREAD_MUTEX_INITIALIZER;
 };
 

@@ -123,7 +123,7 @@ bool write_table(const char* dir, uint32_t pid) {
   char path[4200];
   const int length = snprintf(path, sizeof(path), "%s/capguard.%u.startup", dir, pid);
   if (length < 0 || static_cast<size_t>(length) >= sizeof(path)) return false;
-  // A new file only: never through a planted symlink, never onto a FIFO (issue 35).
+  // A new file only: never through a planted symlink, never onto a FIFO.
   const int fd = ::open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return false;
   size_t done = 0;

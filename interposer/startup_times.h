@@ -1,4 +1,4 @@
-// Opt-in start-up timing (issue 24): where a process's start-up and recording time goes under
+// Opt-in start-up timing: where a process's start-up and recording time goes under
 // capguard. With CAPGUARD_STARTUP_TIMES=1 the interposer stamps CLOCK_MONOTONIC at each start-up
 // phase boundary (the first time it is reached) into a fixed static table, sums the time spent
 // in a few kinds of work (capguard's CUPTI callbacks, module scans, stack unwinding, Python

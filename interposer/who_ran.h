@@ -1,4 +1,4 @@
-// Who ran the process (issue 33): the host and the launchers' rank variables, copied from the
+// Who ran the process: the host and the launchers' rank variables, copied from the
 // environment once, at attach, into static storage, then written as one 'h' record after the
 // command line of every trace the process opens (a fork child's too). No allocation; nothing
 // here judges: the analyzer makes "rank 3 (node a17, GPU 3)" of it.

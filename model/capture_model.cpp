@@ -151,7 +151,7 @@ void CaptureModel::prepare(const ApiEvent& ev, const ApiInfo& api, Call& call) {
       call.event_capture = es->capture;
     }
   }
-  // A capture believed open that this call shows was over (issue 47): the rules judge the call
+  // A capture believed open that this call shows was over: the rules judge the call
   // without it, and apply() ends it, so that nothing later is held against it.
   if (call.stream_capture != nullptr && call.stream_capture->valid() &&
       (shows_over(call, *call.stream_capture) ||
@@ -403,7 +403,7 @@ void CaptureModel::apply(const Call& call, const std::optional<size_t>& finding)
         Capture* c = call.stream_capture;
         if (c && call.stream_member < c->members.size())
           c->members[call.stream_member].present = false;
-        // Its origin destroyed: the capture is over, no graph made (issue 47: a later launch of
+        // Its origin destroyed: the capture is over, no graph made (a later launch of
         // its thread is no escape from it).
         if (c && c->open() && c->origin == call.stream) {
           if (c->status == CaptureState::Open) c->status = CaptureState::Ended;
@@ -478,7 +478,7 @@ void CaptureModel::end_capture(Capture& c, const ApiEvent& ev) {
     StreamState* ss = streams_.find(m.stream);
     if (ss == nullptr || ss->capture != &c) continue;
     ss->capture = nullptr;
-    // Nothing left to know of the stream: its entry goes (issue 35: 1M clean captures on
+    // Nothing left to know of the stream: its entry goes (1M clean captures on
     // distinct streams kept 1M entries, and their captures, 1.2 GB).
     if (ss->terminated == nullptr && !ss->non_blocking) streams_.erase(m.stream);
   }

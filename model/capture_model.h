@@ -94,7 +94,7 @@ struct CaptureHead {
   std::optional<size_t> root_cause;          // the finding that killed it
   std::optional<uint64_t> nodes;
   // The vector clocks of its streams outgrew the model's budget (kClockBudget): they were
-  // dropped, and which forked streams the origin joined is no longer judged (issue 22).
+  // dropped, and which forked streams the origin joined is no longer judged.
   bool clocks_dropped = false;
   // The model saw no end, and a later call showed that the capture was over (CUDA said its
   // stream no longer captured, or a call it refuses during a capture succeeded): what the
@@ -154,7 +154,7 @@ struct Call {
   std::span<Capture* const> victims;  // captures this call's result killed
   Capture* consequence_of = nullptr;  // failed only because this capture was already dead
   // A capture the model believed open that this call shows was over already, with no end the
-  // model saw (issue 47): the call is judged without it, and apply() ends it (state_unknown).
+  // model saw: the call is judged without it, and apply() ends it (state_unknown).
   Capture* found_over = nullptr;
 
   const trace::ApiEvent& event_record() const { return *ev; }
@@ -225,7 +225,7 @@ class CaptureModel {
     return captures_.size() >= 2 * retained_ + events_.size() + streams_.size() + 1024;
   }
   Capture* capture_by_cuda_id(uint64_t cuda_id);
-  // Graph lifetime (issue 9): the open capture the call's stream belongs to, if any (a
+  // Graph lifetime: the open capture the call's stream belongs to, if any (a
   // cudaMallocAsync there makes a memory node, not an allocation).
   const Capture* stream_capture(const trace::ApiEvent& ev, const ApiInfo& api) const;
 
@@ -298,7 +298,7 @@ class CaptureModel {
 [[gnu::always_inline]] inline const StreamState* CaptureModel::only_counts(
     const trace::ApiEvent& ev, const ApiInfo& api) const {
   using trace::Field;
-  // A status other than active (invalidated, or none: the capture was over, issue 47) is the
+  // A status other than active (invalidated, or none: the capture was over) is the
   // general path's to judge.
   if (api.kind != ApiKind::Enqueue || ev.result != 0 || ev.has(Field::StreamFlags) ||
       (ev.has(Field::StatusAfter) && ev.status_after != trace::CaptureStatus::Active))

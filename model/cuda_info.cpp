@@ -1,4 +1,4 @@
-// The words for the CUDA a process ran (issue 30): report headers, JSON and SARIF say the same.
+// The words for the CUDA a process ran: report headers, JSON and SARIF say the same.
 #include <fmt/format.h>
 
 #include "model/report.h"

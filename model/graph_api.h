@@ -1,4 +1,4 @@
-// Graph lifetime (issue 9): what a call does to memory and graph execs, derived from the API
+// Graph lifetime: what a call does to memory and graph execs, derived from the API
 // catalog (trace/api_catalog.def: its kind and its memory column, ApiInfo::memory).
 #pragma once
 

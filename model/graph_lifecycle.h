@@ -1,4 +1,4 @@
-// Graph lifecycles (issue 18): per capture site, which graphs its captures made, whether a
+// Graph lifecycles: per capture site, which graphs its captures made, whether a
 // re-capture replaced an exec that was hardly used (churn) or added a specialization while the
 // program was already replaying (growth), and the lifecycle table. Fed by GraphLifetime, which
 // owns the execs; judged here the way framework engineers judge it:
@@ -15,7 +15,7 @@
 //   capture twice) while another exec of the site is still alive: live specializations piling up
 //   between replays rather than in a start-up burst; `late_resized` counts those of a topology
 //   captured before (sizes: rules/graph_specialization_growth.cpp). A sweep that destroys each
-//   size's exec before capturing the next (a benchmark over message sizes, issue 47) keeps one
+//   size's exec before capturing the next (a benchmark over message sizes) keeps one
 //   alive at a time and grows nothing.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Graph lifetime (issue 9): what happens to instantiated graphs after their capture. Replayed
+// Graph lifetime: what happens to instantiated graphs after their capture. Replayed
 // from the trace beside the capture model: live allocations and frees, the addresses each exec's
 // nodes hold (graph records, format.h v3), its launches, the syncs where a sticky error
 // surfaces, and rejected updates. It concludes facts (GraphFacts); the graph rules (rules/
@@ -45,7 +45,7 @@ struct GraphNodeInfo {
   bool has_scalars = false;  // v4 traces: a hash of its non-address kernel arguments
   uint64_t scalar_hash = 0;
   uint32_t refs = 0;     // ExecState::refs of this node
-  bool dropped = false;  // repointed (…NodeSetParams): its refs no longer count (issue 35)
+  bool dropped = false;  // repointed (…NodeSetParams): its refs no longer count
 };
 
 struct NodeRef {
@@ -76,7 +76,7 @@ struct ExecState {
   std::vector<GraphNodeInfo> nodes;
   // Its node references, in walk order. A repointed node's stay here, marked by the node
   // (GraphNodeInfo::dropped, or all_dropped): a …NodeSetParams is then not a scan of them all
-  // (issue 35: 4M refs and 20k calls took over 60 s); refs_by_address finds a free's (sorted
+  // (4M refs and 20k calls took over 60 s); refs_by_address finds a free's (sorted
   // by address, then position): the first indexed_refs refs, built again when twice as many).
   std::vector<NodeRef> refs;
   bool all_dropped = false;
@@ -224,7 +224,7 @@ class GraphLifetime {
   std::map<uint64_t, std::vector<uint64_t>> in_flight_;  // stream -> exec handles
   std::vector<OpenCapture> open_captures_;               // few: one per capturing thread
   // Hits not yet reused by a later allocation, by the address their node holds: an allocation
-  // looks up its range, not every hit of every exec (issue 35: 60k hits, then 200k
+  // looks up its range, not every hit of every exec (60k hits, then 200k
   // allocations, took 38 s). Entries of hits gone since (repointed, destroyed) are skipped.
   std::multimap<uint64_t, std::pair<uint64_t, uint64_t>> unreused_hits_;  // -> (exec, hit id)
   size_t purge_unreused_at_ = 4096;  // then entries of hits gone are dropped (amortized)

@@ -1,4 +1,4 @@
-// Capture rehearsal (issue 19): what would happen to each call of a region the program ran
+// Capture rehearsal: what would happen to each call of a region the program ran
 // eagerly (a rehearsed NVTX range, trace format v6) if that region were captured in the chosen
 // mode. The model follows the region's streams and events and says what a capture would meet at
 // each call (RehearsalFacts); the rules judge that as CUDA would answer in a real capture (docs:
@@ -118,7 +118,7 @@ class RehearsalModel {
     bool ended = false;  // range_end seen; settle() removes it
     std::optional<bool> origin_non_blocking;
     std::vector<Member> members;  // [0] the origin, once the region put work on a stream
-    // Each member's index, so that a call finds its stream at once (issue 35: 100k streams
+    // Each member's index, so that a call finds its stream at once (100k streams
     // forked into one range, then 300k launches, took 33 s by a scan).
     std::unordered_map<StreamKey, uint32_t, StreamKeyHash> member_index;
     FlatMap<uint64_t, RecordedEvent, U64Hash> events;

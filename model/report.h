@@ -90,7 +90,7 @@ struct Finding {
   std::string thread_name;
   // The test that was running (pytest node id, from the plugin's marks: engine/test_marks.h).
   std::string test;
-  // Capture rehearsal (issue 19): found in a region run eagerly (`capguard run --rehearse`),
+  // Capture rehearsal: found in a region run eagerly (`capguard run --rehearse`),
   // where it would break a capture of that region; `region` names it.
   bool rehearsed = false;
   std::string region;
@@ -168,7 +168,7 @@ struct GraphSiteInfo {
   std::vector<size_t> findings;    // lifecycle findings at this site: indexes into Report::findings
 };
 
-// Capture rehearsal (issue 19): one rehearsed region of one process and its verdict over its
+// Capture rehearsal: one rehearsed region of one process and its verdict over its
 // executions (text section, JSON "rehearsals", HTML).
 struct RehearsalItem {
   std::string what;  // allocation, free, synchronize, host copy, ... (rules/rehearsal.cpp)
@@ -181,7 +181,7 @@ struct RehearsalItem {
   uint32_t calls = 1;           // calls at the same user line merged into this item
   std::string first_use;  // the framework's words when the stack shows them (framework_calls.def)
   Location location;
-  // On a framework's thread without a user frame (issue 32): its name, and the user line that
+  // On a framework's thread without a user frame: its name, and the user line that
   // likely started its work (its finding's "started-by"); empty otherwise.
   std::string thread_name;
   std::optional<Frame> started_by;
@@ -231,7 +231,7 @@ struct CoverageInfo {
 };
 inline constexpr size_t kEagerSitesKept = 32;
 
-// The CUDA a process ran (trace format 7's 'w' record; issue 30). Versions as CUDA_VERSION
+// The CUDA a process ran (trace format 7's 'w' record). Versions as CUDA_VERSION
 // (12040 = 12.4), 0 unknown; recorded is false for older traces.
 struct CudaInfo {
   bool recorded = false;
@@ -259,7 +259,7 @@ struct ProcessInfo {
   std::string attach_message;  // why not attached, or what attached
   std::string trace_path;
   // Its start ('p' record): with the pid and the host, what tells this process from another of
-  // the same pid and host (two containers, a trace beside a report of the same name; issue 52).
+  // the same pid and host (two containers, a trace beside a report of the same name).
   uint64_t start_unix_ns = 0;
   std::vector<CuptiClientInfo> cupti_clients;  // the program's own, sharing CUPTI with capguard
   // Non-empty when capguard's subscription was gone at exit: what was not checked, in words.
@@ -267,7 +267,7 @@ struct ProcessInfo {
   // The tests that ran in it, in order (pytest node ids: engine/test_marks.h), findings or not.
   std::vector<std::string> tests;
   CudaInfo cuda;
-  // Who ran it (issue 33): traces of format 8 on, and JSON reports made from them.
+  // Who ran it: traces of format 8 on, and JSON reports made from them.
   std::optional<WhoRan> who;
   std::vector<FrameworkHookInfo> framework_hooks;
 };
@@ -280,7 +280,7 @@ struct ToolProblem {
   std::string message;
   // The gate's "watched in part" reason (a trace without its end, a partial analysis, a
   // rehearsal never executed, ranks that never reported): a warning only while findings fail
-  // the gate anyway, so a merge judges it again against the findings it keeps (issue 52).
+  // the gate anyway, so a merge judges it again against the findings it keeps.
   bool unfinished = false;
 };
 
@@ -297,11 +297,11 @@ struct Report {
   std::vector<Finding> findings;
   std::vector<ToolProblem> problems;
   std::vector<GraphSiteInfo> graph_sites;  // the lifecycle table, most captures first per process
-  std::vector<RehearsalInfo> rehearsals;   // capture rehearsal (issue 19)
+  std::vector<RehearsalInfo> rehearsals;   // capture rehearsal
   std::vector<CoverageInfo> coverage;      // graph coverage after warm-up, per process
   std::vector<RuleOptionValue> rule_options;  // only those not at their default
   // The --fail-on the gate judged this report with ("error" ... "never"); empty: not judged yet
-  // (a merge refuses to vouch for a node report judged with another gate, issue 52).
+  // (a merge refuses to vouch for a node report judged with another gate).
   std::string judged_fail_on;
 
   uint64_t capture_count() const {
@@ -346,7 +346,7 @@ bool belongs_to(const Report& report, size_t index, uint32_t process, uint32_t p
 
 // belongs_to() without a scan over the processes: built once per report, so that renderers
 // grouping findings and captures by process stay linear however many processes a report holds
-// (issue 22: 100k small traces took minutes).
+// (100k small traces took minutes).
 class ProcessOwners {
  public:
   explicit ProcessOwners(const Report& report);

@@ -1,4 +1,4 @@
-// One report from several (issue 33): each trace analysed on its own worker, or each node's JSON
+// One report from several: each trace analysed on its own worker, or each node's JSON
 // report, appended in order. Processes, captures and findings keep what they point at: process
 // indexes, capture ids and finding indexes of the appended report move past the ones before.
 #pragma once
@@ -8,7 +8,7 @@
 namespace capguard {
 
 // Appends `from` to `into`; `from` is left empty. Its findings' words for captures ("capture
-// #2") move on with the ids; its rule options (issue 34) join those of `into`, each once.
+// #2") move on with the ids; its rule options join those of `into`, each once.
 // `last_capture` (optional): the caller's running last_capture_id(into), so that appending many
 // reports stays linear; updated.
 void append_report(Report& into, Report&& from, uint32_t* last_capture = nullptr);

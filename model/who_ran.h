@@ -1,4 +1,4 @@
-// Who ran a process (issue 33), from its trace's 'h' record: the host, the rank the launcher
+// Who ran a process, from its trace's 'h' record: the host, the rank the launcher
 // gave it (torchrun, Slurm, MPI: trace/launcher_vars.def) and its GPU, and the words findings
 // use for it: "rank 3 (node a17, GPU 3)".
 #pragma once

@@ -34,7 +34,7 @@ struct PictureEdge {
   bool fork = true;
 };
 
-// Budgets (issue 35): a capture of 1,500 forked streams and 1,500 escaped calls drawn once per
+// Budgets: a capture of 1,500 forked streams and 1,500 escaped calls drawn once per
 // finding made an HTML report of 4.4 GB. A picture draws at most kMaxPictureLanes lanes and
 // kMaxPicturePoints points (the finding it is drawn for, the begin and end first; then the
 // culprits, forks and joins, last work, escaped calls) and says how many it left out; a

@@ -42,7 +42,7 @@ std::string site_key(const Location& location, const Finding& f) {
 }
 
 // Where a finding is: its stack's place, except on a thread with no user frame, where twins are
-// the findings of one rule on that kind of thread for work one user line started (issue 32: the
+// the findings of one rule on that kind of thread for work one user line started (the
 // autograd thread's cuBLAS set-up, its 3 cudaMalloc calls), in one process or across ranks.
 std::string finding_site_key(const Finding& f) {
   if (f.location.user() == nullptr)

@@ -1,7 +1,7 @@
 // Identical findings: the same rule, user line, message shape (numbers and addresses aside),
-// capture site (its user line) and test, in one process or across many (issue 33: the ranks
+// capture site (its user line) and test, in one process or across many (the ranks
 // of a job that make one mistake); on a thread without a user frame, the thread's kind and the
-// user line that started its work (issue 32). The text and HTML reports print a group once ("on
+// user line that started its work. The text and HTML reports print a group once ("on
 // 64 of 64 ranks", "and N more times"); JSON and SARIF give the findings of a group one id, and
 // JSON lists the groups with their ranks. One place, so that formats agree.
 #pragma once
@@ -20,13 +20,13 @@ struct FindingGroups {
   std::vector<bool> repeat;                 // an earlier finding of its group is printed
   std::vector<std::vector<size_t>> others;  // per group's first finding: its later findings
   std::vector<size_t> first;                // per group (id - 1): its first finding
-  uint32_t ranks = 0;  // ranks_reported(report), counted once (issue 52: once per group was
+  uint32_t ranks = 0;  // ranks_reported(report), counted once (once per group was
                        // 20,000 ranks times 20,000 groups)
 };
 
 FindingGroups group_findings(const Report& report);
 
-// Where a group was found, across processes (issue 33).
+// Where a group was found, across processes.
 struct GroupScope {
   std::vector<size_t> processes;  // indexes into Report::processes, ascending, each once
   std::vector<uint32_t> ranks;    // the distinct ranks among them, ascending
@@ -50,7 +50,7 @@ uint32_t world_size_of(const Report& report);
 // The distinct ranks of the report's processes.
 uint32_t ranks_reported(const Report& report);
 // The ranks of 0..world_size_of(report)-1 that no process of the report names: ascending runs
-// [first, last], never one rank at a time (a trace may claim WORLD_SIZE=4294967295, issue 52).
+// [first, last], never one rank at a time (a trace may claim WORLD_SIZE=4294967295).
 struct RankRun {
   uint32_t first = 0, last = 0;
 };

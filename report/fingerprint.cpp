@@ -53,9 +53,9 @@ std::string fingerprint(const Finding& finding) {
   }
   // Unsymbolized (a stripped binary, a module not found): no function, file or line tells the
   // call apart, so the module's base name and the offset in it do, or one baselined finding
-  // would hide every later one of its rule and API (issue 22). The same for a function named
+  // would hide every later one of its rule and API. The same for a function named
   // by its exported symbol alone (a stripped library: no file or line), or a baselined call
-  // would hide another call in the same function (issue 35). Findings with a file and line
+  // would hide another call in the same function. Findings with a file and line
   // hash as before: baselines written earlier keep matching them.
   if (!f || f->file.empty()) {
     const Frame* at = f && !f->module.empty() ? f : nullptr;

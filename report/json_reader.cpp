@@ -99,7 +99,7 @@ class Parser {
         break;
       }
       std::string key = parse_string();
-      // Refused, not chosen (issue 52): RFC 8259 leaves the meaning open, Python and jq take
+      // Refused, not chosen: RFC 8259 leaves the meaning open, Python and jq take
       // the last, this reader took the first, so one report read as failing elsewhere and as
       // passing here. Neither choice is safe when both readers are trusted: a report capguard
       // wrote never repeats a key, so one that does was edited and is damaged.

@@ -17,7 +17,7 @@ const JsonValue::Array kEmpty;
 // The strings a trace never gives, which capguard names itself (a rule id, a result's name, a
 // thread's, a related location's role, a rule option's): the renderers print them as they are.
 // From a JSON report anyone may have written, they arrive escaped as a terminal line would show
-// them (issue 52: ESC, CR, NUL, U+202E and U+2028 in a node report reached stderr and the text
+// them (ESC, CR, NUL, U+202E and U+2028 in a node report reached stderr and the text
 // report raw); capguard's own names are plain ASCII and unchanged.
 std::string name_at(const JsonValue& object, std::string_view key) {
   return terminal_safe(object.get_string(key));
@@ -89,7 +89,7 @@ std::optional<WhoRan> who_from(const JsonValue* j) {
 }
 
 // The 1-based index of a finding's or capture's process: its pid, and its host where the
-// report says it. Looked up by pid in an index built once (issue 52: a scan of every process
+// report says it. Looked up by pid in an index built once (a scan of every process
 // for each finding was 20,000 x 20,000 steps).
 class ProcessesByPid {
  public:

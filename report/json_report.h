@@ -1,4 +1,4 @@
-// A capguard JSON report read back into a Report (issue 33): each node of a job judges its own
+// A capguard JSON report read back into a Report: each node of a job judges its own
 // ranks where they ran and writes JSON beside its traces; `capguard report` merges those
 // reports into one, without the nodes' traces or binaries (findings were symbolized there).
 // What the renderers of a merged report need comes back: processes (who ran them), captures,

@@ -9,7 +9,7 @@
 namespace capguard {
 namespace {
 
-// Library Python code folded into one named step wherever it runs (issue 32): its frames say
+// Library Python code folded into one named step wherever it runs: its frames say
 // nothing a user acts on. A frame under none of these is shown by name.
 struct PythonGroup {
   std::string_view path;  // a substring of the file

@@ -1,4 +1,4 @@
-// Capture rehearsal (issue 19): the verdicts' words, shared by the text section and the HTML
+// Capture rehearsal: the verdicts' words, shared by the text section and the HTML
 // report (JSON writes the fields).
 #pragma once
 

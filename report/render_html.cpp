@@ -117,7 +117,7 @@ class HtmlWriter {
     put("<article class=\"finding {}\" id=\"finding-{}\" data-rule=\"{}\"", severity, index + 1,
         esc(finding.rule));
     if (finding.capture) put(" data-capture=\"{}\"", *finding.capture);
-    // Which ranks (issue 33): all of them, or the ones that diverged.
+    // Which ranks: all of them, or the ones that diverged.
     const std::string who = finding_who(report_, finding);
     std::string where = fmt::format("process {}", finding.pid);
     if (!who.empty()) where += ", " + who;
@@ -176,7 +176,7 @@ class HtmlWriter {
     out_ += first ? "</p>\n" : ")</p>\n";
   }
 
-  // Capture rehearsal (issue 19): each region's verdict, and what its executions did.
+  // Capture rehearsal: each region's verdict, and what its executions did.
   void write_rehearsals() {
     out_ += "<h2 id=\"rehearsals\">Capture rehearsal</h2>\n<ul class=\"rehearsals\">\n";
     for (const RehearsalInfo& r : report_.rehearsals) {

@@ -85,7 +85,7 @@ void write_process(JsonWriter& json, const ProcessInfo& process) {
     }
     json.end_array();
   }
-  if (process.cuda.recorded) {  // traces of format 7 on (issue 30)
+  if (process.cuda.recorded) {  // traces of format 7 on
     const CudaInfo& cuda = process.cuda;
     json.key("cuda");
     json.begin_object();
@@ -100,7 +100,7 @@ void write_process(JsonWriter& json, const ProcessInfo& process) {
     json.key("cupti_library"), json.value(cuda.cupti_path);
     json.end_object();
   }
-  if (process.who) {  // who ran it (issue 33): traces of format 8 on
+  if (process.who) {  // who ran it: traces of format 8 on
     if (!process.attached) json.key("attach_message"), json.value(process.attach_message);
     json.key("trace"), json.value(process.trace_path);
     // A string: nanoseconds since 1970 lose their last digits as a JSON number (a double).
@@ -125,7 +125,7 @@ void write_process(JsonWriter& json, const ProcessInfo& process) {
   json.end_object();
 }
 
-// Each group once, with where it was found (issue 33): only for reports of traces that say who
+// Each group once, with where it was found: only for reports of traces that say who
 // ran them, so that other reports keep their shape.
 void write_groups(JsonWriter& json, const Report& report, const FindingGroups& groups) {
   json.key("finding_groups");
@@ -201,7 +201,7 @@ void write_finding(JsonWriter& json, const Report& report, const Finding& findin
   json.begin_object();
   json.key("rule"), json.value(finding.rule);
   json.key("group"), json.value(uint64_t{group});  // shared by identical findings
-  // What a merge of the nodes' reports needs (issue 33), in reports of traces that say who ran
+  // What a merge of the nodes' reports needs, in reports of traces that say who ran
   // them (format 8 on): older reports keep their shape.
   const auto process = process_index(report, finding);
   const bool for_merge = process && report.processes[*process].who;
@@ -326,7 +326,7 @@ void render_json(const Report& report, const JsonSink& sink) {
   if (std::any_of(report.processes.begin(), report.processes.end(),
                   [](const ProcessInfo& p) { return p.who.has_value(); }))
     write_groups(json, report, groups);
-  if (!report.rehearsals.empty()) {  // capture rehearsal (issue 19): only when rehearsed
+  if (!report.rehearsals.empty()) {  // capture rehearsal: only when rehearsed
     json.key("rehearsals");
     json.begin_array();
     for (const RehearsalInfo& r : report.rehearsals) write_rehearsal(json, r);

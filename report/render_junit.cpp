@@ -187,7 +187,7 @@ class JunitRenderer {
     return name;
   }
 
-  // Who ran the suite's process (issue 33), as properties.
+  // Who ran the suite's process, as properties.
   static std::string who_properties(const ProcessInfo* process) {
     if (process == nullptr || !process->who) return {};
     const WhoRan& who = *process->who;
@@ -293,7 +293,7 @@ class JunitRenderer {
       std::string message = first.rule + ": " + first.message;
       if (const GroupScope& scope = scope_of(groups_.id[fails.front()]);
           scope.processes.size() > 1 || scope.diverged)
-        message += " (" + scope.words + ")";  // issue 33: which ranks
+        message += " (" + scope.words + ")";  // which ranks of a job
       if (fails.size() > 1) message += fmt::format(" (and {} more)", fails.size() - 1);
       std::string text;
       for (size_t i : fails) text += failure_text(i);
@@ -304,7 +304,7 @@ class JunitRenderer {
     return out + "    </testcase>\n";
   }
 
-  // A finding's text; one that repeats another process's finding (issue 33) points to it
+  // A finding's text; one that repeats another process's finding points to it
   // rather than printing the same stack once per rank.
   std::string failure_text(size_t i) const {
     const Finding& f = report_.findings[i];

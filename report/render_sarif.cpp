@@ -120,7 +120,7 @@ class SarifRenderer {
     w_.key("results").begin_array();
     const FindingGroups groups = group_findings(report_);
     for (size_t i = 0; i < report_.findings.size(); ++i) {
-      // Across processes a group is one result, its ranks a property (issue 33); repeats in
+      // Across processes a group is one result, its ranks a property; repeats in
       // the first finding's own process stay results of their own, as before.
       const size_t first = groups.first[groups.id[i] - 1];
       if (i != first && process_index(report_, report_.findings[i]) !=
@@ -295,7 +295,7 @@ class SarifRenderer {
       ++id;
       if (!placeable_frame(r.location)) continue;
       links += (links.empty() ? " See " : ", ") +
-               ("[" + sarif_text(r.role) + "](" + std::to_string(id) + ")");  // issue 52
+               ("[" + sarif_text(r.role) + "](" + std::to_string(id) + ")");  // roles are untrusted
     }
     if (!links.empty()) text += links + ".";
     if (const RuleInfo* rule = find_rule_in(options_.rules, f.rule))
@@ -388,7 +388,7 @@ class SarifRenderer {
     if (!f.test.empty()) w_.field("test", f.test);  // the pytest plugin's node id
     if (f.rehearsed) w_.field("rehearsed", true).field("region", f.region);
     if (const std::string who = finding_who(report_, f); !who.empty()) w_.field("who", who);
-    if (scope && (scope->processes.size() > 1 || scope->world != 0)) {  // issue 33
+    if (scope && (scope->processes.size() > 1 || scope->world != 0)) {  // a job's ranks
       w_.field("processes", scope->processes.size());
       w_.key("ranks").begin_array();
       for (uint32_t rank : scope->ranks) w_.value(uint64_t{rank});

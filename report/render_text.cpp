@@ -95,7 +95,7 @@ void append_source(std::string& out, SourceReader& sources, const Frame& frame,
 }
 
 // What a finding's Python stacks showed and left out: a block whose user line an earlier block
-// showed is said in one line, and what all of them folded is said once, after them (issue 32).
+// showed is said in one line, and what all of them folded is said once, after them.
 struct PythonBlocks {
   std::string source_root;
   std::vector<std::pair<std::string, std::string>> shown;  // user line key, its via line
@@ -270,7 +270,7 @@ bool mentions_thread(std::string_view message, uint32_t thread) {
 }
 
 // Another process of the report has the same pid (several hosts or containers).
-// `scope`: where its group was found across processes (issue 33), "" for one process.
+// `scope`: where its group was found across processes, "" for one process.
 void append_finding(std::string& out, const Report& report, const Finding& finding,
                     const GroupScope& scope, const Style& style, SourceReader* sources,
                     std::span<const RuleInfo> rules) {
@@ -291,7 +291,7 @@ void append_finding(std::string& out, const Report& report, const Finding& findi
   if (scope.processes.size() > 1 && !who.empty())
     fmt::format_to(it, "  shown as {} saw it; the others at the same line\n", who);
   if (!finding.test.empty()) fmt::format_to(it, "  in test {}\n", terminal_safe(finding.test));
-  // In a framework's words first where the culprit is its code (issue 32): what happened, the
+  // In a framework's words first where the culprit is its code: what happened, the
   // fix, then CUDA's account (streams, error codes).
   const bool headline = !finding.framework_headline.empty();
   if (headline) {
@@ -324,7 +324,7 @@ void append_finding(std::string& out, const Report& report, const Finding& findi
   for (const Related& related : finding.related)
     if (related.role == "started-by") started = &related;
   if (started != nullptr) {
-    // A thread with no user frame (issue 32): the user line that started its work first.
+    // A thread with no user frame: the user line that started its work first.
     const std::string thread = finding.thread_name.empty()
                                    ? fmt::format("thread {}", finding.thread)
                                    : fmt::format("{} {}", finding.thread_name, finding.thread);
@@ -399,7 +399,7 @@ namespace {
 
 // One line per CUPTI client of the program that capguard shared CUPTI with: why its profile
 // still works, and that capguard kept watching.
-// The CUDA the processes ran (issue 30), one line per distinct set of versions, first: which
+// The CUDA the processes ran, one line per distinct set of versions, first: which
 // runtime, driver and CUPTI a finding was seen through. Traces before format 7 say nothing.
 std::string cuda_header(const Report& report) {
   std::vector<std::pair<std::string, size_t>> seen;  // text, processes
@@ -462,7 +462,7 @@ std::string summary_line(const Report& report) {
   if (repeats > 0)
     captures +=
         fmt::format("; {} shown, {} more repeat them", report.findings.size() - repeats, repeats);
-  // Where: the processes, or a job's ranks (issue 33), how many reported of how many: "in 7 of
+  // Where: the processes, or a job's ranks, how many reported of how many: "in 7 of
   // 8 ranks" when every process is a rank, else both ("in 3 processes, 2 of 2 ranks": the
   // launcher traced too).
   const auto processes = static_cast<int>(report.processes.size());
@@ -543,7 +543,7 @@ std::string render_text(const Report& report, const RenderOptions& options, Sour
   };
   for (size_t i = 0; i < report.processes.size(); ++i) {
     const ProcessInfo& process = report.processes[i];
-    // Findings that repeat another process's are said under that one's (issue 33).
+    // Findings that repeat another process's are said under that one's.
     const bool prints_finding =
         std::any_of(by_process[i].begin(), by_process[i].end(), [&](const Finding* finding) {
           return !groups.repeat[static_cast<size_t>(finding - report.findings.data())];

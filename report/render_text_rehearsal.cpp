@@ -28,7 +28,7 @@ std::string verdict_words(const RehearsalInfo& r) {
 
 std::string item_line(const RehearsalItem& item, uint32_t executions) {
   std::string thread;
-  if (!item.thread_name.empty())  // a framework's thread (issue 32)
+  if (!item.thread_name.empty())  // a framework's thread
     thread = fmt::format("on the {} {} ", terminal_safe(item.thread_name), item.thread);
   else if (item.other_thread)
     thread = fmt::format("on thread {} ", item.thread);

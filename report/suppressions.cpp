@@ -108,7 +108,7 @@ std::vector<SuppressionError> parse_suppressions(std::string_view text,
 
 std::vector<SuppressionError> load_suppressions(const std::string& path, Suppressions& out,
                                                 std::span<const RuleInfo> known_rules) {
-  // A regular file only, never blocking, bounded (issue 52: --suppressions FIFO hung).
+  // A regular file only, never blocking, bounded (--suppressions FIFO hung).
   std::string error;
   const std::optional<std::string> text = read_regular_file(path, kMaxSuppressionsBytes, error);
   if (!text) return {{path, 0, "cannot open suppressions file: " + error}};

@@ -1,5 +1,5 @@
 // capture-ended-by-exception: a Python exception left the capture's block, whose __exit__ ended
-// the capture; CUDA made a graph of the work captured before it (issue 32).
+// the capture; CUDA made a graph of the work captured before it.
 #include "rules/capture_ended_by_exception.h"
 
 #include <fmt/format.h>
@@ -49,8 +49,8 @@ const Frame* exception_frame(const Location& location) {
   return nullptr;
 }
 
-// The culprit is the line that raised, not the `with` line whose __exit__ ended the capture
-// (issue 47): the exception passed through the user's frame there (the pseudo frame's line, its
+// The culprit is the line that raised, not the `with` line whose __exit__ ended the capture:
+// the exception passed through the user's frame there (the pseudo frame's line, its
 // traceback's first entry: the frame that ran the `with` statement). The frames inside it at the
 // end (__exit__, capture_end, CUDA) are the end's, not the raise's: they are left out, and the
 // end is a related location; the pseudo frame stays innermost (never shown), so that what raised

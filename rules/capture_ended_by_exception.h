@@ -1,4 +1,4 @@
-// capture-ended-by-exception (issue 32): judged after symbolization, the only time a capture's
+// capture-ended-by-exception: judged after symbolization, the only time a capture's
 // end stack shows the Python exception its thread was handling (the interposer's pseudo frame,
 // trace::kPythonExceptionFile): `with torch.cuda.graph(g):` whose body raised ends the capture
 // in __exit__, CUDA makes a graph of what was captured so far, and the report used to say "ok".

@@ -1,5 +1,5 @@
 // capture-state-unknown: a capture the model believed open was over by a later call, and the
-// model never saw it end (issue 47): said once, at the call that showed it, instead of holding
+// model never saw it end: said once, at the call that showed it, instead of holding
 // every later call of its thread against a capture that no longer existed.
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-// Wording shared by the graph-lifetime rules (issue 9).
+// Wording shared by the graph-lifetime rules.
 #include <cxxabi.h>
 #include <fmt/format.h>
 

@@ -49,7 +49,7 @@ bool check(const GraphFacts& facts, Draft& draft) {
   if (c.steps < option(OptionId::kChurnSteps)) return false;
   // A graph of no nodes replays nothing: re-capturing it costs a capture and an instantiate and
   // saves no launch either way (nccl-tests' -G loop captures one per iteration where a rank has
-  // nothing to enqueue, issue 47). Not worth a warning; the lifecycle table still lists it.
+  // nothing to enqueue). Not worth a warning; the lifecycle table still lists it.
   if (c.nodes == 0) return false;
   const double per_step = c.steps != 0 ? static_cast<double>(c.step_launches) / c.steps : 0;
   std::string cost;

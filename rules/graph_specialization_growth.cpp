@@ -13,7 +13,7 @@ bool check(const GraphFacts& facts, Draft& draft) {
   const GrowthFacts& g = *facts.growth;
   const uint64_t late_keys_allowed = option(OptionId::kGrowthLateKeys);
   if (g.late_keys <= late_keys_allowed) return false;
-  // Only sizes grow (issue 32). A site whose late graphs each brought a topology of its own
+  // Only sizes grow. A site whose late graphs each brought a topology of its own
   // captures other computations, not other sizes of one (PyTorch's test_graph_optims: one
   // opt.step() graph per optimizer config): padding cannot merge them, and one capture each is
   // what they cost. Nothing is reported; the lifecycle table still lists the site's graphs and

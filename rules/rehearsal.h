@@ -1,4 +1,4 @@
-// Capture rehearsal (issue 19): which rule a rehearsed call would break, asked of the rules that
+// Capture rehearsal: which rule a rehearsed call would break, asked of the rules that
 // declare Rule::on_rehearsal (the same ids as real captures), and the finding's words.
 #pragma once
 

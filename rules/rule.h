@@ -38,10 +38,10 @@ struct Draft {
 using CallCheck = bool (*)(const Call& call, const CaptureModel& model, Draft& draft);
 // A capture still open when its thread exited (thread_exited) or the process ended.
 using OpenCheck = bool (*)(const Capture& capture, bool thread_exited, Draft& draft);
-// Graph lifetime (issue 9): a fact the graph-lifetime model concluded (graph_lifetime.h).
+// Graph lifetime: a fact the graph-lifetime model concluded (graph_lifetime.h).
 using GraphCheck = bool (*)(const GraphFacts& facts, Draft& draft);
 
-// Capture rehearsal (issue 19): what a rule says of a call the program ran eagerly in a
+// Capture rehearsal: what a rule says of a call the program ran eagerly in a
 // rehearsed region, judged from what the rehearsal model saw (RehearsalFacts).
 struct RehearsalWords {
   std::string_view consequence;  // what CUDA would do at a capture of the region, in words

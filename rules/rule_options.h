@@ -1,4 +1,4 @@
-// Rule options (issue 34): a rule's thresholds, each declared once beside its rule's row in
+// Rule options: a rule's thresholds, each declared once beside its rule's row in
 // rules.def (CAPGUARD_RULE_OPTION: default and meaning), shown by `capguard explain`, changed by
 // `--rule-option <rule id>.<name>=<value>`, and recorded in the report when not the default.
 #pragma once

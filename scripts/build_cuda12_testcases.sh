@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the testcase programs with CUDA 12.4 (issue 30), static and shared cudart as with CUDA
+# Builds the testcase programs with CUDA 12.4, static and shared cudart as with CUDA
 # 13, and packs them for the GPU machine, which has CUDA 13 alone: the programs, CUDA 12.4's and
 # 12.9's libcudart.so.12, and CUPTI 12.9 (what PyTorch's newest cu12x wheels bring), laid out as
 # a CUDA 12 installation would be. scripts/gpu_cuda12.sh runs them there.

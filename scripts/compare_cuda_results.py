@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Compares the findings of the testcase programs built with CUDA 12 with those of the same
-programs built with CUDA 13 (issue 30): per program, the same rules at the same lines.
+programs built with CUDA 13: per program, the same rules at the same lines.
 
     compare_cuda_results.py CUDA13_RESULTS.json CUDA12_RESULTS.json [MORE_CUDA12_RESULTS.json ...]
 

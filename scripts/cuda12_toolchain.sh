@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what building and testing against CUDA 12 needs, beside the CUDA 13 toolkit (issue 30):
+# Installs what building and testing against CUDA 12 needs, beside the CUDA 13 toolkit:
 #  - PREFIX/toolkit-12.4: nvcc, the headers, static and shared cudart and CUPTI 12.4, from Debian
 #    trixie's non-free packages, extracted (not installed: the programs it builds must still start
 #    on the GPU machine's older glibc, and nothing here replaces the system's CUDA 13);

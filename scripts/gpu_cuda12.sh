@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CUDA 12 on the GPU machine (issue 30), which has CUDA 13 alone: the testcase programs built with
+# CUDA 12 on the GPU machine, which has CUDA 13 alone: the testcase programs built with
 # CUDA 12.4 on the development machine (scripts/build_cuda12_testcases.sh, carried in
 # .cuda12-bundle) under capguard, static and shared cudart, the shared build also on the 12.9
 # runtime; their findings against the same programs built with CUDA 13 (run first: the table

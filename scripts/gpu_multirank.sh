@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the two-GPU machine (nvidia-h200-x2 / nvidia-h100-x2), issue 33: a torchrun job's ranks in
+# On the two-GPU machine (nvidia-h200-x2 / nvidia-h100-x2): a torchrun job's ranks in
 # one report, with capguard INSIDE torchrun (one `capguard run` per rank, as the recipe of
 # docs/multi-rank.md says), then per node and merged:
 #   torch_allreduce_2ranks_ok             clean: exit 0, "2 of 2 ranks" in the summary

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 31 on the GPU machine: run's check before the start stays silent where the driver, a GPU
+# Packaging on the GPU machine: run's check before the start stays silent where the driver, a GPU
 # and a CUPTI are there; --fail-fast does not stop a real run; the installed layout (wheel:
 # venv/lib/capguard/libcapguard.so) attaches and finds the testcase's mistake; the hardened
 # build's cost on the bench ratios, against one without the flags.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 36 measurements on the GPU machine, one session: where capture and replay time goes
+# CUPTI's cost measured on the GPU machine, one session: where capture and replay time goes
 # (native, an empty CUPTI subscriber, the cuGetProcAddress probe in each mode, capguard),
 # whether the runtime resolves its launch entry points through cuGetProcAddress after the
 # injection attaches (static cudart and PyTorch's shared one), and where a JAX report's

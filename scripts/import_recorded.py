@@ -8,7 +8,7 @@ GPU scripts wrote (check_expectations.py --out: results.json and traces/<program
     python3 testcases/check_golden.py --capguard build/capguard --update   # goldens of the new ones
 
 Only programs whose verdict was PASS are taken; a program already recorded is replaced.
---into DIR records elsewhere (testcases/recorded-cuda12/traces: the CUDA 12 builds, issue 30);
+--into DIR records elsewhere (testcases/recorded-cuda12/traces: the CUDA 12 builds);
 --only REGEX takes the programs whose name matches.
 """
 import re

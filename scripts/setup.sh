@@ -44,7 +44,7 @@ fi
 [[ ${CAPGUARD_SETUP_PACKAGES_ONLY:-} == 1 ]] && exit 0
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 
-# CUDA 12's CUPTI and runtime headers (issue 30: the interposer's CUDA 12 API table), from PyPI.
+# CUDA 12's CUPTI and runtime headers (the interposer's CUDA 12 API table), from PyPI.
 cuda12_prefix=${CAPGUARD_CUDA12_PREFIX:-/opt/capguard-cuda12}
 if ! mkdir -p "$cuda12_prefix" 2>/dev/null || [[ ! -w $cuda12_prefix ]]; then
   cuda12_prefix=${XDG_CACHE_HOME:-$HOME/.cache}/capguard-cuda12

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Synthetic recorded traces of testcase programs written without a GPU (issue 47), the way
+"""Synthetic recorded traces of testcase programs written without a GPU, the way
 scripts/add_rule.py writes a new rule's: each program's calls by hand in the trace grammar (the
 current format, trace/format.h), as the interposer would record them, with the frames in a
 .symbols cache beside each trace so that no binary is needed, and a command line record that says

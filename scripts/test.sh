@@ -31,7 +31,7 @@ ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j"$(nproc)"
 # suite, the injection tests, the goldens); skipped, saying why, without the cross toolchain or
 # qemu, or with CAPGUARD_AARCH64=0.
 ./scripts/test_aarch64.sh
-# The JSON report reader's fuzz target for a bounded time where clang is (issue 52: merged node
+# The JSON report reader's fuzz target for a bounded time where clang is (merged node
 # reports are untrusted input); a crash, or a run past its time, fails the test command.
 # CAPGUARD_FUZZ_SECONDS=0 skips it. Without clang, or a clang that cannot link libFuzzer
 # (compiler-rt missing), it says why and skips.

@@ -1,5 +1,5 @@
-// Where libdwfl finds a module's separate debug data: capguard's own find_debuginfo callback
-// (issue 35). libdwfl's standard search opens each candidate with a plain blocking open(), and
+// Where libdwfl finds a module's separate debug data: capguard's own find_debuginfo callback.
+// libdwfl's standard search opens each candidate with a plain blocking open(), and
 // the module a trace names decides where it looks (a FIFO at <dir>/.debug/<name>, or at
 // <target>.debug beside a symlink's target, blocked `report` for good); with DEBUGINFOD_URLS
 // set it also asks a debuginfod server, from an offline report. This one opens every candidate

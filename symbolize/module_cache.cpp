@@ -18,7 +18,7 @@
 namespace capguard {
 namespace {
 
-// Version 2 (issue 35): keys are return addresses less the load bias libdwfl used, no longer
+// Version 2: keys are return addresses less the load bias libdwfl used, no longer
 // less the trace's recorded base; entries of version 1 (which a forged base could poison) are
 // ignored and rewritten.
 constexpr std::string_view kMagic = "capguard-symbol-cache\t2";

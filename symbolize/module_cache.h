@@ -1,4 +1,4 @@
-// The persistent symbol cache (issue 24): what the symbolizer found in a module file, kept per
+// The persistent symbol cache: what the symbolizer found in a module file, kept per
 // user so that the next analysis against the same libraries reads no symbol table or DWARF
 // again (PyTorch: libdwfl's symbol search is linear in libtorch_cpu's 632k symbols, about 10 ms
 // an address). One file per module file, named by its build-id (one without: by its path), in a

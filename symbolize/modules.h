@@ -38,7 +38,7 @@ struct ProcessModules {
   // The module that maps the address, nullptr when none does. Where two records overlap (a
   // range reused after dlclose), the later record wins: it is the newer mapping. A binary
   // search in an index of the records made on the first call (again if `modules` grew): a trace
-  // may hold any number of records (issue 22: 200k modules x 40k findings took 91 s).
+  // may hold any number of records (200k modules x 40k findings took 91 s).
   const Module* find(uint64_t address) const;
 
  private:

@@ -25,7 +25,7 @@ class SymbolCache {
  public:
   // Adds the frames of <trace_path>.symbols when that file exists; a message if it is damaged.
   // `process` (1-based, Report::processes) keeps them that trace's alone: processes of several
-  // hosts share pids (issue 33); 0: by the pid the file names.
+  // hosts share pids; 0: by the pid the file names.
   std::optional<std::string> load_beside(const std::string& trace_path, uint32_t process = 0);
   // Writes <trace_path>.symbols with every symbolized frame of process `pid` in the report.
   static std::optional<std::string> save_beside(const std::string& trace_path, uint32_t pid,

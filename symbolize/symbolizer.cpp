@@ -185,7 +185,7 @@ int open_module_file(const Module& module, uint64_t& inflated_left, bool& over_b
 // ignored), else the base less the first loadable segment's aligned address. The symbol
 // cache's keys are addresses minus this bias: addresses in the file's own terms, whatever base
 // a trace claims (a forged base for a non-PIE python3 must not file one function's name under
-// another's key; issue 35). False when the file is no ELF with a loadable segment.
+// another's key). False when the file is no ELF with a loadable segment.
 bool load_bias(int fd, uint64_t recorded_base, uint64_t& bias) {
   elf_version(EV_CURRENT);
   Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);

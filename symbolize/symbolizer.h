@@ -24,7 +24,7 @@ namespace capguard {
 // resolved earlier, on the machine that recorded the trace) knows the address. `user`: what
 // the user said their code is (--user-code).
 //
-// Budgets (issue 22): an address inside inline scopes nested deeper than kMaxInlineDepth gets
+// Budgets: an address inside inline scopes nested deeper than kMaxInlineDepth gets
 // only its outer function (the ELF symbol and the line table's file:line), no inlined frames;
 // libdw's scope walk of such a chain is cubic. Such addresses are counted in the result.
 inline constexpr int kMaxInlineDepth = 64;

@@ -21,7 +21,7 @@ inline constexpr size_t kApiKindCount = 0
     ;
 
 // What a call does to memory a graph's nodes may hold: the memory column of api_catalog.def
-// (graph lifetime, issue 9), and a framework allocator's events (framework_memory.def): a block
+// (graph lifetime), and a framework allocator's events (framework_memory.def): a block
 // handed out or given back inside memory CUDA still counts as allocated.
 enum class MemoryOp : uint8_t {
   None,

@@ -82,7 +82,7 @@
 //   range-begin := 'r' seq time-ns tid range escaped-domain escaped-name
 //                                                            an NVTX range whose message matched
 //                                                            `capguard run --rehearse GLOB` was
-//                                                            opened (v6, issue 19): push/pop or
+//                                                            opened (v6): push/pop or
 //                                                            start/end, in any domain ('' the
 //                                                            default one); range: a process-
 //                                                            unique id, never 0; seq counts with
@@ -177,7 +177,7 @@ inline constexpr int kFormatVersion = 9;
 inline constexpr char kToolVersion[] = "0.1.0";
 
 // A python-frame record with this file is no frame: the Python exception the thread was
-// handling when it ended a capture (issue 32), innermost in its stack's Python part; function
+// handling when it ended a capture, innermost in its stack's Python part; function
 // "Type: first line of the message", line where it passed through the frame handling it.
 inline constexpr char kPythonExceptionFile[] = "<exception>";
 

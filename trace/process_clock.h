@@ -1,5 +1,5 @@
 // When this process started, on the CLOCK_MONOTONIC scale that trace times use: for the
-// start-up timings (issue 24) of the interposer (interposer/startup_times.h) and of `capguard
+// start-up timings of the interposer (interposer/startup_times.h) and of `capguard
 // run` (cli/run_command.cpp). Header-only, standard library and POSIX only, no allocation.
 #pragma once
 

@@ -19,7 +19,7 @@ std::string line_too_long() {
   return "line is longer than " + std::to_string(kMaxLineLength) + " bytes";
 }
 
-// Without blocking, and a regular file only (issue 52: a trace swapped for a FIFO between the
+// Without blocking, and a regular file only (a trace swapped for a FIFO between the
 // directory scan and this open hung the report). trace/ uses the standard library alone, so
 // this is util/regular_file's check in small: open non-blocking, then fstat.
 int open_trace(const std::string& path, std::string& error) {

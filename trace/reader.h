@@ -50,7 +50,7 @@ struct RangeRecord {
   std::string_view domain;  // unescaped; valid during the callback only
   std::string_view name;    // likewise
 };
-// Who ran the process (v7, issue 33): its host and the launcher variables that were set.
+// Who ran the process (v7): its host and the launcher variables that were set.
 struct LauncherVar {
   std::string_view name;   // a name of trace/launcher_vars.def; valid during the callback only
   std::string_view value;  // unescaped; likewise

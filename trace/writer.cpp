@@ -137,7 +137,7 @@ size_t TraceWriter::file_name_host(const char* host, char* out, size_t capacity)
   if (capacity == 0) return 0;
   for (; host != nullptr && host[n] != '\0' && n < kMaxFileNameHost && n + 1 < capacity; ++n) {
     const char c = host[n];
-    // Dots kept (issue 52: gpu1.cluster became gpu1_cluster, which the manual's $(hostname)
+    // Dots kept (gpu1.cluster became gpu1_cluster, which the manual's $(hostname)
     // never matched, and gpu1.a and gpu1_a shared one directory), but never first: no "." or
     // ".." and no hidden name.
     const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||

@@ -22,7 +22,7 @@ class TraceWriter {
 
   // Creates <dir>/capguard.<pid>.<host>.trace (capguard.<pid>.<host>.1.trace, .2 ... if it
   // exists, so that every trace still ends in ".trace"; without a host capguard.<pid>.trace) and
-  // writes the header and the process record in one write(2). The host (issue 33: nodes sharing
+  // writes the header and the process record in one write(2). The host (nodes sharing
   // a trace directory can share a pid) goes into the name as file_name_host() writes it. Closes
   // a previously open trace first. Returns false (and stays closed) on failure. Neither open()
   // nor abandon() may race with writes from other threads (a fork child has one thread). Every
@@ -40,7 +40,7 @@ class TraceWriter {
   void write_cuda(uint32_t runtime, uint32_t driver, uint32_t cupti_major, uint32_t cupti_api,
                   const char* linkage, uint32_t other_runtime, const char* runtime_path,
                   const char* cupti_path);
-  // Who ran it (v8, issue 33): the 'h' record: the host and the launcher variables that were set,
+  // Who ran it (v8): the 'h' record: the host and the launcher variables that were set,
   // `count` pairs (names from trace/launcher_vars.def; a null value is left out), cut to fit one
   // record.
   void write_who_ran(const char* host, const char* const* names, const char* const* values,
@@ -82,7 +82,7 @@ class TraceWriter {
   // The host as trace file names carry it (python/capguard_cuda/pytest_plugin.py writes the same):
   // bytes outside [A-Za-z0-9._-] become '_' (a leading '.' too: never "." or ".." or a hidden
   // name), at most kMaxFileNameHost bytes. Dots stay, so that `$(hostname)` names a node's
-  // directory (issue 52); nothing reads the host back from a name (readers identify a process
+  // directory; nothing reads the host back from a name (readers identify a process
   // by its records: cli/merge_reports.h). Writes a NUL-terminated string; returns its length.
   static size_t file_name_host(const char* host, char* out, size_t capacity);
   static constexpr size_t kMaxFileNameHost = 64;

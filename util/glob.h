@@ -76,8 +76,8 @@ inline size_t find_segment(std::string_view segment, std::string_view text, size
 
 }  // namespace glob_detail
 
-// Linear in the text for any pattern whose pieces between '*'s are at most 256 bytes (issue 35:
-// the backtracking matcher took O(text x pattern), crafted globs from traces over a minute):
+// Linear in the text for any pattern whose pieces between '*'s are at most 256 bytes
+// (the backtracking matcher took O(text x pattern), crafted globs from traces over a minute):
 // the piece before the first '*' must begin the text, the piece after the last must end it, and
 // each piece between is taken at its leftmost match after the one before (leftmost is never
 // worse: a later piece has more text left to match in).

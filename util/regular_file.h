@@ -1,6 +1,6 @@
 // Opening a file a trace names (a module, a companion, a source file, a trace itself): only a
-// regular file is ever opened. stat() first, so that a device is never opened at all (issue 35:
-// opening /dev/ptmx allocates a pseudo-terminal, a tape device rewinds); then an open that
+// regular file is ever opened. stat() first, so that a device is never opened at all
+// (opening /dev/ptmx allocates a pseudo-terminal, a tape device rewinds); then an open that
 // cannot block (a FIFO swapped in meanwhile) and fstat(): still a regular file, and the same
 // one (device and inode) that stat() saw.
 #pragma once
@@ -25,7 +25,7 @@ inline int open_regular(const std::string& path, OpenRegular& why) {
   return open_regular(path, why, st);
 }
 
-// The whole of a regular file, opened as above, of at most `max_bytes` (issue 52: /dev/zero
+// The whole of a regular file, opened as above, of at most `max_bytes` (/dev/zero
 // named as a JSON report was read until memory ran out, a FIFO waited on forever). nullopt with
 // `error` set: "a FIFO", "not a regular file", "larger than N bytes", or strerror's words.
 std::optional<std::string> read_regular_file(const std::string& path, size_t max_bytes,

@@ -1,5 +1,5 @@
 // Definitions that let binaries built on a new glibc (Debian 12: 2.36) run on glibc 2.28, linked
-// into capguard and libcapguard.so by cmake/glibc_floor.cmake (issue 21). The static C++ runtime
+// into capguard and libcapguard.so by cmake/glibc_floor.cmake. The static C++ runtime
 // and unwinder that GCC 12 ships were built against glibc 2.36 and call functions glibc 2.28
 // lacks; each is defined here from what 2.28 has. Everything is hidden, so libcapguard.so never
 // exports them into the program it is loaded into (which has its own C++ runtime).

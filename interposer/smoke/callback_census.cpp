@@ -1,4 +1,4 @@
-// Measurement probe for issue 36 (not part of capguard): which CUPTI callbacks a program's calls
+// Probe of CUPTI's cost (not part of capguard): which CUPTI callbacks a program's calls
 // raise with both API domains on, and what is left once the launch family (and the runtime's
 // push/pop of a <<<>>> launch's configuration) is switched off. An injection library:
 //   CUDA_INJECTION64_PATH=callback_census.so [CENSUS_EXCLUDE=launch] [CENSUS_QUIET=1] ./bench

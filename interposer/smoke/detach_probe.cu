@@ -1,4 +1,4 @@
-// Measurement probe for issue 36 (not part of capguard): can a tool detach CUPTI while nothing
+// Measurement probe for CUPTI's cost (not part of capguard): can a tool detach CUPTI while nothing
 // needs it and attach again, mid-run, and what does each cost? Replay runs while attached (a
 // subscriber with the runtime domain on) and after cuptiFinalize, alternating, in one process;
 // the attach (cuptiSubscribe + enable) and detach (unsubscribe + finalize) are timed.

@@ -1,4 +1,4 @@
-// Measurement probe for issue 36 (not part of capguard): can the driver entry points the CUDA
+// Measurement probe for CUPTI's cost (not part of capguard): can the driver entry points the CUDA
 // runtime calls be wrapped without CUPTI, and at what cost? CUPTI's callbacks are resolved too
 // late for this (the runtime asks cuGetProcAddress for its whole table before an injection
 // attaches: proc_address_probe.cpp saw none), so this library, preloaded, answers the runtime's

@@ -1,4 +1,4 @@
-// Probe for issue 9 (graph lifetime), run natively on the H100: what CUDA answers around graph
+// Probe for graph lifetime, run natively on the H100: what CUDA answers around graph
 // lifetime (results in docs/measured.md). nvcc -arch=sm_90 -o probe graph_lifetime_probe.cu -lcuda;
 // ./probe walk|free|freehost|realloc|update. Not part of the build.
 #include <cuda.h>

@@ -1,4 +1,4 @@
-// Measurement probe for issue 36 (not part of capguard): which driver entry points does the
+// Measurement probe for CUPTI's cost (not part of capguard): which driver entry points does the
 // runtime resolve through cuGetProcAddress after CUPTI is attached, and what does a launch cost
 // when its pointer is wrapped instead of called back? An injection library:
 //   CUDA_INJECTION64_PATH=proc_address_probe.so PROBE_MODE=<mode> ./bench ...

@@ -1,4 +1,4 @@
-"""Capture rehearsal (issue 19): mark a region for `capguard run --rehearse GLOB`.
+"""Capture rehearsal: mark a region for `capguard run --rehearse GLOB`.
 
     with capguard_cuda.rehearse("decode"):      # or @capguard_cuda.rehearse("decode") on a function
         step(batch)

@@ -50,7 +50,7 @@ def _file_name_host():
 
 def _marks_path():
     """capguard.<pid>.<host>.tests beside capguard.<pid>.<host>.trace: nodes sharing a trace
-    directory may share a pid (issue 33)."""
+    directory may share a pid."""
     directory = os.environ.get(_ENV)
     if not directory:
         return None
