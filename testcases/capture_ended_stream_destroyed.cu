@@ -1,4 +1,4 @@
-// A Relaxed capture whose origin stream is destroyed before any EndCapture (issue 47: a test
+// A Relaxed capture whose origin stream is destroyed before any EndCapture (a test
 // suite's error test that leaves its capture to the stream's destructor). The capture ends with
 // its stream, no graph made (unmeasured: CUDA's answer to the destroy). The thread's later work
 // on another stream and its cudaMalloc belong to no capture: nothing is reported (capguard used

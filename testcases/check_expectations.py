@@ -196,11 +196,11 @@ def parse_expectations(path):
 SUITE_FOLDERS = [("libs", "libs", {".cu": "shared", ".py": "python"}),
                  ("multi", "multi", {".cu": "shared", ".py": "torchrun"}),
                  ("libtorch", "libtorch", {".cpp": "libtorch"}),
-                 # Python on a CUDA 12 runtime (issue 30; scripts/gpu_cuda12.sh)
+                 # Python on a CUDA 12 runtime (scripts/gpu_cuda12.sh)
                  ("cuda12", "cuda12", {".py": "python"})]
 DEFAULT_SUITES = "main,python,libs"
 ALL_SUITES = "main,python,libs,multi,libtorch,cuda12"
-# The CUDA 12 recordings (issue 30) live apart, in recorded-cuda12/: --suites main,cuda12 there.
+# The CUDA 12 recordings live apart, in recorded-cuda12/: --suites main,cuda12 there.
 RECORDED_SUITES = "main,python,libs,multi,libtorch"
 
 

@@ -12,7 +12,7 @@ or a RULE id (every program whose current or golden report names that rule, e.g.
 sync-during-capture); without names, every one. The rest are still checked.
 
 Each report is made three times and must match each time: without the symbol cache, then with
-a fresh one (filled as it goes), then again from what it holds (issue 24: a cache hit must give
+a fresh one (filled as it goes), then again from what it holds (a cache hit must give
 the bytes a miss gives).
 """
 import argparse

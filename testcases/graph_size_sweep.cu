@@ -1,4 +1,4 @@
-// A bandwidth benchmark's sweep over message sizes (nccl-tests -G, issue 47): for each of 13
+// A bandwidth benchmark's sweep over message sizes (nccl-tests -G): for each of 13
 // sizes, capture that size's kernel, instantiate, replay 3 times, destroy, next size; after each
 // size the benchmark also captures an empty graph at its own site (a rank with nothing to
 // enqueue), replays it once and destroys it. One size's graph lives at a time, so this is no

@@ -1,4 +1,4 @@
-// Shared by the graph-lifecycle testcases (issue 18): the batch sizes serving frameworks capture,
+// Shared by the graph-lifecycle testcases: the batch sizes serving frameworks capture,
 // and kernels whose launch geometry follows the batch size (one block of kRow threads per row), so
 // that every size is its own specialization: the same topology, another grid.
 //

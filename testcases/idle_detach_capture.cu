@@ -1,4 +1,4 @@
-// A capture after an idle detach (issue 36): CUPTI was let go while one graph was replayed; the
+// A capture after an idle detach: CUPTI was let go while one graph was replayed; the
 // stream made for the second capture attaches it again, and the allocation inside that capture
 // is caught as it would be without the detach.
 #include <unistd.h>

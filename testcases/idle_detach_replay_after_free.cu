@@ -1,4 +1,4 @@
-// replay-after-free across an idle detach (issue 36): the graph is replayed long enough for
+// replay-after-free across an idle detach: the graph is replayed long enough for
 // capguard to let CUPTI go (the program asks for it at once), so the free finds CUPTI detached.
 // Its guard attaches again before the free proceeds, and the replay after it is caught as before.
 #include <unistd.h>

@@ -1,4 +1,4 @@
-// graph-replay-failed across an idle detach (issue 36): CUPTI was let go while the graph was
+// graph-replay-failed across an idle detach: CUPTI was let go while the graph was
 // replayed; the replay that faults is made detached, and the synchronize where its 700 surfaces
 // is delivered by capguard's own guard after attaching again.
 #include <unistd.h>

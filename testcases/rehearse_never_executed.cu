@@ -1,4 +1,4 @@
-// Capture rehearsal (issue 19): `--rehearse decode` names a region the program never runs (its
+// Capture rehearsal: `--rehearse decode` names a region the program never runs (its
 // only NVTX range is "prefill"). Nothing is rehearsed, and the CI gate must not pass as if the
 // region had been checked: capguard warns and exits 3 (fails closed), like any check that did
 // not happen.

@@ -1,4 +1,4 @@
-// Capture rehearsal (issue 19): while the main thread runs the region "step" (rehearsed in global
+// Capture rehearsal: while the main thread runs the region "step" (rehearsed in global
 // mode), another thread allocates. A global-mode capture prohibits that call from any thread (900
 // on the other thread, the capture invalidated): the other thread's cudaMalloc is the finding.
 // capguard-args: --rehearse step

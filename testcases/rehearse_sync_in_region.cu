@@ -1,4 +1,4 @@
-// Capture rehearsal (issue 19): a region marked with an NVTX range "step", run eagerly three times,
+// Capture rehearsal: a region marked with an NVTX range "step", run eagerly three times,
 // synchronizes its own stream every time. Nothing is captured, so CUDA answers success; rehearsed
 // in global mode, the synchronize would invalidate a capture of the region (900): one finding for
 // the three executions, and the region is not capturable.

@@ -1,4 +1,4 @@
-// Capture rehearsal (issue 19), the twin of rehearse_sync_in_region: the synchronize comes after the
+// Capture rehearsal, the twin of rehearse_sync_in_region: the synchronize comes after the
 // NVTX range "step" closes, so every execution of the region is capturable as it is.
 // capguard-args: --rehearse step
 // expect-rehearsal: step capturable

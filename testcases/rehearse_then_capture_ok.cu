@@ -1,4 +1,4 @@
-// Capture rehearsal (issue 19): the region "step" is rehearsed eagerly twice (capturable), then
+// Capture rehearsal: the region "step" is rehearsed eagerly twice (capturable), then
 // captured for real, the NVTX range inside the capture, and replayed: the real capture is judged
 // by the real rules (clean too), and the rehearsal adds nothing to it.
 // capguard-args: --rehearse step

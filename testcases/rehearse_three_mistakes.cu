@@ -1,4 +1,4 @@
-// Capture rehearsal (issue 19): one region "step" holds three different mistakes, and one eager run
+// Capture rehearsal: one region "step" holds three different mistakes, and one eager run
 // reports all of them at once, where a real capture would stop at the first: a synchronize of the
 // region's stream (would invalidate the capture), a synchronous device-to-host copy into pageable
 // memory (on a non-blocking capturing stream it would run now and be missing from the graph) and

@@ -1,4 +1,4 @@
-// Capture rehearsal (issue 19): the region "step" forks a side stream (an event recorded on the
+// Capture rehearsal: the region "step" forks a side stream (an event recorded on the
 // region's stream, waited on by the side stream) and never joins it back. Eagerly nothing fails;
 // captured, cudaStreamEndCapture would return cudaErrorStreamCaptureUnjoined (904). The finding
 // names the side stream's last work. Every execution forks without joining: not capturable.

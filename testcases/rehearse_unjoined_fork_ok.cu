@@ -1,4 +1,4 @@
-// Capture rehearsal (issue 19), the twin of rehearse_unjoined_fork: the region's stream waits for
+// Capture rehearsal, the twin of rehearse_unjoined_fork: the region's stream waits for
 // an event recorded after the side stream's work, so the fork is joined and every execution is
 // capturable as it is.
 // capguard-args: --rehearse step

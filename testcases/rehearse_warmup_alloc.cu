@@ -1,4 +1,4 @@
-// Capture rehearsal (issue 19): the region "step" allocates a workspace the first time it runs
+// Capture rehearsal: the region "step" allocates a workspace the first time it runs
 // (what cuBLAS and cuDNN do on their first call), later executions only launch. Rehearsed in global
 // mode, the allocation would invalidate a capture (900), but only the first execution makes it: the
 // region is capturable after 1 warm-up execution.

@@ -106,7 +106,7 @@ TEST_CASE("loading a baseline file reports where its JSON is broken") {
   CHECK(*error == path + ":3:13: expected ':' after object key");
   const auto missing = load_baseline("/nonexistent/old.json", baseline);
   REQUIRE(missing);
-  // Why, in strerror's words (read_regular_file, issue 52).
+  // Why, in strerror's words (read_regular_file).
   CHECK(*missing == "/nonexistent/old.json: cannot open file: No such file or directory");
 }
 

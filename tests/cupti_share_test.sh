@@ -54,7 +54,7 @@ FAKE_CUPTI=held check 3 "cannot attach to process [0-9]+ .*CUPTI is already in u
 # Sharing off: the client gets CUPTI's own answer, as before sharing existed.
 CAPGUARD_CUPTI_SHARE=0 check 2 '^subscribe -> 39' -- "${cg[@]}" run -- "${cl[@]}"
 
-# Who ran it (issue 33), end to end through the interposer: a rank's `run` under a launcher keeps
+# Who ran it, end to end through the interposer: a rank's `run` under a launcher keeps
 # its traces in DIR/<host>/rank<R>/, named with the host, and the trace's 'h' record and every
 # format name the rank.
 CAPGUARD_HOST=a17.example RANK=3 LOCAL_RANK=3 WORLD_SIZE=4 CUDA_VISIBLE_DEVICES=0,1,2,3 \

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""README.md and the manual in docs/ (issue 49).
+"""README.md and the manual in docs/.
 
     docs_test.py pages SOURCE_DIR
         README.md: at most 150 lines; it starts with the two commands that work on a fresh

@@ -201,7 +201,7 @@ struct Sim {
     replay.feed(ev.e);
     return *this;
   }
-  // Capture rehearsal (issue 19): a rehearsed NVTX range opened and closed on the current
+  // Capture rehearsal: a rehearsed NVTX range opened and closed on the current
   // thread, as the interposer writes them ('r'/'R'); while one is open it records every call.
   std::vector<std::pair<uint32_t, uint64_t>> open_ranges;  // (thread, range id)
   uint64_t next_range = 1;

@@ -100,7 +100,7 @@ TEST_CASE("fingerprints of unsymbolized findings hold module and offset; symboli
   REQUIRE(two.findings.size() == 1);
   CHECK(two.findings[0].location.frames[0].module == "/ci/build/libother.so");
   // An exported function of a stripped library (a name, no file or line): two calls in it
-  // differ by their offsets, so a baselined one hides only itself (issue 35).
+  // differ by their offsets, so a baselined one hides only itself.
   Finding exported = unsymbolized("/usr/lib/libpython3.11.so", 0x1234);
   exported.location.frames[0].function = "PyObject_Call";
   Finding other_call = exported;

@@ -62,8 +62,8 @@ enum class Doubt {
   StillRunning,
   Incomplete,
   NothingAttached,
-  NodeFailed,   // report of JSON reports (issue 33): a node's own gate failed closed
-  MissingRanks  // report (issue 33): ranks of the job that no trace or report names
+  NodeFailed,   // report of JSON reports: a node's own gate failed closed
+  MissingRanks  // report: ranks of the job that no trace or report names
 };
 
 GateInput input_with(Doubt doubt, const std::vector<Finding>& findings) {

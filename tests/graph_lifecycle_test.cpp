@@ -1,4 +1,4 @@
-// Graph lifecycles (issue 18): churn, specialization growth, what is exempt, and the lifecycle
+// Graph lifecycles: churn, specialization growth, what is exempt, and the lifecycle
 // table, fed fabricated calls and graph records the way the trace reader would. The interposer's
 // record policy is simulated (Sim): only each exec's first launches reach the analyzer.
 #include <doctest/doctest.h>
@@ -370,7 +370,7 @@ TEST_CASE("bounds: a site past its key bound says 'at least' and does not starve
     if (f.rule == "graph-specialization-growth") CHECK(says(f, "made at least 4096 distinct graphs"));
 }
 
-// A benchmark's size sweep (nccl-tests -G, issue 47): capture a graph for one size, replay it a
+// A benchmark's size sweep (nccl-tests -G): capture a graph for one size, replay it a
 // few times, destroy it, next size. One specialization lives at a time: no growth.
 TEST_CASE("a size sweep that destroys each size's graph before the next is no growth") {
   SUBCASE("each size replayed 5 times, then destroyed") {

@@ -1,4 +1,4 @@
-// The graph-lifetime model and its four rules (issue 9), fed fabricated calls and graph
+// The graph-lifetime model and its four rules, fed fabricated calls and graph
 // records the way the trace reader would.
 #include <doctest/doctest.h>
 

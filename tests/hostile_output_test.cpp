@@ -1,4 +1,4 @@
-// Output that nothing in a trace can forge (issue 22, docs/security.md): one escaping routine
+// Output that nothing in a trace can forge (docs/security.md): one escaping routine
 // per format, fed the strings an attacker would put in a trace.
 #include <doctest/doctest.h>
 

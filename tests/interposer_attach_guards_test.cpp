@@ -1,4 +1,4 @@
-// The attach guards and the idle detach (issue 36), on the CPU: what the resolvers hand out,
+// The attach guards and the idle detach, on the CPU: what the resolvers hand out,
 // that a guard forwards its six argument registers unchanged, that an Attach call finds CUPTI
 // attached (waiting for a detach in progress, attaching again when detached), that a sync's
 // failure while detached is delivered, and when the idle detach lets CUPTI go. The list itself

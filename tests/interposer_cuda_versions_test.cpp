@@ -1,4 +1,4 @@
-// Which CUDA runtime a program runs, as the interposer finds it before loading CUPTI (issue 30):
+// Which CUDA runtime a program runs, as the interposer finds it before loading CUPTI:
 // libcudart file names and the toolkit version in a cubin's ELF header (no GPU needed).
 #include <dlfcn.h>
 #include <doctest/doctest.h>

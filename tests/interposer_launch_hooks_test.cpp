@@ -1,4 +1,4 @@
-// The launch hooks (issue 36) against a fake libcuda: what the resolvers and dlsym hand out, that
+// The launch hooks against a fake libcuda: what the resolvers and dlsym hand out, that
 // a trampoline calls straight through while the gate is reduced, and that while it delivers it
 // hands the recorder what CUPTI's callback would have: the runtime's name, callback id and
 // params for the runtime's own launches, the driver's for everyone else's.

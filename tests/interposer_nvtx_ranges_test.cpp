@@ -1,4 +1,4 @@
-// Capture rehearsal (issue 19): the NVTX callbacks of interposer/nvtx_ranges.h, driven directly.
+// Capture rehearsal: the NVTX callbacks of interposer/nvtx_ranges.h, driven directly.
 #include <doctest/doctest.h>
 
 #define NVTX_NO_IMPL

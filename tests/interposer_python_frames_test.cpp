@@ -86,7 +86,7 @@ void* probe(void*, void*) {
   return g_child->none;
 }
 
-// probe_exception(): as a call that ends a capture (issue 32), GIL held, then released.
+// probe_exception(): as a call that ends a capture, GIL held, then released.
 void* probe_exception(void*, void*) {
   const uint32_t base = 100 * static_cast<uint32_t>(++g_child->exception_calls);
   record(base + 1, true);
@@ -230,7 +230,7 @@ TEST_CASE("python frames are read inside a real interpreter, GIL held or release
     }
     CHECK(sink.python_stacks[11].size() == sink.python_stacks[12].size());
 
-    // Ending a capture while an exception propagates through a `with` (issue 32): a pseudo
+    // Ending a capture while an exception propagates through a `with`: a pseudo
     // frame first, naming it and the line it came through; none once it was handled.
     for (uint32_t id : {101u, 102u}) {
       CAPTURE(id);

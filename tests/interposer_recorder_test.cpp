@@ -176,7 +176,7 @@ TEST_CASE("outside captures, a capture error is recorded whatever the call") {
   call(*r, ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000,
        "cudaStreamEndCapture", &p, 401);
   const RecordingSink sink = read_back(*r);
-  // The successful cudaMalloc is recorded too: allocations are (graph lifetime, issue 9).
+  // The successful cudaMalloc is recorded too: allocations are (graph lifetime).
   REQUIRE(api_names(sink) ==
           std::vector<std::string>{"cudaMalloc", "cudaMalloc", "cudaStreamEndCapture"});
   CHECK(sink.events[0].result == 0);
@@ -640,7 +640,7 @@ TEST_CASE("a call given up for lost whose EXIT comes after all is still recorded
 namespace capguard::interposer {
 namespace {
 
-// Graph lifetime (issue 9): the recorder's side, through the switchboard with a fake driver.
+// Graph lifetime: the recorder's side, through the switchboard with a fake driver.
 int fake_range(uint64_t* base, size_t* size, uint64_t address) {
   if (address < 0x7000 || address >= 0x8000) return 500;  // CUDA_ERROR_NOT_FOUND
   *base = 0x7000;

@@ -1,4 +1,4 @@
-// CAPGUARD_STARTUP_TIMES (issue 24): the start-up table's format when enabled, and that nothing
+// CAPGUARD_STARTUP_TIMES: the start-up table's format when enabled, and that nothing
 // is measured or written when it is not.
 #include <doctest/doctest.h>
 #include <unistd.h>

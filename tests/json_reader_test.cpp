@@ -55,7 +55,7 @@ TEST_CASE("deeply nested JSON is refused instead of overflowing the stack") {
 }
 
 TEST_CASE("an object naming one key twice is refused, not read as its first or last value") {
-  // Issue 52 (docs/security.md): Python and jq take the last, capguard took the first, so a
+  // Hostile input (docs/security.md): Python and jq take the last, capguard took the first, so a
   // report that reads as failing in one tool passed in the other. Refused wherever it is.
   CHECK(error_of(R"({"status": "fail", "status": "pass"})") ==
         "in.json:1:28: the key \"status\" appears twice in one object");

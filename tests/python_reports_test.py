@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Every Python recorded report reads in the framework's language (issue 32): the golden text
+"""Every Python recorded report reads in the framework's language: the golden text
 reports of the torch_, cupy_, jax_ and triton_ programs (testcases/recorded/golden/), and the
 same reports made again from their traces by this capguard, are checked for what a Python user
 reads first:
@@ -83,7 +83,7 @@ def main():
                              capture_output=True, text=True, check=True).stdout
         problems += problems_of(program, out)
         checked += 1
-    # The checker's own check: a report the way issue 32 found them fails it.
+    # The checker's own check: a report as it read before the framework's words fails it.
     old = ("==1==ERROR: capguard: sync-during-capture\n  called here on thread 1:\n"
            "    #18 0x0 in <module> /w/t.py:23 (python)\n      which called torch: linear →  (14 frames)\n"
            "  fix: call the compiled function eagerly\n")

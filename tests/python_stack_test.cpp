@@ -213,7 +213,7 @@ TEST_CASE("framework calls: the entry point closest to the user, else a library'
   CHECK(report.findings[0].framework_fix.find("after replay()") != std::string::npos);
 }
 
-TEST_CASE("a first use closest to the user wins over the library call it makes (issue 32)") {
+TEST_CASE("a first use closest to the user wins over the library call it makes") {
   const std::string torch = "/v/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so";
   Location l;
   l.frames = {native("cudaFree", "/usr/local/cuda/lib64/libcudart.so.13"),
@@ -259,7 +259,7 @@ TEST_CASE("a rule's fix in the framework's words; CUDA's for a C++ program") {
             ->fix.find("cudagraph_skip_dynamic_graphs") != std::string_view::npos);
   CHECK(framework_fix(Framework::TorchCompile, "unjoined-fork") ==
         framework_fix(Framework::PyTorch, "unjoined-fork"));
-  for (const FrameworkFix& fix : framework_fixes()) {  // no fix says "eagerly" (issue 32)
+  for (const FrameworkFix& fix : framework_fixes()) {  // no fix says "eagerly"
     CAPTURE(fix.fix);
     CHECK(fix.fix.find("eager") == std::string_view::npos);
   }
@@ -330,7 +330,7 @@ TEST_CASE("a capture ended while Python handled an exception is a finding, not \
   CHECK(f.message.find("an exception (RuntimeError: Cannot copy between CPU and CUDA tensors)") !=
         std::string::npos);
   CHECK(f.message.find("3 nodes") != std::string::npos);
-  // The culprit is the line that raised (issue 47), the `with` line's end beside it.
+  // The culprit is the line that raised, the `with` line's end beside it.
   REQUIRE(f.location.user() != nullptr);
   CHECK(f.location.user()->file == "/work/t/first_call.py");
   CHECK(f.location.user()->line == 25);
@@ -386,7 +386,7 @@ TEST_CASE("capture-ended-by-exception: what raised picks the fix; the line unkno
   CHECK(unknown_line.related.empty());
 }
 
-// A library's set-up made inside a relaxed-mode capture (issue 47): cuFFT's plan creation copies
+// A library's set-up made inside a relaxed-mode capture: cuFFT's plan creation copies
 // its tables with a synchronous cuMemcpyHtoD; the finding names the first use and says whether
 // the replay is affected.
 TEST_CASE("library first uses: cuFFT plans, cuSOLVER, cuSPARSE and cuDNN handles") {

@@ -1,4 +1,4 @@
-// Capture rehearsal (issue 19): model/rehearsal.h through the replay, from synthetic events.
+// Capture rehearsal: model/rehearsal.h through the replay, from synthetic events.
 #include "model/rehearsal.h"
 
 #include <doctest/doctest.h>

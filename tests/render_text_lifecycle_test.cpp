@@ -149,8 +149,7 @@ TEST_CASE("lifecycle text: long names are cut to keep lines under 100 characters
   CHECK(section.find("  process 4242 (1 capture site): python -m torch.distributed.run xxx") !=
         std::string::npos);
   check_line_widths(section);
-  // A file name too long for the column loses the function, then its own end, never its line
-  // (issue 32).
+  // A file name too long for the column loses the function, then its own end, never its line.
   report.graph_sites[0].site.frames[1].file = "/src/" + std::string(40, 'f') + ".cu";
   section = section_of(text_of(report));
   CHECK(section.find("    " + std::string(31, 'f') + "…:100 ") != std::string::npos);

@@ -1,4 +1,4 @@
-// One report from several (issue 33): appended reports keep what their parts point at, and a
+// One report from several: appended reports keep what their parts point at, and a
 // JSON report read back renders as the report it was written from.
 #include "model/report_merge.h"
 
@@ -49,7 +49,8 @@ TEST_CASE("a JSON report read back renders the same text") {
   for (CaptureInfo& c : report.captures) for_each_location(c, no_addresses);
   report.processes[0].who = WhoRan{"a17", 3, 3, 8, "RANK", "", "3"};
   report.processes[0].trace_path = "/shared/capguard.4242.a17.trace";
-  // What issues 32 and 34 added to a report: a framework's words and thread, the options.
+  // What Python reports and rule options added to a report: a framework's words and thread, the
+  // options.
   report.findings[0].framework_headline = "a PyTorch op ran on the default stream";
   report.findings[0].framework_fix = "run it on the capturing stream";
   report.findings[0].thread_name = "PyTorch autograd thread";

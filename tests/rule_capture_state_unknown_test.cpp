@@ -1,4 +1,4 @@
-// Every way a capture ends besides an EndCapture on its origin (issue 47), and a capture the
+// Every way a capture ends besides an EndCapture on its origin, and a capture the
 // model believed open that a later call showed over: said once (capture-state-unknown), and no
 // later call of its thread is held against it.
 #include <doctest/doctest.h>

@@ -72,9 +72,9 @@ TEST_CASE("the text report has no line over 120 columns, however long the messag
   CHECK(text.find("word59") != std::string::npos);
 }
 
-// Issue 47 counted the fold lines of recorded torch.compile reports as 123-125 wide: their bytes.
+// Counted in bytes, the fold lines of recorded torch.compile reports were 123-125 wide.
 // Each "→" is 3 bytes and 1 column; such a line is 117 columns, and wrapping leaves it whole.
-TEST_CASE("a stack fold line is measured in columns, not bytes (issue 47)") {
+TEST_CASE("a stack fold line is measured in columns, not bytes") {
   const std::string fold =
       "      → torch.compile (22 frames) → graph.__exit__ → CUDAGraph.capture_end → torch: "
       "CUDAGraph::instantiate (5 frames)";

@@ -77,7 +77,7 @@ TEST_SUITE("trace_reader_errors_test") {
   }
 
   TEST_CASE("a FIFO, a directory or a device as a trace is refused, never waited on") {
-    // Issue 52: a trace swapped for a FIFO between the directory scan and open() hung the
+    // A trace swapped for a FIFO between the directory scan and open() hung the
     // report in open(); the reader opens without blocking and checks what it opened.
     TempDir dir;
     const std::string fifo = dir.path() + "/capguard.1.trace";

@@ -1,4 +1,4 @@
-// Who ran a process (issue 33): the 'h' record written and read back, and the words for it.
+// Who ran a process: the 'h' record written and read back, and the words for it.
 #include "model/who_ran.h"
 
 #include <doctest/doctest.h>
@@ -96,7 +96,7 @@ TEST_CASE("the 'h' record: host and variables written once, read back; unknown n
 TEST_CASE("the host in a trace's name: only [A-Za-z0-9._-], no leading dot, at most 64 bytes") {
   char out[128];
   CHECK(trace::TraceWriter::file_name_host("a17.example/x y", out, sizeof out) == 15);
-  CHECK(std::string(out) == "a17.example_x_y");  // as $(hostname) names it (issue 52)
+  CHECK(std::string(out) == "a17.example_x_y");  // as $(hostname) names it
   CHECK(trace::TraceWriter::file_name_host("..", out, sizeof out) == 2);
   CHECK(std::string(out) == "_.");
   CHECK(trace::TraceWriter::file_name_host("gpu1_a", out, sizeof out) == 6);

@@ -1,4 +1,4 @@
-"""A mixed process (issue 30): PyTorch on its CUDA 13 runtime and a CUDA 12 library (here the
+"""A mixed process: PyTorch on its CUDA 13 runtime and a CUDA 12 library (here the
 CUDA 12.9 runtime, driven directly) in one program. The CUDA 12 side synchronizes its capturing
 stream; the report names both runtimes and the line, whichever runtime made the call."""
 import ctypes

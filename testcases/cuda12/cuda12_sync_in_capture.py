@@ -1,4 +1,4 @@
-"""A Python program on the CUDA 12 runtime (issue 30): a memset captured on a stream, then the
+"""A Python program on the CUDA 12 runtime: a memset captured on a stream, then the
 stream synchronized inside the capture. CUDA refuses the synchronize (900) and invalidates the
 capture; capguard names this line, as it does on CUDA 13."""
 import ctypes

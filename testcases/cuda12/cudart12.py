@@ -1,4 +1,4 @@
-"""The CUDA 12 runtime for the CUDA 12 Python testcases (issue 30), through ctypes as a program
+"""The CUDA 12 runtime for the CUDA 12 Python testcases, through ctypes as a program
 that drives libcudart itself does: CAPGUARD_CUDART12 names the library (scripts/gpu_cuda12.sh:
 the 12.9 runtime laid out as PyPI's nvidia-cuda-runtime-cu12), else that package where it is
 installed."""

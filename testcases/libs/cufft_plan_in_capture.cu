@@ -1,4 +1,4 @@
-// cuFFT's plan made inside a Relaxed capture (issue 47): plan creation copies its tables to the
+// cuFFT's plan made inside a Relaxed capture: plan creation copies its tables to the
 // GPU with a synchronous cuMemcpyHtoD, which runs now and is not in the graph. That is harmless:
 // the tables stay in the plan's device memory, which the captured FFT kernels read on every
 // replay while the plan lives. capguard reports the copy as escaped-sync-copy, named as cuFFT

@@ -1,4 +1,4 @@
-// Capture rehearsal (issue 19): the region "step" creates its cuBLAS handle the first time it runs
+// Capture rehearsal: the region "step" creates its cuBLAS handle the first time it runs
 // (the handle's creation allocates and loads cuBLAS's kernels, what a library does on first use),
 // then runs a GEMM on the region's stream; later executions only run the GEMM. Rehearsed in global
 // mode, only the first execution would break a capture: capturable after 1 warm-up execution,

@@ -1,6 +1,6 @@
 """Two ranks under torchrun capture an NCCL all-reduce in torch.cuda.graph and both call .item()
 inside their capture (a synchronize of the capturing stream: 900). capguard must report it as
-one finding "on 2 of 2 ranks" (issue 33): two findings of one group, one per rank's process.
+one finding "on 2 of 2 ranks": two findings of one group, one per rank's process.
 No graph is replayed (the captures were invalidated)."""
 import torch
 import torch.distributed as dist

@@ -4,7 +4,7 @@ opt.step() and replays it for each optimizer configuration in turn. Twelve confi
 optimizers, each with foreach off and on) make twelve graphs of twelve topologies at one
 `with torch.cuda.graph(g):` line, each captured after the earlier ones were replayed. No input
 size changes: these are other computations, not specializations of one, which padding cannot
-merge, so capguard reports no graph-specialization-growth (issue 32); the lifecycle table still
+merge, so capguard reports no graph-specialization-growth; the lifecycle table still
 lists the site with its 12 graphs and 12 topologies. Every graph stays alive to the end.
 
 Pending (testcases/python/pending/ is not run): a python/ program must have a recorded trace, and

@@ -1,4 +1,4 @@
-"""A pageable CPU tensor copied to the GPU inside torch.cuda.graph (issue 47). PyTorch refuses the
+"""A pageable CPU tensor copied to the GPU inside torch.cuda.graph. PyTorch refuses the
 copy while the stream captures ("RuntimeError: Cannot copy between CPU and CUDA tensors during
 CUDA graph capture unless the CPU tensor is pinned") before any CUDA call fails; the `with`
 block's __exit__ still ends the capture while the exception propagates, CUDA makes a graph of

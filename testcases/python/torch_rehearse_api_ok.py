@@ -1,4 +1,4 @@
-"""Capture rehearsal (issue 19): capguard_cuda.rehearse as a decorator and as a context manager (the
+"""Capture rehearsal: capguard_cuda.rehearse as a decorator and as a context manager (the
 package from this checkout, python/). Each region only launches kernels on the current stream:
 both are capturable as they are."""
 # capguard-args: --rehearse *

@@ -1,4 +1,4 @@
-"""Capture rehearsal (issue 19) of torch.compile's first calls, what vLLM and SGLang users meet when
+"""Capture rehearsal of torch.compile's first calls, what vLLM and SGLang users meet when
 warm-up took another path: the region "decode" calls a compiled model, not warmed up, three times.
 The first execution compiles (Inductor synchronizes), creates the cuBLAS handle and autotunes its
 Triton kernels (timing events queried): capturable after 1 warm-up execution. The region "captured"

@@ -1,4 +1,4 @@
-"""Capture rehearsal (issue 19): a decode step marked with torch.cuda.nvtx.range("decode"), run
+"""Capture rehearsal: a decode step marked with torch.cuda.nvtx.range("decode"), run
 eagerly three times, reads a value back with .item() every time (a copy to the host, then a
 synchronize of the stream). Rehearsed in global mode, the synchronize would invalidate a capture
 of the step on every execution: not capturable."""

@@ -1,4 +1,4 @@
-"""Capture rehearsal (issue 19): a PyTorch training step in torch.cuda.nvtx.range("train_step"), not
+"""Capture rehearsal: a PyTorch training step in torch.cuda.nvtx.range("train_step"), not
 warmed up, run eagerly 3 times. One run names every reason it cannot be captured: .item() syncs every
 execution (not capturable); only the first creates cuBLAS handles (this thread's, and the autograd
 thread's, with no line of this file on its stack). PyTorch's allocators (device, pinned host) make

@@ -1,6 +1,6 @@
-"""`.tolist()` inside torch.cuda.graph (issue 47): the values are copied to pageable CPU memory,
+"""`.tolist()` inside torch.cuda.graph: the values are copied to pageable CPU memory,
 which PyTorch refuses while the stream captures ("Cannot copy between CPU and CUDA tensors during
-CUDA graph capture unless the CPU tensor is pinned", issue 47's report) before any CUDA call
+CUDA graph capture unless the CPU tensor is pinned") before any CUDA call
 fails; __exit__ ends the capture while the exception propagates. The finding belongs on the
 `.tolist()` line, with the fix for a value read back: keep it on the GPU, read it after replay().
 Pending (testcases/README.md): written without a GPU; should CUDA refuse the copy's synchronize

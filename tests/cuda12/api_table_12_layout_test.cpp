@@ -1,4 +1,4 @@
-// CUDA 12's parameter layouts, compiled against CUDA 12's CUPTI headers alone (issue 30): the
+// CUDA 12's parameter layouts, compiled against CUDA 12's CUPTI headers alone: the
 // calls CUDA 13.0 dropped but 12.x programs make are decoded from 12.x's params structs, whichever
 // major was selected (a process may hold both runtimes).
 #include <cupti.h>  // CUDA 12.9's, from scripts/cuda12_toolchain.sh --headers-only

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The hostile corpus of issue 22 (docs/security.md): small inputs generated here, at test time,
+"""The hostile corpus (docs/security.md): small inputs generated here, at test time,
 each shaped as an attacker who controls a trace (and, for some, its directory) would shape it.
 Every case runs `capguard report` under `ulimit -v` (512 MiB) and 10 s of CPU time (`ulimit -t`;
 a case that blocks instead, on a FIFO say, is caught by a 60 s wall-clock limit, which a loaded
@@ -23,7 +23,7 @@ import xml.etree.ElementTree as ET
 
 MEMORY = 512 << 20
 CPU_SECONDS = 10
-MAX_OUTPUT = 256 << 20  # bytes of one report file: outputs are bounded too (issue 35)
+MAX_OUTPUT = 256 << 20  # bytes of one report file: outputs are bounded too
 TIMEOUT = 60  # wall clock: only a blocked (not a busy) capguard gets near it
 CANARY = "CANARY-7f3a-must-never-be-published"
 ENV_CANARY = "ENV-CANARY-19c4-must-never-be-published"
@@ -98,7 +98,7 @@ def cases():
         Case("fifo_named_as_source", 1, lambda d: one(d, trace(frames=[("src/fifo.py", 1, "f")]))),
         Case("sparse_2gb_source", 1, lambda d: one(d, trace(frames=[("src/sparse.py", 1, "f")]))),
         Case("newlines_source_far_line", 1, lambda d: one(d, trace(frames=[("src/newlines.py", 900000, "f")]))),
-        # A source file whose first line is 15.9 MB, findings on 400 later lines (issue 35: the
+        # A source file whose first line is 15.9 MB, findings on 400 later lines (the
         # line was read again for each finding in each format, over 60 s).
         Case("source_huge_first_line", 1, setup_huge_first_line),
         Case("very_deep_path", 1, lambda d: one(d, trace(frames=[("/a" * 2000 + "/x.py", 1, "f")]))),
@@ -109,12 +109,12 @@ def cases():
             modules=[(0, 0x400000, 0x500000, "/etc")], native=[0x401234]))),
         Case("symbols_companion_is_fifo", 1, setup_symbols_fifo),
         Case("debuglink_names_fifo", 1, setup_debuglink_fifo),
-        # libdwfl's own search for a stripped module's debug data (issue 35): the made-up
+        # libdwfl's own search for a stripped module's debug data: the made-up
         # "<dir>/.debug/<name>", and "<target>.debug" beside a symlinked module's target.
         Case("debug_dir_names_fifo", 1, setup_debug_dir_fifo),
         Case("symlink_target_debug_fifo", 1, setup_symlink_target_fifo),
         Case("symbols_companion_names_etc_passwd", 1, setup_symbols_passwd),
-        # Just under the byte cap, in short lines: frames are counted too (issue 35: 1.95 GB).
+        # Just under the byte cap, in short lines: frames are counted too (1.95 GB).
         Case("symbols_companion_short_lines", 1, setup_symbols_short_lines,
              check=lambda stderr: "frames; the rest are ignored" in stderr),
         Case("tests_companion_is_fifo", 1, setup_tests_fifo),
@@ -134,7 +134,7 @@ def cases():
         Case("output_names_input_trace", 2, lambda d: one(d, trace()),
              args=lambda d: ["-o", "json:" + os.path.join(d, "traces", "capguard.1.trace"),
                              os.path.join(d, "traces")], control=False),
-        # Issue 35: a trace without any 'i' record never said capguard attached; -o naming the
+        # A trace without any 'i' record never said capguard attached; -o naming the
         # pytest companion (an input); a stale companion written before the process started.
         Case("no_attach_record", 3, lambda d: one(d, trace().replace("i ok cupti\n", ""))),
         Case("output_names_input_tests", 2, setup_tests_companion,
@@ -151,7 +151,7 @@ def cases():
         Case("fork_chain_40k", 3, lambda d: one(d, fork_chain(40000))),
         Case("many_modules_many_findings", 1, lambda d: one(d, many_modules(500000, 10000))),
         Case("frees_against_graph_refs", 1, lambda d: one(d, frees_against_graph(20000, 6400))),
-        # Issue 35: each successful ...NodeSetParams scanned every reference (4M refs, 20k calls:
+        # Each successful ...NodeSetParams scanned every reference (4M refs, 20k calls:
         # over 60 s); each allocation scanned every hit, each free every reference.
         Case("graph_set_params_many_refs", 0, lambda d: one(d, graph_set_params(40000, 50, 40000))),
         Case("graph_hits_then_allocations", 1, lambda d: one(d, graph_hits_then_allocations(500, 1000, 60000, 200000))),
@@ -165,10 +165,10 @@ def cases():
              check=lambda stderr: "compressed debug sections would inflate" in stderr),
         Case("many_processes", 1, lambda d: [one(d, trace(pid=0x1000 + i), "capguard.%d.trace" % i)
                                              for i in range(15000)]),
-        # Pictures bounded per capture and in all (issue 35: 8.6 GB and 4.4 GB of HTML before).
+        # Pictures bounded per capture and in all (8.6 GB and 4.4 GB of HTML before).
         Case("forks_and_escapes_1500", 0, lambda d: one(d, forks_and_escapes(1500, 1500))),
         Case("clean_captures_1m_distinct_sites", 0, lambda d: one(d, clean_captures(1000000))),
-        # Each on a stream and a thread of its own (issue 35: 1.2 GB, each kept an entry).
+        # Each on a stream and a thread of its own (1.2 GB, each kept an entry).
         Case("clean_captures_1m_distinct_threads", 0, lambda d: one(d, clean_captures_threads(1000000))),
         # Capture rehearsal: bounded regions and open ranges (past them: not judged, exit 3), and
         # near-linear verdict lists however many call sites break a region.
@@ -176,7 +176,7 @@ def cases():
         Case("rehearse_1m_ranges_never_closed", 3, lambda d: one(d, rehearsed_regions(1000000, close=False))),
         Case("rehearse_100k_distinct_sites", 1, lambda d: one(d, rehearsed_sites(100000))),
         # Crafted --rehearse globs ('q' records) against long region names: a backtracking
-        # matcher took text x pattern steps for each (issue 35: over 60 s). No glob matches:
+        # matcher took text x pattern steps for each (over 60 s). No glob matches:
         # each region is named never executed, so the analysis is incomplete (exit 3).
         Case("rehearse_crafted_globs", 3, lambda d: [one(d, crafted_globs(4096, 64, t), "capguard.%d.trace" % t)
                                                      for t in range(10)]),
@@ -736,7 +736,7 @@ def run_cases(capguard, base):
         # A background process of the program makes its mistake after the program exited: run
         # waits for it (its trace has no end record yet, its pid runs) and reports the finding.
         ("run_background_finding", 1, background % 1, ["--no-require-attach"]),
-        # A background process that has written no trace yet when the program exits (issue 35):
+        # A background process that has written no trace yet when the program exits:
         # run waits for every process of the program, traced or not, and reports its finding.
         ("run_background_untraced_yet", 1,
          "(sleep 0.8; cp %s \"$CAPGUARD_TRACE_DIR/capguard.77.trace\") </dev/null >/dev/null 2>&1 & true"
@@ -749,7 +749,7 @@ def run_cases(capguard, base):
          "test -z \"$(ls -A \"$CAPGUARD_TRACE_DIR\")\" || exit 7", ["--no-require-attach"]),
         # CAPGUARD_STARTUP_TIMES files (run's, capguard-run.<pid>.startup, and the interposer's,
         # capguard.<pid>.startup) planted as a symlink to someone else's file, or as a FIFO: not
-        # written through, not waited on (issue 35).
+        # written through, not waited on.
         ("run_startup_times_symlink_planted", 0,
          "ln -s %s \"$CAPGUARD_TRACE_DIR/capguard-run.$PPID.startup\" && "
          "ln -s %s \"$CAPGUARD_TRACE_DIR/capguard.$$.startup\"" % (victim, victim),
@@ -794,7 +794,7 @@ def run_cases(capguard, base):
 
 
 def poisoned_cache_case(capguard, base):
-    """Issue 35: the shared symbol cache poisoned by an untrusted trace. A non-PIE executable
+    """The shared symbol cache poisoned by an untrusted trace. A non-PIE executable
     (ET_EXEC: libdwfl ignores a recorded base) named with a forged base, its return address in
     one function, such that address - base is the other function's return address: a cache
     keyed by the trace's base filed the first function's name under the second's key. A trusted

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The hostile corpus's fourth round (issue 52, docs/security.md): the whole-job merge, rank
+"""The hostile corpus's fourth round (docs/security.md): the whole-job merge, rank
 records and the readers of JSON reports, baselines and suppressions. Each case builds its
 inputs here, runs capguard under the corpus's limits (hostile_corpus.py: ulimit -v, CPU time,
 a wall clock for what would block) and checks the exit status and what was said. Every case
-failed before issue 52's fixes.
+failed before the merge was hardened.
 
     hostile_merge.py PATH/TO/capguard [CASE...]
 """
@@ -120,7 +120,7 @@ def case_recipe_twice_one_trace_dir(capguard, d):
         problems.append("job 2's error passed the gate: node %s, merge %s" % (node[0], merge[0]))
     if "holds the traces of more than one run" not in node[1]:
         problems.append("the node step does not say why: " + node[1][-500:])
-    # The node step as the README wrote it before issue 52, `DIR/$(hostname)/*/`, with a host
+    # The node step as the README wrote it before the merge was hardened, `DIR/$(hostname)/*/`, with a host
     # without dots (the issue's reproduction): it read job 1's clean rank0/ and passed (exit 0).
     # rank0/ holds job 1's traces and job 2's run.XXXXXX: refused, not read as job 2's.
     old_cg = os.path.join(d, "old")

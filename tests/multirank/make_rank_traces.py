@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Makes the traces of an N-rank job from one recorded torch rank (issue 33): the recorded
+"""Makes the traces of an N-rank job from one recorded torch rank: the recorded
 trace of testcases/multi/torch_allreduce_2ranks_one_rank_sync.py's rank 1 (an NCCL all-reduce
 captured in torch.cuda.graph, and a Tensor.item() inside the capture: sync-during-capture),
 copied once per rank with its pid, host and rank rewritten, 8 ranks a node (pids repeat across

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ctest multirank (issue 33): a job's ranks in one report. 1,024 rank traces made from a
+"""ctest multirank: a job's ranks in one report. 1,024 rank traces made from a
 recorded torch rank (make_rank_traces.py: one mistake on every rank, a second on ranks 5, 517
 and 1000) give 2 finding groups in every format; per-node JSON reports merged give the same
 groups and exit status as one report over all traces, and read no trace twice; a rank that
