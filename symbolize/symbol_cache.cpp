@@ -21,8 +21,8 @@ namespace {
 
 constexpr std::string_view kMagic = "capguard-symbols\t1";
 // A cache holds the frames of one process's findings and captures: far below these. A bigger
-// file is damaged or hostile, and would only cost memory: bytes alone did not bound it (issue
-// 35: 240 MiB of 18-byte lines took 1.95 GB as frames), so frames are counted too (each costs
+// file is damaged or hostile, and would only cost memory: bytes alone did not bound it
+// (240 MiB of 18-byte lines took 1.95 GB as frames), so frames are counted too (each costs
 // its strings and about 200 bytes: at most some 120 MB in all).
 constexpr off_t kMaxCacheBytes = 64 << 20;
 constexpr uint64_t kMaxCacheFrames = uint64_t{1} << 18;

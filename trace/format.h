@@ -93,8 +93,8 @@
 //                                                            (v6): the analysis names a pattern
 //                                                            no range matched, in any process
 //   cuda     := 'w' runtime driver cupti-major cupti-api linkage other-runtime
-//               escaped-runtime-path escaped-cupti-path      the CUDA the process ran (v7, issue
-//                                                            30), at attach, before 'i':
+//               escaped-runtime-path escaped-cupti-path      the CUDA the process ran (v7),
+//                                                            at attach, before 'i':
 //                                                            runtime and driver as CUDA_VERSION
 //                                                            (3cf0 = 15600 = 15.6; 0 unknown),
 //                                                            the CUPTI's major and API version
@@ -102,8 +102,8 @@
 //                                                            linkage 'shared' | 'static' |
 //                                                            'unknown', other-runtime a second
 //                                                            runtime of another major (0 none)
-//   who-ran  := 'h' escaped-host launcher-var*               who ran the process (v8, issue
-//                                                            33), once, after the command:
+//   who-ran  := 'h' escaped-host launcher-var*               who ran the process (v8),
+//                                                            once, after the command:
 //                                                            the host name (gethostname, or
 //                                                            CAPGUARD_HOST where a test
 //                                                            simulates nodes) and the
