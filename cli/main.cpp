@@ -53,8 +53,9 @@ void add_report_options(CLI::App& command, ReportOptions& options) {
       ->default_str(to_string(*options.fail_on));
   command
       .add_option("--min-graph-coverage", options.min_graph_coverage,
-                  "PCT: fail (exit 1) when less than PCT percent of the kernels a process ran "
-                  "after its first graph replay ran inside graph replays (default: off)")
+                  "PCT: fail (exit 1) when less than PCT percent of the kernels ran inside graph "
+                  "replays after warm-up (the first graph replay), all processes' kernels "
+                  "counted together (default: off)")
       ->type_name("PCT")
       ->check(CLI::Range(0.0, 100.0));
   command

@@ -56,6 +56,8 @@ int report_command(const std::vector<std::string>& paths, const ReportOptions& o
   std::vector<std::string> judged;  // the gate each node report was judged with
   for (Report& node : node_reports) {
     judged.push_back(node.judged_fail_on);
+    // The nodes' coverage verdicts give way to this gate's, judged on the merged counts.
+    std::erase_if(node.problems, [](const ToolProblem& p) { return p.coverage_gate; });
     std::move(node.problems.begin(), node.problems.end(), std::back_inserter(gate.node_problems));
     node.problems.clear();
     append_report(analysis.report, std::move(node), &last_capture);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "model/graph_coverage.h"
 #include "report/finding_groups.h"
 
 namespace capguard {
@@ -31,36 +32,48 @@ std::string process_words(const GateInput& input, const CoverageInfo& coverage) 
   return words;
 }
 
-// --min-graph-coverage: each process that replayed a graph must reach the share; none that did,
-// or one whose eager launches were not counted, cannot show it and fails too.
+// --min-graph-coverage: the job's share (every process's kernels counted together: one process
+// alone is its own) must reach it; a process whose eager launches were not counted, or none that
+// replayed a graph, cannot show it and fails too. Each reason is marked as the coverage gate's:
+// a merge of node reports judges the merged counts again instead of keeping the nodes' verdicts.
 bool coverage_fails(const GateInput& input, double minimum, std::vector<ToolProblem>& reasons) {
   const std::string option = "--min-graph-coverage " + percent(minimum);
   static const std::vector<CoverageInfo> kNone;
   const std::vector<CoverageInfo>& all = input.coverage ? *input.coverage : kNone;
   bool fails = false;
+  const auto fail = [&](std::string message) {
+    reasons.push_back({Severity::Error, std::move(message)});
+    reasons.back().coverage_gate = true;
+    fails = true;
+  };
+  std::vector<CoverageInfo> measured;
+  const CoverageInfo* lowest = nullptr;
   for (const CoverageInfo& coverage : all) {
     if (!coverage.measured) {
-      reasons.push_back({Severity::Error, "graph coverage of " + process_words(input, coverage) +
-                                              " is unknown: its eager launches bypassed "
-                                              "capguard's launch hooks (" +
-                                              option + ")"});
-      fails = true;
-    } else if (coverage.share() < minimum) {
-      reasons.push_back(
-          {Severity::Error, "graph coverage after warm-up is " + percent(coverage.share()) +
-                                " in " + process_words(input, coverage) + ", below " + option +
-                                ": " + std::to_string(coverage.eager_kernels) + " of " +
-                                std::to_string(coverage.eager_kernels + coverage.graph_kernels) +
-                                " kernels ran outside graph replays"});
-      fails = true;
+      fail("graph coverage of " + process_words(input, coverage) +
+           " is unknown: its eager launches bypassed capguard's launch hooks (" + option + ")");
+      continue;
     }
+    measured.push_back(coverage);
+    if (lowest == nullptr || coverage.share() < lowest->share()) lowest = &coverage;
   }
-  if (all.empty()) {
-    reasons.push_back({Severity::Error,
-                       "no process replayed a CUDA graph (or the traces predate "
-                       "trace format 9): graph coverage cannot be shown (" +
-                           option + ")"});
-    fails = true;
+  if (all.empty())
+    fail(
+        "no process replayed a CUDA graph (or the traces predate trace format 9): graph "
+        "coverage cannot be shown (" +
+        option + ")");
+  const CoverageInfo job = job_coverage(measured);
+  if (!measured.empty() && job.share() < minimum) {
+    std::string where = " in " + process_words(input, *lowest);
+    if (measured.size() > 1)
+      where =
+          " in the job's " + std::to_string(measured.size()) +
+          " processes, their kernels counted together (the lowest: " + percent(lowest->share()) +
+          where + ")";
+    fail("graph coverage after warm-up is " + percent(job.share()) + where + ", below " + option +
+         ": " + std::to_string(job.eager_kernels) + " of " +
+         std::to_string(std::max(job.eager_kernels, job.eager_kernels + job.graph_kernels)) +
+         " kernels ran outside graph replays");
   }
   return fails;
 }

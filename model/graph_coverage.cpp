@@ -1,9 +1,28 @@
 #include "model/graph_coverage.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 namespace capguard {
+
+namespace {
+uint64_t saturating_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+}  // namespace
+
+CoverageInfo job_coverage(std::span<const CoverageInfo> processes) {
+  CoverageInfo job;
+  for (const CoverageInfo& c : processes) {
+    job.measured = job.measured && c.measured;
+    job.graph_launches = saturating_add(job.graph_launches, c.graph_launches);
+    job.graph_kernels = saturating_add(job.graph_kernels, c.graph_kernels);
+    job.unwalked_launches = saturating_add(job.unwalked_launches, c.unwalked_launches);
+    job.eager_kernels = saturating_add(job.eager_kernels, c.eager_kernels);
+    job.phases = saturating_add(job.phases, c.phases);
+    job.most_in_phase = std::max(job.most_in_phase, c.most_in_phase);
+  }
+  return job;
+}
 
 void GraphCoverage::on_graph_node(const trace::GraphNodeRecord& record) {
   auto it = execs_.find(record.exec);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <unordered_map>
 
@@ -14,6 +15,12 @@
 #include "trace/kernel_record.h"
 
 namespace capguard {
+
+// The job's figure: every process's counts added up (a share of sums, never an average of shares,
+// so a rank that ran 10 kernels weighs what it ran), for the report of several processes and the
+// gate. Its eager sites stay each process's (none here); `measured` only if every one was; pid 0.
+// Sums saturate: a node report read back may carry any numbers.
+CoverageInfo job_coverage(std::span<const CoverageInfo> processes);
 
 class GraphCoverage {
  public:

@@ -224,9 +224,9 @@ struct CoverageInfo {
   uint64_t other_sites = 0;      // sites past them
   // Kernels that ran as graphs, in percent of all kernels counted after warm-up (100 when none
   // were counted).
-  double share() const {
-    const uint64_t all = graph_kernels + eager_kernels;
-    return all == 0 ? 100.0 : 100.0 * static_cast<double>(graph_kernels) / static_cast<double>(all);
+  double share() const {  // in doubles: counts read back from a JSON report may be any size
+    const double all = static_cast<double>(graph_kernels) + static_cast<double>(eager_kernels);
+    return all == 0 ? 100.0 : 100.0 * static_cast<double>(graph_kernels) / all;
   }
 };
 inline constexpr size_t kEagerSitesKept = 32;
@@ -282,6 +282,9 @@ struct ToolProblem {
   // rehearsal never executed, ranks that never reported): a warning only while findings fail
   // the gate anyway, so a merge judges it again against the findings it keeps.
   bool unfinished = false;
+  // The --min-graph-coverage gate's reason: a merge of node reports judges the merged counts
+  // again (engine/gate.cpp) and drops the nodes' own.
+  bool coverage_gate = false;
 };
 
 // A rule option (rules/rules.def) set to other than its default (--rule-option).

@@ -4,6 +4,7 @@
 
 #include <iterator>
 
+#include "model/graph_coverage.h"
 #include "report/lifecycle_table.h"
 #include "report/render.h"
 #include "report/utf8.h"
@@ -14,9 +15,12 @@ namespace capguard {
 
 namespace {
 
-uint64_t share_tenths(const CoverageInfo& c) {  // integers: the same digits on every machine
-  const uint64_t all = c.graph_kernels + c.eager_kernels;
-  return all == 0 ? 1000 : c.graph_kernels * 1000 / all;
+// Integers: the same digits on every machine; 128 bits, as counts read back from a JSON report
+// may be any size.
+__extension__ using Wide = unsigned __int128;
+uint64_t share_tenths(const CoverageInfo& c) {
+  const Wide all = Wide{c.graph_kernels} + c.eager_kernels;
+  return all == 0 ? 1000 : static_cast<uint64_t>(Wide{c.graph_kernels} * 1000 / all);
 }
 
 }  // namespace
@@ -72,8 +76,28 @@ std::string coverage_text(const Report& report) {
     const uint64_t more = c.eager.size() - shown + c.other_sites;
     if (more != 0) fmt::format_to(it, "    ... and {} more (the JSON report lists them)\n", more);
   }
+  if (report.coverage.size() > 1)
+    fmt::format_to(it, "  {}: {}\n", coverage_job_words(report.coverage.size()),
+                   coverage_summary(job_coverage(report.coverage)));
   return out;
 }
+
+std::string coverage_job_words(size_t processes) {
+  return fmt::format("the job ({} processes, their kernels counted together)", processes);
+}
+
+namespace {
+void write_counts(JsonWriter& json, const CoverageInfo& c) {
+  json.field("measured", c.measured);
+  json.key("share_percent").fixed(share_tenths(c), 1);
+  json.field("graph_launches", c.graph_launches);
+  json.field("graph_kernels", c.graph_kernels);
+  json.field("unwalked_graph_launches", c.unwalked_launches);
+  json.field("eager_kernels", c.eager_kernels);
+  json.field("eager_phases", c.phases);
+  json.field("most_eager_in_a_phase", c.most_in_phase);
+}
+}  // namespace
 
 void write_coverage_json(JsonWriter& json, const Report& report) {
   if (report.coverage.empty()) return;  // only then: reports of programs without graphs keep theirs
@@ -82,14 +106,7 @@ void write_coverage_json(JsonWriter& json, const Report& report) {
   for (const CoverageInfo& c : report.coverage) {
     json.begin_object();
     json.field("pid", uint64_t{c.pid});
-    json.field("measured", c.measured);
-    json.key("share_percent").fixed(share_tenths(c), 1);
-    json.field("graph_launches", c.graph_launches);
-    json.field("graph_kernels", c.graph_kernels);
-    json.field("unwalked_graph_launches", c.unwalked_launches);
-    json.field("eager_kernels", c.eager_kernels);
-    json.field("eager_phases", c.phases);
-    json.field("most_eager_in_a_phase", c.most_in_phase);
+    write_counts(json, c);
     json.key("eager");
     json.begin_array();
     for (const EagerSite& site : c.eager) {
@@ -108,6 +125,13 @@ void write_coverage_json(JsonWriter& json, const Report& report) {
     json.end_object();
   }
   json.end_array();
+  if (report.coverage.size() < 2) return;
+  // Derived from the processes' counts (a merge of node reports adds them up again).
+  json.key("graph_coverage_job");
+  json.begin_object();
+  json.field("processes", uint64_t{report.coverage.size()});
+  write_counts(json, job_coverage(report.coverage));
+  json.end_object();
 }
 
 }  // namespace capguard

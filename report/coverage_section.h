@@ -1,5 +1,6 @@
 // Graph coverage after warm-up (Report::coverage): the words the text section, the HTML section
-// and SARIF's notes share, and the JSON array "graph_coverage".
+// and SARIF's notes share, and the JSON array "graph_coverage" (with "graph_coverage_job", the
+// processes' counts added up, when there are several).
 #pragma once
 
 #include <string>
@@ -34,7 +35,10 @@ inline constexpr RuleInfo kEagerHotSpotRule{
     "capture the eager work into the graph, or gate on the share with --min-graph-coverage"};
 // Sites a section shows (JSON has all the report keeps).
 inline constexpr size_t kEagerSitesShown = 8;
-// The text report's section: empty when no process replayed a graph.
+// "the job (3 processes, ...)": the words before the job's figure, when several processes have one.
+std::string coverage_job_words(size_t processes);
+// The text report's section (each process, then the job's figure when there are several): empty
+// when no process replayed a graph.
 std::string coverage_text(const Report& report);
 void write_coverage_json(JsonWriter& json, const Report& report);
 

@@ -40,6 +40,11 @@ std::optional<uint32_t> optional_u32(const JsonValue& object, std::string_view k
   return static_cast<uint32_t>(*value);
 }
 
+uint64_t u64(const JsonValue& object, std::string_view key) {  // get_int bounds it (9e15)
+  const auto value = object.get_int(key);
+  return value && *value >= 0 ? static_cast<uint64_t>(*value) : 0;
+}
+
 bool flag(const JsonValue& object, std::string_view key) {
   const JsonValue* value = object.get(key);
   return value != nullptr && value->as_bool() != nullptr && *value->as_bool();
@@ -121,6 +126,46 @@ class ProcessesByPid {
   std::map<std::pair<uint32_t, std::string>, uint32_t> on_host_;
 };
 
+// Graph coverage (issue 46): each process's counts, from which the job's figure and the gate are
+// computed again (its "share_percent" and "graph_coverage_job" are derived, not read). One entry
+// per process at most, and each process's eager sites as many as a report keeps.
+std::optional<std::string> coverage_from_json(const JsonValue& root,
+                                              const ProcessesByPid& processes, Report& report) {
+  const JsonValue::Array& all = array_at(root, "graph_coverage");
+  if (all.size() > report.processes.size())
+    return "its graph_coverage has " + std::to_string(all.size()) + " entries for " +
+           std::to_string(report.processes.size()) + " processes";
+  for (const JsonValue& j : all) {
+    CoverageInfo& c = report.coverage.emplace_back();
+    c.pid = u32(j, "pid");
+    c.process = processes.find(c.pid, nullptr);
+    const JsonValue* measured = j.get("measured");
+    c.measured = measured == nullptr || measured->as_bool() == nullptr || *measured->as_bool();
+    c.graph_launches = u64(j, "graph_launches");
+    c.graph_kernels = u64(j, "graph_kernels");
+    c.unwalked_launches = u64(j, "unwalked_graph_launches");
+    c.eager_kernels = u64(j, "eager_kernels");
+    c.phases = u64(j, "eager_phases");
+    c.most_in_phase = u64(j, "most_eager_in_a_phase");
+    c.other_sites = u64(j, "other_sites");
+    const JsonValue::Array& eager = array_at(j, "eager");
+    for (const JsonValue& e : eager) {
+      if (c.eager.size() >= kEagerSitesKept) {  // more than a report keeps: counted, not read
+        ++c.other_sites;
+        continue;
+      }
+      EagerSite& site = c.eager.emplace_back();
+      site.kernel = e.get_string("kernel");  // the renderers escape it, as a trace's
+      site.launches = u64(e, "launches");
+      site.threads = u64(e, "threads");
+      site.phases = u64(e, "phases");
+      site.framework_call = name_at(e, "framework_call");  // capguard's words: printed as they are
+      site.location = location_from(e.get("location"), c.pid);
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool is_capguard_json_report(const JsonValue& root) {
@@ -141,7 +186,8 @@ std::optional<std::string> report_from_json(const JsonValue& root, Report& repor
     p.start_unix_ns = std::strtoull(j.get_string("started_unix_ns", "0").c_str(), nullptr, 10);
     p.who = who_from(j.get("who"));
     for (const JsonValue& h : array_at(j, "framework_hooks"))
-      p.framework_hooks.push_back({h.get_string("owner"), flag(h, "attached"), h.get_string("state")});
+      p.framework_hooks.push_back(
+          {h.get_string("owner"), flag(h, "attached"), h.get_string("state")});
   }
   const ProcessesByPid processes(report);
   for (const JsonValue& j : array_at(root, "captures")) {
@@ -202,8 +248,10 @@ std::optional<std::string> report_from_json(const JsonValue& root, Report& repor
   }
   for (const JsonValue& j : array_at(root, "problems")) {
     report.problems.push_back({severity_named(j.get_string("level")).value_or(Severity::Error),
-                               j.get_string("message"), flag(j, "unfinished")});
+                               j.get_string("message"), flag(j, "unfinished"),
+                               flag(j, "graph_coverage_gate")});
   }
+  if (auto problem = coverage_from_json(root, processes, report)) return problem;
   for (const CaptureInfo& c : report.captures)
     if (c.root_cause && *c.root_cause >= report.findings.size())
       return "capture " + std::to_string(c.id) + " names a root cause past the findings";

@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "model/frame_owner.h"
+#include "model/graph_coverage.h"
 #include "report/capture_picture.h"
 #include "report/coverage_section.h"
 #include "report/finding_groups.h"
@@ -220,6 +221,9 @@ class HtmlWriter {
       }
       out_ += "</li>\n";
     }
+    if (report_.coverage.size() > 1)
+      put("<li>{}: {}</li>\n", esc(coverage_job_words(report_.coverage.size())),
+          esc(coverage_summary(job_coverage(report_.coverage))));
     out_ += "</ul>\n";
   }
 

@@ -354,6 +354,7 @@ void render_json(const Report& report, const JsonSink& sink) {
       json.key("level"), json.value(to_string(problem.level));
       json.key("message"), json.value(problem.message);
       if (problem.unfinished) json.key("unfinished"), json.value(true);
+      if (problem.coverage_gate) json.key("graph_coverage_gate"), json.value(true);
       json.end_object();
     }
     json.end_array();

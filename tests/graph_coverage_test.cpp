@@ -10,7 +10,10 @@
 #include <vector>
 
 #include "engine/gate.h"
+#include "model/report_merge.h"
 #include "report/coverage_section.h"
+#include "report/json_reader.h"
+#include "report/json_report.h"
 #include "report/render.h"
 #include "trace/kernel_record.h"
 #include "trace/reader.h"
@@ -181,4 +184,139 @@ TEST_CASE("gate: --min-graph-coverage fails below the share, with the reason") {
   const std::vector<CoverageInfo> unknown{blind};
   input.coverage = &unknown;
   CHECK(judge_gate(input, options).status == kExitFindings);
+}
+
+namespace {
+// A node's JSON report of one process whose kernels ran `graph` in replays, `eager` eagerly.
+std::string node_report(uint32_t pid, uint64_t graph, uint64_t eager, const char* kernel) {
+  Report node;
+  node.processes.push_back(ProcessInfo{});
+  node.processes[0].pid = pid;
+  node.processes[0].command = "python step.py";
+  CoverageInfo c;
+  c.pid = pid;
+  c.process = 1;
+  c.graph_launches = graph / 10;
+  c.graph_kernels = graph;
+  c.eager_kernels = eager;
+  c.phases = 3;
+  c.most_in_phase = eager / 3;
+  EagerSite site;
+  site.kernel = kernel;
+  site.launches = eager;
+  site.phases = 3;
+  site.location.frames.push_back(Frame{});
+  site.location.frames[0].function = "step";
+  site.location.frames[0].file = "step.py";
+  site.location.frames[0].line = 16;
+  site.location.user_frame = 0;
+  c.eager.push_back(site);
+  node.coverage.push_back(c);
+  node.problems.push_back({Severity::Error, "graph coverage after warm-up is ...", false, true});
+  return render_json(node);
+}
+
+Report read_back(const std::string& json) {
+  const JsonParseResult parsed = parse_json(json, "node.json");
+  REQUIRE(parsed.value);
+  Report report;
+  REQUIRE_FALSE(report_from_json(*parsed.value, report));
+  return report;
+}
+}  // namespace
+
+TEST_CASE("graph coverage survives a merge of node reports, the job's share from the counts") {
+  // A rank that ran nearly everything as graphs, and a small one that ran mostly eagerly: the job
+  // is 91.0% (1001 of 1100), the average of the shares would be 55.0%.
+  Report job = read_back(node_report(11, 990, 10, "_Z4normPf"));
+  REQUIRE(job.coverage.size() == 1);
+  CHECK(job.coverage[0].process == 1);
+  CHECK(job.coverage[0].eager_kernels == 10);
+  REQUIRE(job.coverage[0].eager.size() == 1);
+  CHECK(job.coverage[0].eager[0].kernel == "_Z4normPf");
+  CHECK(job.coverage[0].eager[0].location.frames[0].line == 16);
+  REQUIRE(job.problems.size() == 1);
+  CHECK(job.problems[0].coverage_gate);  // the node's own verdict, marked for the merge to drop
+  append_report(job, read_back(node_report(12, 11, 89, "_Z3addPf")));
+  REQUIRE(job.coverage.size() == 2);
+  CHECK(job.coverage[1].process == 2);  // moved past the first report's processes
+  const CoverageInfo total = job_coverage(job.coverage);
+  CHECK(total.graph_kernels == 1001);
+  CHECK(total.eager_kernels == 99);
+  CHECK(total.phases == 6);
+  CHECK(total.share() == doctest::Approx(1001.0 * 100 / 1100));
+  // Each process's figure stays, then the job's.
+  const std::string text = coverage_text(job);
+  CHECK(text.find("process 11: 99.0% of 1000 kernels") != std::string::npos);
+  CHECK(text.find("process 12: 11.0% of 100 kernels") != std::string::npos);
+  CHECK(text.find("the job (2 processes, their kernels counted together): 91.0% of 1100 kernels") !=
+        std::string::npos);
+  const std::string json = render_json(job);
+  const size_t at = json.find("\"graph_coverage_job\"");
+  REQUIRE(at != std::string::npos);
+  CHECK(json.find("\"share_percent\": 91.0", at) != std::string::npos);
+  // Read back again, the merged report is the same report (the job's figure is derived).
+  CHECK(render_json(read_back(json)) == json);
+
+  // The gate judges the job's share: it passes at 80% (the small rank alone is 11.0%) ...
+  const std::vector<Finding> none;
+  GateInput input;
+  input.findings = &none;
+  input.coverage = &job.coverage;
+  input.processes = &job.processes;
+  GateOptions options;
+  options.min_graph_coverage = 80;
+  const GateResult passes = judge_gate(input, options);
+  CHECK(passes.status == 0);
+  CHECK(passes.reasons.empty());
+  // ... and fails at 95%, naming the job's figure and its lowest process.
+  options.min_graph_coverage = 95;
+  const GateResult fails = judge_gate(input, options);
+  CHECK(fails.status == kExitFindings);
+  REQUIRE(fails.reasons.size() == 1);
+  CHECK(fails.reasons[0].coverage_gate);
+  CHECK(fails.reasons[0].message ==
+        "graph coverage after warm-up is 91.0% in the job's 2 processes, their kernels counted "
+        "together (the lowest: 11.0% in process 12 (python step.py)), below --min-graph-coverage "
+        "95.0%: 99 of 1100 kernels ran outside graph replays");
+}
+
+TEST_CASE("graph coverage read back from JSON is bounded and never trusted for its share") {
+  std::string json = node_report(5, 100, 0, "_Z1kv");
+  // More eager sites than a report keeps: the rest are counted, not read.
+  std::string sites;
+  for (size_t i = 0; i < kEagerSitesKept + 5; ++i)
+    sites += std::string(i ? ", " : "") + R"({"kernel": "k", "launches": 1, "phases": 1})";
+  const size_t eager = json.find("\"eager\": [");
+  REQUIRE(eager != std::string::npos);
+  const size_t end = json.rfind(']', json.find("\"other_sites\"", eager));
+  json.replace(eager, end + 1 - eager, "\"eager\": [" + sites + "]");
+  // A share that the counts do not give, counts past any real run, a negative one.
+  json.replace(json.find("\"share_percent\": 100.0"), 22, "\"share_percent\": 3.0");
+  json.replace(json.find("\"graph_kernels\": 100"), 20, "\"graph_kernels\": 9000000000000000");
+  json.replace(json.find("\"eager_kernels\": 0"), 18, "\"eager_kernels\": -4");
+  Report report = read_back(json);
+  REQUIRE(report.coverage.size() == 1);
+  CHECK(report.coverage[0].eager.size() == kEagerSitesKept);
+  CHECK(report.coverage[0].other_sites == 5);
+  CHECK(report.coverage[0].eager_kernels == 0);
+  CHECK(coverage_share_words(report.coverage[0]) == "100.0%");
+  // Saturating sums: a job of such processes neither wraps nor divides by zero.
+  std::vector<CoverageInfo> many(4, report.coverage[0]);
+  for (CoverageInfo& c : many) c.graph_kernels = UINT64_MAX / 2, c.eager_kernels = UINT64_MAX / 2;
+  const CoverageInfo total = job_coverage(many);
+  CHECK(total.graph_kernels == UINT64_MAX);
+  CHECK(coverage_share_words(total) == "50.0%");
+  // More coverage entries than processes: not a report capguard wrote.
+  const size_t array = json.find("\"graph_coverage\": [");
+  const size_t first = json.find('{', array);
+  std::string twice = json;
+  twice.insert(first, json.substr(first, json.find("\"other_sites\"", first) - first) +
+                          "\"other_sites\": 0}, ");
+  const JsonParseResult parsed = parse_json(twice, "twice.json");
+  REQUIRE(parsed.value);
+  Report bad;
+  const auto problem = report_from_json(*parsed.value, bad);
+  REQUIRE(problem);
+  CHECK(problem->find("graph_coverage has 2 entries for 1 processes") != std::string::npos);
 }

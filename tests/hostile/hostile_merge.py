@@ -416,6 +416,41 @@ def case_baseline_and_suppressions_merged(capguard, d):
     return problems
 
 
+def case_graph_coverage_merged(capguard, d):
+    """Graph coverage through a merge (issue 46): the job's share from the nodes' counts, the
+    nodes' own coverage verdicts judged again, a forged share ignored, more entries than
+    processes refused. Nodes: the recorded C++ loop (200 of 250 kernels in replays, 80.0%) and
+    the PyTorch serving loop (90 of 249, 36.1%): the job is 290 of 499, 58.1%."""
+    recorded = os.path.join(ROOT, "testcases", "recorded", "traces")
+    problems = []
+    nodes = []
+    for name in ("graph_coverage_eager_between_replays", "torch_serving_sizes_coverage"):
+        # Each node judged at 70%: the serving node fails its own gate.
+        node, got = node_report(capguard, d, name + ".json", [os.path.join(recorded, name)],
+                                "--min-graph-coverage", "70")
+        nodes.append(node)
+    if got[0] != 1:
+        problems.append("the serving node at 70%%: exit %s, expected 1" % got[0])
+    merge = ["report", "-q"]
+    expect(problems, capguard_run(capguard, merge + ["--min-graph-coverage", "55"] + nodes, d), 0, "")
+    expect(problems, capguard_run(capguard, merge + ["--min-graph-coverage", "60"] + nodes, d), 1,
+           "", "graph coverage after warm-up is 58.1% in the job's 2 processes",
+           "(the lowest: 36.1% in process 8919", "209 of 499 kernels ran outside graph replays")
+    # A share the counts do not give is not read.
+    serving = json.load(open(nodes[1]))
+    serving["graph_coverage"][0]["share_percent"] = 100.0
+    forged = os.path.join(d, "forged.json")
+    hc.write(forged, json.dumps(serving))
+    expect(problems, capguard_run(capguard, merge + ["--min-graph-coverage", "60", nodes[0], forged], d),
+           1, "", "58.1% in the job's 2 processes")
+    # Two entries for its one process: not a report capguard wrote.
+    serving["graph_coverage"].append(serving["graph_coverage"][0])
+    hc.write(forged, json.dumps(serving))
+    expect(problems, capguard_run(capguard, merge + [nodes[0], forged], d), 3, "",
+           "graph_coverage has 2 entries for 1 processes")
+    return problems
+
+
 CASES = {
     "recipe_twice_one_trace_dir": case_recipe_twice_one_trace_dir,
     "recipe_twice_per_job": case_recipe_twice_per_job,
@@ -432,6 +467,7 @@ CASES = {
     "ranks_20000_groups_20000": case_20000_ranks_20000_groups,
     "forged_strings_in_node_json": case_forged_strings_in_node_json,
     "baseline_and_suppressions_merged": case_baseline_and_suppressions_merged,
+    "graph_coverage_merged": case_graph_coverage_merged,
 }
 
 
