@@ -491,6 +491,18 @@ void Replay::add_lifecycle_table() {
     info.pool_bytes = s.pool_bytes;
     for (const auto& [site, finding] : lifecycle_findings_)
       if (site == i) info.findings.push_back(finding);
+    for (const HeldRowFacts& row : graphs_.held(i)) {
+      HeldMemory& held = info.held.emplace_back();
+      held.event_owner = std::string(row.event_owner);
+      held.alloc_known = row.alloc.known;
+      if (row.alloc.known) held.alloc = location(row.alloc), held.api = std::string(row.alloc.api);
+      held.in_capture = row.in_capture;
+      held.other_rows = row.other_rows;
+      held.blocks = row.blocks;
+      held.bytes = row.bytes;
+      held.addresses = row.addresses;
+      held.released = row.released;
+    }
     report_.graph_sites.push_back(std::move(info));
   }
   // Most graphs first (then most launches), so that a short table shows the sites that matter.

@@ -1,11 +1,13 @@
 #include "model/framework_calls.h"
 
+#include <algorithm>
 #include <iterator>
 #include <map>
 #include <optional>
 #include <utility>
 
 #include "model/frame_owner.h"
+#include "trace/framework_memory.h"
 
 namespace capguard {
 namespace {
@@ -39,6 +41,9 @@ bool contains(std::string_view text, std::string_view pattern) {
 }
 
 bool matches(const FrameworkCall& call, const Frame& frame) {
+  if (call.kind == FrameworkCallKind::Owner)
+    return !is_python_frame(frame) && contains(frame.function, call.function) &&
+           (call.file.empty() || frame.module.find(call.file) != std::string::npos);
   if (call.kind == FrameworkCallKind::Raised)
     return is_python_exception_frame(frame) && contains(frame.function, call.function);
   const bool python = is_python_frame(frame);
@@ -46,6 +51,19 @@ bool matches(const FrameworkCall& call, const Frame& frame) {
   return python && frame.function == call.function &&
          frame.file.find(call.file) != std::string::npos;
 }
+
+// The Owner row of a module, for the check below.
+constexpr std::string_view owner_words_of(std::string_view module) {
+  for (const FrameworkCall& call : kCalls)
+    if (call.kind == FrameworkCallKind::Owner && call.file == module) return call.words;
+  return {};
+}
+// Rows of the held memory that a framework's events named (trace/framework_memory.def) and those
+// its segments' stacks name must say the same owner, or they would not merge.
+static_assert(owner_words_of("libc10_cuda") ==
+              trace::framework_memory(trace::FrameworkMemory::TorchAlloc).owner);
+static_assert(owner_words_of("cupy/cuda/memory") ==
+              trace::framework_memory(trace::FrameworkMemory::CupyAlloc).owner);
 
 }  // namespace
 
@@ -133,7 +151,8 @@ const FrameworkCall* framework_call_of(const Location& location) {
   for (size_t i = user; i-- > 0;) {
     for (const FrameworkCall& call : kCalls)
       if (call.kind != FrameworkCallKind::CaptureAware && call.kind != FrameworkCallKind::Thread &&
-          call.kind != FrameworkCallKind::Release && matches(call, frames[i]))
+          call.kind != FrameworkCallKind::Release && call.kind != FrameworkCallKind::Owner &&
+          matches(call, frames[i]))
         return &call;
   }
   // A first use outside the user's frame (the user's function traced by torch.compile).
@@ -162,6 +181,96 @@ const FrameworkCall* release_call_of(const Location& location) {
     for (const FrameworkCall& call : kCalls)
       if (call.kind == FrameworkCallKind::Release && matches(call, frame)) return &call;
   return nullptr;
+}
+
+const FrameworkCall* memory_owner_of(const Location& allocation) {
+  for (const FrameworkCall& call : kCalls) {
+    if (call.kind != FrameworkCallKind::Owner) continue;
+    for (const Frame& frame : allocation.frames)
+      if (matches(call, frame)) return &call;
+  }
+  return nullptr;
+}
+
+namespace {
+
+constexpr std::string_view kUnknownOwner = "unknown";
+constexpr std::string_view kOtherRows = "other allocations";
+
+// The owner's pool for memory allocated outside captures or during one ("OUTSIDE|DURING").
+std::string_view pool_words(std::string_view pools, bool during_capture) {
+  const size_t bar = pools.find('|');
+  if (bar == std::string_view::npos) return {};
+  return during_capture ? pools.substr(bar + 1) : pools.substr(0, bar);
+}
+
+void name_row(HeldMemory& row) {
+  if (row.other_rows) {
+    row.owner = kOtherRows;
+    return;
+  }
+  if (!row.alloc_known && row.event_owner.empty()) {
+    row.owner = kUnknownOwner;
+    return;
+  }
+  const FrameworkCall* owner = memory_owner_of(row.alloc);
+  if (!row.event_owner.empty()) {
+    // The allocator's events named the block: its tracker sees its default pool only.
+    row.owner = row.event_owner;
+    for (const FrameworkCall& call : kCalls)
+      if (call.kind == FrameworkCallKind::Owner && call.words == row.owner)
+        row.pool = pool_words(call.fix, false);
+  } else if (owner != nullptr) {
+    row.owner = owner->words;
+    row.pool = pool_words(owner->fix, row.in_capture);
+  } else {
+    row.owner = row.api.empty() ? std::string(kUnknownOwner) : row.api;
+  }
+  // A pool's segment was allocated for whichever block came first: its line says nothing of the
+  // memory the graph holds.
+  if (!row.event_owner.empty() || owner != nullptr) row.alloc = Location{};
+}
+
+// What tells two rows of one owner apart: memory the program allocated itself, by its user line.
+std::string row_key(const HeldMemory& row) {
+  std::string key = row.owner + '\n' + row.pool + '\n';
+  if (const Frame* user = row.alloc.user())
+    key += user->file + ':' + std::to_string(user->line) + ' ' + user->function;
+  else if (const size_t first = first_frame_outside_cuda(row.alloc.frames);
+           first < row.alloc.frames.size())
+    key += row.alloc.frames[first].module + ':' + std::to_string(row.alloc.frames[first].offset);
+  return key;
+}
+
+}  // namespace
+
+void name_held_memory(Report& report) {
+  for (GraphSiteInfo& site : report.graph_sites) {
+    if (site.held.empty()) continue;
+    std::vector<HeldMemory> merged;
+    std::map<std::string, size_t> index;
+    for (HeldMemory& row : site.held) {
+      if (row.owner.empty()) name_row(row);
+      const auto [at, fresh] = index.try_emplace(row_key(row), merged.size());
+      if (fresh) {
+        merged.push_back(std::move(row));
+        continue;
+      }
+      HeldMemory& into = merged[at->second];
+      into.blocks += row.blocks;
+      into.bytes += row.bytes;
+      into.addresses += row.addresses;
+      into.released += row.released;
+    }
+    std::stable_sort(merged.begin(), merged.end(), [](const HeldMemory& a, const HeldMemory& b) {
+      const auto last = [](const HeldMemory& r) {
+        return r.other_rows ? 2 : r.owner == kUnknownOwner ? 1 : 0;
+      };
+      if (last(a) != last(b)) return last(a) < last(b);
+      return a.bytes != b.bytes ? a.bytes > b.bytes : a.addresses > b.addresses;
+    });
+    site.held = std::move(merged);
+  }
 }
 
 namespace {
@@ -229,6 +338,7 @@ void name_framework_calls(Report& report) {
     if (const size_t at = finding.message.find(". Fix: "); at != std::string::npos)
       finding.message.resize(at);
   }
+  name_held_memory(report);
   std::optional<FindingsByCall> by_call;  // made once, when an item needs it
   for (RehearsalInfo& rehearsal : report.rehearsals)
     for (auto* items : {&rehearsal.warmup, &rehearsal.breaks})

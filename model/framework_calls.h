@@ -8,7 +8,16 @@
 
 namespace capguard {
 
-enum class FrameworkCallKind { Native, Python, FirstUse, CaptureAware, Thread, Release, Raised };
+enum class FrameworkCallKind {
+  Native,
+  Python,
+  FirstUse,
+  CaptureAware,
+  Thread,
+  Release,
+  Raised,
+  Owner
+};
 
 struct FrameworkCall {
   FrameworkCallKind kind;
@@ -48,11 +57,19 @@ const FrameworkCall* capture_aware_call(const Location& location);
 const FrameworkCall* framework_thread_of(const Location& location);
 // What gave memory back, when a release's stack shows it (Release entries); null otherwise.
 const FrameworkCall* release_call_of(const Location& location);
+// Who keeps memory a graph holds, when its allocation's stack shows it (Owner entries, the first
+// that matches); null otherwise.
+const FrameworkCall* memory_owner_of(const Location& allocation);
+// Names the owner (and pool) of each held-memory row of the lifecycle table (HeldMemory) and
+// merges the rows that then say the same: one per owner and pool, and for memory the program
+// allocated itself one per allocating call and user line. After symbolization.
+void name_held_memory(Report& report);
 // Names them in every finding (Finding::framework_call and framework_fix, else the rule's fix in
 // the framework's words: a message's own "Fix: ..." then gives way to it) and every rehearsal
 // item (RehearsalItem::first_use). A finding without a user frame is given its thread's words
 // (Finding::thread_name) and keeps its "started-by" related location only when that one has a
-// user frame (the user line that started the thread's work); every other finding drops it.
+// user frame (the user line that started the thread's work); every other finding drops it. Names
+// the held memory's owners too (name_held_memory).
 void name_framework_calls(Report& report);
 
 }  // namespace capguard

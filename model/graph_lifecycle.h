@@ -105,6 +105,9 @@ class GraphLifecycle {
     site_key_ = key;
     site_key_context_ = context;
   }
+  uint32_t stack_key(uint32_t stack) const {
+    return site_key_ != nullptr ? site_key_(site_key_context_, stack) : stack;
+  }
 
   // An exec instantiated (its graph's capture known or not).
   void on_instantiate(ExecState& exec);

@@ -85,6 +85,8 @@ void GraphLifetime::allocate(const ApiEvent& ev, GraphOp op) {
   block.size = ev.has(Field::Size) ? ev.size : 0;
   block.host = op == GraphOp::AllocHost;
   block.alloc = Site::of(ev);
+  block.in_capture = std::any_of(open_captures_.begin(), open_captures_.end(),
+                                 [&](const OpenCapture& c) { return c.tid == ev.tid; });
   mark_reused(block);
   if (blocks_.size() >= kMaxLiveBlocks && !blocks_.contains(block.base)) return;
   blocks_[block.base] = block;
@@ -490,6 +492,8 @@ void GraphLifetime::finish() {
     node_args_facts(state);
   }
   lifecycle_.finish(live);
+  held_ = held_memory_by_site(live, blocks_, lifecycle_.sites().size(),
+                              [this](uint32_t stack) { return lifecycle_.stack_key(stack); });
   const std::vector<ChurnFacts>& churn = lifecycle_.churn();
   for (size_t i = 0; i < churn.size(); ++i) {
     GraphFacts facts;

@@ -18,6 +18,7 @@
 #include "model/api_catalog.h"
 #include "model/capture_model.h"
 #include "model/graph_api.h"
+#include "model/graph_held_memory.h"
 #include "model/graph_lifecycle.h"
 #include "model/node_args.h"
 #include "trace/event.h"
@@ -33,6 +34,7 @@ struct MemoryBlock {
   // A framework allocator's block inside CUDA's allocation (trace/framework_memory.def: "PyTorch's
   // CUDA caching allocator"); empty for CUDA's own allocations.
   std::string_view owner;
+  bool in_capture = false;  // allocated by a capturing thread while its capture was open
   bool contains(uint64_t address) const {
     return address >= base && address < base + (size != 0 ? size : 1);
   }
@@ -163,6 +165,11 @@ class GraphLifetime {
   void on_kernel_args(const trace::KernelArgsRecord& record);
   void finish();
   const GraphLifecycle& lifecycle() const { return lifecycle_; }
+  // The memory each lifecycle site's execs alive at exit hold (after finish), by owner.
+  const std::vector<HeldRowFacts>& held(size_t site) const {
+    static const std::vector<HeldRowFacts> kNone;
+    return site < held_.size() ? held_[site] : kNone;
+  }
   // A framework allocator's events for memory no live exec held: the interposer writes none, so
   // the trace is damaged or made (said as a warning; the events change nothing).
   uint64_t unheld_framework_events() const { return unheld_framework_events_; }
@@ -230,7 +237,8 @@ class GraphLifetime {
   size_t purge_unreused_at_ = 4096;  // then entries of hits gone are dropped (amortized)
   GraphHit* find_hit(uint64_t exec, uint64_t id);
   GraphLifecycle lifecycle_;
-  std::map<uint64_t, PendingUpdate> updates_;  // by event seq
+  std::vector<std::vector<HeldRowFacts>> held_;  // per lifecycle site, at finish
+  std::map<uint64_t, PendingUpdate> updates_;    // by event seq
   std::vector<GraphFacts> facts_;
   std::vector<std::pair<size_t, uint32_t>> consequences_;
   PendingUpdate kept_update_;  // behind the last update fact's event

@@ -151,6 +151,27 @@ inline constexpr size_t kCleanSitesInDetail = 4096;
 // One capture site's graph lifecycle: a row of the lifecycle table (text and HTML section, JSON
 // "graph_lifecycle"). A site is the stack of cudaStreamBeginCapture; graphs built with the graph
 // API rather than captured are counted under their cudaGraphInstantiate stack.
+// Memory the site's execs alive at exit hold, one row per owner (and, for memory the program
+// allocated itself, per allocating line): what a free of it would break (the lifecycle table's
+// held memory; model/graph_held_memory.h computes it, name_held_memory names the owners).
+struct HeldMemory {
+  // Who keeps it: "PyTorch's CUDA caching allocator", "CuPy's memory pool", "cudaMalloc" (the
+  // allocating call, memory the program allocated itself), "unknown" (no allocation capguard saw
+  // holds it); empty until named. `other_rows`: the rows past the table's bound, summed.
+  std::string owner;
+  std::string pool;  // PyTorch's: "default pool" or "a graph's private pool"; empty otherwise
+  Location alloc;    // the allocation's stack (a framework pool's segment); no frames: unknown
+  bool alloc_known = false;
+  bool in_capture = false;  // allocated by a capturing thread while its capture was open
+  bool other_rows = false;
+  std::string api;          // the allocating call
+  std::string event_owner;  // a framework allocator's events named the block (before naming)
+  uint64_t blocks = 0;      // allocations (a framework's blocks, where its events gave them)
+  uint64_t bytes = 0;       // their sizes; 0 for unknown
+  uint64_t addresses = 0;   // distinct addresses the execs' nodes hold in them
+  uint64_t released = 0;    // of them, in memory given back since the graph was instantiated
+};
+
 struct GraphSiteInfo {
   uint32_t pid = 0;
   uint32_t process = 0;  // as Finding::process
@@ -166,6 +187,7 @@ struct GraphSiteInfo {
   uint64_t capture_ns = 0;         // capture begin to instantiate, summed over its graphs
   uint64_t pool_bytes = 0;         // allocated by the capturing thread while its captures were open
   std::vector<size_t> findings;    // lifecycle findings at this site: indexes into Report::findings
+  std::vector<HeldMemory> held;    // memory its execs alive at exit hold, by owner
 };
 
 // Capture rehearsal: one rehearsed region of one process and its verdict over its

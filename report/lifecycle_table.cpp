@@ -117,6 +117,21 @@ std::string launches_cell(const GraphSiteInfo& site) {
   return fmt::format("{}{}", site.launches, site.launches_at_least ? "+" : "");
 }
 
+std::string held_memory_cell(const HeldMemory& held) {
+  const auto many = [](uint64_t n, std::string_view one, std::string_view more) {
+    return fmt::format("{} {}", n, n == 1 ? one : more);
+  };
+  std::string out;
+  if (held.blocks != 0)
+    out = fmt::format("{} in {}, ", bytes_cell(held.bytes), many(held.blocks, "block", "blocks"));
+  out += many(held.addresses, "address", "addresses");
+  if (held.released != 0) out += fmt::format(" ({} released)", held.released);
+  out += ": " + held.owner;
+  if (!held.pool.empty()) out += ", " + held.pool;
+  if (!held.alloc.frames.empty()) out += " at " + site_cell(held.alloc);
+  return out;
+}
+
 std::vector<std::string_view> site_rules(const Report& report, const GraphSiteInfo& site) {
   std::vector<std::string_view> rules;
   for (size_t index : site.findings) {

@@ -34,6 +34,10 @@ std::string bytes_cell(uint64_t bytes);  // "1.2 GiB", "512 B"; "-" for 0 (none 
 std::string duration_cell(uint64_t ns);  // "48.2 ms", "2.35 s"; "-" for 0 (none measured)
 std::string launches_cell(const GraphSiteInfo& site);  // "103", "103+" when a floor
 
+// A held-memory row (GraphSiteInfo::held) in words: "4.0 MiB in 2 blocks, 5 addresses (1 released):
+// cudaMalloc at app.cu:20 (main)", "1 address: unknown owner". Text as the trace has it.
+std::string held_memory_cell(const HeldMemory& held);
+
 // The rule ids of the site's findings, each once, in the findings' order.
 std::vector<std::string_view> site_rules(const Report& report, const GraphSiteInfo& site);
 

@@ -240,7 +240,7 @@ class HtmlWriter {
     out_ +=
         "<th>site</th><th>graphs</th><th>keys</th><th>topologies</th><th>updates</th>"
         "<th>alive at exit</th><th>launches</th><th>capture+instantiate</th><th>pool</th>"
-        "<th>findings</th></tr>\n";
+        "<th>held at exit</th><th>findings</th></tr>\n";
     for (const SiteGroup& group : groups)
       for (const GraphSiteInfo* site : group.sites) write_site(*site, several);
     out_ += "</table>\n</details>\n";
@@ -262,6 +262,9 @@ class HtmlWriter {
         launches_cell(site));
     put("<td class=\"n\">{}</td><td class=\"n\">{}</td><td>", duration_cell(site.capture_ns),
         bytes_cell(site.pool_bytes));
+    for (size_t i = 0; i < site.held.size(); ++i)
+      put("{}{}", i == 0 ? "" : "<br>", esc(held_memory_cell(site.held[i])));
+    out_ += "</td><td>";
     bool first = true;
     for (size_t index : site.findings) {
       if (index >= report_.findings.size()) continue;

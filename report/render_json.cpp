@@ -194,6 +194,29 @@ void write_graph_site(JsonWriter& json, const GraphSiteInfo& site) {
   json.begin_array();
   for (size_t index : site.findings) json.value(uint64_t{index});
   json.end_array();
+  // What its execs alive at exit hold, by owner (model/graph_held_memory.h).
+  json.key("held_memory");
+  json.begin_array();
+  for (const HeldMemory& held : site.held) {
+    json.begin_object();
+    json.key("owner"), json.value(held.owner);
+    json.key("pool");
+    if (held.pool.empty())
+      json.null();
+    else
+      json.value(held.pool);
+    json.key("blocks"), json.value(held.blocks);
+    json.key("bytes"), json.value(held.bytes);
+    json.key("addresses"), json.value(held.addresses);
+    json.key("released"), json.value(held.released);
+    json.key("allocation");
+    if (held.alloc.frames.empty())
+      json.null();
+    else
+      write_location(json, held.alloc);
+    json.end_object();
+  }
+  json.end_array();
   json.end_object();
 }
 

@@ -11,9 +11,11 @@
 namespace capguard {
 namespace {
 
-constexpr size_t kSitesShown = 5;  // per process
-constexpr size_t kSiteWidth = 36;  // room for "file.py:NN (function)": rows of 92 or 94
-constexpr size_t kLineWidth = 99;  // headings are cut to this
+constexpr size_t kSitesShown = 5;   // per process
+constexpr size_t kSiteWidth = 36;   // room for "file.py:NN (function)": rows of 92 or 94
+constexpr size_t kLineWidth = 99;   // headings are cut to this
+constexpr size_t kHeldShown = 3;    // held-memory rows per site (HTML and JSON have them all)
+constexpr size_t kHeldWidth = 120;  // the report's width: a held-memory line is cut to it
 
 std::string count(uint64_t n, std::string_view one, std::string_view many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
@@ -42,6 +44,14 @@ void append_site(std::string& out, const Report& report, const GraphSiteInfo& si
     fmt::format_to(std::back_inserter(out),
                    "{}  (built with the graph API: the site is its cudaGraphInstantiate)\n",
                    indent);
+  for (size_t i = 0; i < site.held.size() && i < kHeldShown; ++i) {
+    const std::string line =
+        fmt::format("{}  held at exit: {}", indent, terminal_safe(held_memory_cell(site.held[i])));
+    out += ellipsize(line, kHeldWidth) + '\n';
+  }
+  if (site.held.size() > kHeldShown)
+    fmt::format_to(std::back_inserter(out), "{}  and {} more held-memory rows (JSON, HTML)\n",
+                   indent, site.held.size() - kHeldShown);
   std::string rules;
   for (std::string_view rule : site_rules(report, site))
     rules += (rules.empty() ? "" : ", ") + terminal_safe(rule);

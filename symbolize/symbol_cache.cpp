@@ -163,8 +163,11 @@ std::optional<std::string> SymbolCache::save_beside(const std::string& trace_pat
     if (capture.pid != pid) continue;
     for_each_location(capture, [&](const Location& l) { collect(l, frames); });
   }
-  for (const GraphSiteInfo& site : report.graph_sites)
-    if (site.pid == pid) collect(site.site, frames);
+  for (const GraphSiteInfo& site : report.graph_sites) {
+    if (site.pid != pid) continue;
+    collect(site.site, frames);
+    for (const HeldMemory& held : site.held) collect(held.alloc, frames);
+  }
   for (const RehearsalInfo& rehearsal : report.rehearsals)
     if (rehearsal.pid == pid)
       for (const auto* items : {&rehearsal.warmup, &rehearsal.breaks})

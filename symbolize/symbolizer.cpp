@@ -583,7 +583,11 @@ SymbolizeStats symbolize(Report& report, const std::vector<ProcessModules>& modu
     }
     for (auto& capture : report.captures)
       for_each_location(capture, [&](Location& l) { f(l, capture.pid, capture.process); });
-    for (auto& site : report.graph_sites) f(site.site, site.pid, site.process);
+    for (auto& site : report.graph_sites) {
+      f(site.site, site.pid, site.process);
+      for (auto& held : site.held)
+        if (held.alloc_known) f(held.alloc, site.pid, site.process);
+    }
     for (auto& rehearsal : report.rehearsals)
       for (auto* items : {&rehearsal.warmup, &rehearsal.breaks})
         for (auto& item : *items) f(item.location, rehearsal.pid, rehearsal.process);

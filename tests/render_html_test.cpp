@@ -89,7 +89,7 @@ TEST_CASE("html: the graph lifecycle table, every site, only when the report has
                   "#2 main /src/app.cu:60\">app.cu:101 (capture_step)</td>"
                   "<td class=\"n\">51</td><td class=\"n\">51</td><td class=\"n\">1</td>"
                   "<td class=\"n\">0</td><td class=\"n\">51</td>") != std::string::npos);
-  CHECK(html.find(">103+</td><td class=\"n\">51.0 ms</td><td class=\"n\">1.5 MiB</td>"
+  CHECK(html.find(">103+</td><td class=\"n\">51.0 ms</td><td class=\"n\">1.5 MiB</td><td></td>"
                   "<td><a href=\"#finding-2\">escaped-sync-copy</a></td></tr>") !=
         std::string::npos);
   CHECK(html.find(">app.cu:101") < html.find(">app.cu:105"));

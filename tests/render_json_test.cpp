@@ -105,7 +105,7 @@ TEST_CASE("graph_lifecycle: one object per site, after the captures, with the do
   CHECK(keys_of(row) == std::vector<std::string>{"pid", "site", "captured", "graphs", "keys",
                                                  "topologies", "updates", "alive_at_exit",
                                                  "launches", "launches_exact", "capture_ms",
-                                                 "pool_bytes", "findings"});
+                                                 "pool_bytes", "findings", "held_memory"});
   CHECK(row.get_int("pid") == 4242);
   CHECK(*row.get("captured")->as_bool());
   CHECK(row.get_int("graphs") == 1);
