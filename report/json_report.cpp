@@ -126,7 +126,7 @@ class ProcessesByPid {
   std::map<std::pair<uint32_t, std::string>, uint32_t> on_host_;
 };
 
-// Graph coverage (issue 46): each process's counts, from which the job's figure and the gate are
+// Graph coverage: each process's counts, from which the job's figure and the gate are
 // computed again (its "share_percent" and "graph_coverage_job" are derived, not read). One entry
 // per process at most, and each process's eager sites as many as a report keeps.
 std::optional<std::string> coverage_from_json(const JsonValue& root,

@@ -2,7 +2,7 @@
 // ranks where they ran and writes JSON beside its traces; `capguard report` merges those
 // reports into one, without the nodes' traces or binaries (findings were symbolized there).
 // What the renderers of a merged report need comes back: processes (who ran them), captures,
-// findings with their frames, problems, each process's graph coverage counts (issue 46). Not
+// findings with their frames, problems, each process's graph coverage counts. Not
 // read back: the graph lifecycle table and the rehearsal verdicts (their findings are read).
 #pragma once
 

@@ -24,10 +24,27 @@ SKIPPED_ANYWHERE = {"__pycache__", ".pytest_cache"}
 _CITED = re.compile(r"\bissues?(?:\s|//|#|\*)*#?\d", re.I)
 
 
+def ignored_top(root):
+    """The top-level entries git ignores here (.gitignore and the checkout's own excludes, such as
+    local copies of other projects' suites): none of the repository's text."""
+    import subprocess
+    names = [n for n in os.listdir(root) if os.path.isdir(os.path.join(root, n))]
+    try:
+        out = subprocess.run(["git", "-C", root, "check-ignore", "--stdin"], input="\n".join(names),
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    return {line.strip().rstrip("/") for line in out.stdout.splitlines() if line.strip()}
+
+
+IGNORED_TOP = set()
+
+
 def skipped_dir(root, dirpath, name):
     if name in SKIPPED_ANYWHERE:
         return True
-    return dirpath == root and (name in SKIPPED_TOP or name.startswith("build"))
+    return dirpath == root and (name in SKIPPED_TOP or name in IGNORED_TOP or
+                                name.startswith("build"))
 
 
 def scan(path, text):
@@ -56,6 +73,7 @@ def main():
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, os.pardir))
     self_test()
     problems, read = [], 0
+    IGNORED_TOP.update(ignored_top(root))
     for dirpath, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not skipped_dir(root, dirpath, d))
         for name in sorted(files):

@@ -417,7 +417,7 @@ def case_baseline_and_suppressions_merged(capguard, d):
 
 
 def case_graph_coverage_merged(capguard, d):
-    """Graph coverage through a merge (issue 46): the job's share from the nodes' counts, the
+    """Graph coverage through a merge: the job's share from the nodes' counts, the
     nodes' own coverage verdicts judged again, a forged share ignored, more entries than
     processes refused. Nodes: the recorded C++ loop (200 of 250 kernels in replays, 80.0%) and
     the PyTorch serving loop (90 of 249, 36.1%): the job is 290 of 499, 58.1%."""
