@@ -318,7 +318,12 @@ void append_analysis(Analysis& into, Analysis&& from, uint32_t* last_capture) {
 
 void analyze_trace_files(const std::vector<std::string>& paths, Analysis& analysis, unsigned jobs) {
   if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
-  jobs = static_cast<unsigned>(std::min<size_t>(jobs, paths.size()));
+  // Workers beyond a few per CPU only hold memory: each reserves its stack and a trace's replay,
+  // and under a memory limit (-j 1024 under ulimit -v) their out-of-memory exceptions, thrown at
+  // once, emptied the C++ runtime's emergency pool, which ends the process in std::terminate.
+  // The report is the same for any number of workers.
+  const unsigned worth_running = std::max(2u, 4 * trace::read_loop::usable_cpus());
+  jobs = static_cast<unsigned>(std::min<size_t>({jobs, paths.size(), worth_running}));
   std::vector<Analysis> each(paths.size());
   std::atomic<size_t> next{0};
   std::vector<std::exception_ptr> failed(paths.size());  // rethrown here, as one thread would

@@ -322,7 +322,9 @@ def case_world_size_4294967295(capguard, d):
 def case_jobs_100000(capguard, d):
     """-j 100000 over more traces than threads fit under the memory limit (each reserves its
     stack): std::terminate before (exit 134). Now -j is refused past 1024, and at -j 1024 the
-    workers that cannot start leave their traces to the others."""
+    workers that cannot start leave their traces to the others; and no more than four workers a
+    CPU run: 1024 of them out of memory at once emptied the runtime's emergency exception pool
+    (std::terminate, 1 run in 5)."""
     n = 1100  # 1024 stacks of 8 MiB are more than the 2 GB limit
     for i in range(n):
         hc.write(os.path.join(d, "t", "capguard.%d.trace" % (i + 1)), hc.trace(pid=0x1E250 + i))
