@@ -234,7 +234,7 @@ class ReplaySink final : public trace::TraceSink {
   bool saw_process_ = false;
   uint64_t skipped_ = 0;
   uint64_t first_event_ns_ = 0, last_event_ns_ = 0;  // for a lost CUPTI subscription
-  std::string_view last_api_;  // interned by the reader for the whole process: no copy
+  std::string_view last_api_;  // kept by the reader in this sink (api_names()): no copy
   size_t first_finding_;       // report.findings of this trace start here
   TestMarks tests_;            // the pytest plugin's, beside the trace
   std::vector<std::pair<uint64_t, std::optional<uint32_t>>> test_changes_;  // seq, test

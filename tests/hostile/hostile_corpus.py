@@ -178,9 +178,32 @@ def cases():
         # Crafted --rehearse globs ('q' records) against long region names: a backtracking
         # matcher took text x pattern steps for each (over 60 s). No glob matches:
         # each region is named never executed, so the analysis is incomplete (exit 3).
+        # Made-up API names: 17 traces of 4,096 each filled a table shared by all traces (65,536
+        # names), and a later trace's events were refused, its finding lost (exit 3; with -j 2
+        # the report changed from run to run). Each trace keeps its own names now.
+        Case("api_names_17_traces_of_4096", 1, lambda d: made_up_api_names(d, 17, 4096),
+             check=lambda stderr: "1 error," in stderr and "API names" not in stderr),
+        Case("api_names_17_traces_of_4096_j2", 1, lambda d: made_up_api_names(d, 17, 4096),
+             args=lambda d: ["-j", "2", os.path.join(d, "traces")],
+             check=lambda stderr: "1 error," in stderr and "API names" not in stderr),
+        # One trace naming more than a trace may: that trace is damaged (exit 3), the other's
+        # finding stays.
+        Case("api_names_past_one_traces_cap", 3, lambda d: made_up_api_names(d, 1, 4097),
+             check=lambda stderr: "1 error," in stderr and "more than 4096 distinct API names in one trace" in stderr
+             and stderr.count("capguard.100.trace") >= 1 and "capguard.999.trace" not in stderr),
         Case("rehearse_crafted_globs", 3, lambda d: [one(d, crafted_globs(4096, 64, t), "capguard.%d.trace" % t)
                                                      for t in range(10)]),
     ]
+
+
+def made_up_api_names(d, traces, names):
+    """`traces` traces, each of `names` calls of distinct made-up API names, then (read last) a
+    trace with a real finding."""
+    for t in range(traces):
+        lines = ["v 0.1.0 2", "p %x 1 0" % (0x2000 + t), "c ./app", "i ok cupti"]
+        lines += ["e %x %x 1e241 madeUp%02d_%05d 0 0" % (i + 1, i + 1, t, i) for i in range(names)]
+        one(d, "\n".join(lines + ["z 28 0"]) + "\n", "capguard.%d.trace" % (100 + t))
+    one(d, trace(), "capguard.999.trace")
 
 
 def forks_and_escapes(forks, escapes):
