@@ -8,6 +8,8 @@
 #include <atomic>
 #include <exception>
 #include <iterator>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <system_error>
@@ -319,18 +321,38 @@ void append_analysis(Analysis& into, Analysis&& from, uint32_t* last_capture) {
 void analyze_trace_files(const std::vector<std::string>& paths, Analysis& analysis, unsigned jobs) {
   if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
   jobs = static_cast<unsigned>(std::min<size_t>(jobs, paths.size()));
-  std::vector<Analysis> each(paths.size());
-  std::atomic<size_t> next{0};
+  // Each trace's analysis is appended as soon as those before it are, in path order (the same
+  // report for any -j), and freed: held until the last trace was done, 100,000 small traces'
+  // analyses were the report twice over.
+  std::vector<std::unique_ptr<Analysis>> each(paths.size());
   std::vector<std::exception_ptr> failed(paths.size());  // rethrown here, as one thread would
+  std::vector<char> done(paths.size(), 0);
+  std::mutex merging;
+  size_t merged = 0;  // each[0, merged) are appended to `analysis`
+  uint32_t last_capture = last_capture_id(analysis.report);
+  std::atomic<size_t> next{0};
   // Helper threads beside each worker only while they oversubscribe no CPU.
   const trace::ReadThreads threads = trace::ReadThreads::sharing_cpus(jobs);
   const auto work = [&] {
     for (size_t i = next.fetch_add(1); i < paths.size(); i = next.fetch_add(1)) {
-      each[i].rehearse_mode = analysis.rehearse_mode;
       try {
-        analyze_trace(paths[i], each[i], threads);
+        each[i] = std::make_unique<Analysis>();
+        each[i]->rehearse_mode = analysis.rehearse_mode;
+        analyze_trace(paths[i], *each[i], threads);
       } catch (...) {
         failed[i] = std::current_exception();
+      }
+      std::lock_guard lock(merging);
+      done[i] = 1;
+      // Past a failure nothing more is appended: its exception is what this call ends with.
+      for (; merged < paths.size() && done[merged] && !failed[merged]; ++merged) {
+        try {
+          append_analysis(analysis, std::move(*each[merged]), &last_capture);
+        } catch (...) {
+          failed[merged] = std::current_exception();
+          break;
+        }
+        each[merged].reset();
       }
     }
   };
@@ -354,8 +376,6 @@ void analyze_trace_files(const std::vector<std::string>& paths, Analysis& analys
   }
   for (const std::exception_ptr& e : failed)
     if (e) std::rethrow_exception(e);
-  uint32_t last_capture = last_capture_id(analysis.report);
-  for (Analysis& one : each) append_analysis(analysis, std::move(one), &last_capture);
 }
 
 void add_rehearse_glob(Analysis& analysis, std::string_view glob) {
