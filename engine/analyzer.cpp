@@ -278,6 +278,16 @@ void analyze_trace(const std::string& path, Analysis& analysis, trace::ReadThrea
         " framework allocator events for memory no live graph held (capguard records only "
         "those): the trace is damaged, or an exec was past the analysis's limits; they were "
         "ignored");
+  if (const uint64_t n = sink.replay().graph_nodes_not_kept())
+    analysis.warnings.push_back(
+        path + ": " + std::to_string(n) + " graph node records past the analysis's limit of " +
+        std::to_string(kMaxNodesPerProcess) +
+        " nodes of live graph execs were not kept: the trace is damaged, or holds that many "
+        "graphs at once; those execs are judged as partly walked");
+  if (const uint64_t n = sink.replay().kernel_names_not_kept())
+    analysis.warnings.push_back(path + ": " + std::to_string(n) +
+                                " graph kernel nodes left unnamed: more than " +
+                                std::to_string(kMaxKernelNames) + " distinct kernel names");
   if (const uint64_t n = sink.replay().partial_capture_count()) {
     std::string ids;
     for (uint32_t id : sink.replay().partial_captures())
