@@ -33,7 +33,7 @@ namespace fs = std::filesystem;
 
 using Sink = JsonSink;  // a piece of the output at a time
 
-// One writer per format of formats.def; JSON and SARIF go out piece by piece.
+// One writer per format of formats.def; JSON, SARIF and JUnit go out piece by piece.
 void write_text(const Report& r, const RenderOptions& o, const Sink& out) {
   out(render_text(r, o));
 }
@@ -42,7 +42,7 @@ void write_sarif(const Report& r, const RenderOptions& o, const Sink& out) {
   render_sarif(r, o, out);
 }
 void write_junit(const Report& r, const RenderOptions& o, const Sink& out) {
-  out(render_junit(r, o));
+  render_junit(r, o, out);
 }
 void write_html(const Report& r, const RenderOptions& o, const Sink& out) {
   out(render_html(r, o));
@@ -88,7 +88,7 @@ RenderOptions render_options(bool color, const ReportOptions& report_options) {
   return options;
 }
 
-// Renders into `file` (JSON and SARIF piece by piece). A message on failure.
+// Renders into `file` (JSON, SARIF and JUnit piece by piece). A message on failure.
 std::optional<std::string> write_one(const Report& report, const OutputTarget& target,
                                      const ReportOptions& report_options) {
   ReportFile file(target.path);

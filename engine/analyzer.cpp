@@ -8,6 +8,8 @@
 #include <atomic>
 #include <exception>
 #include <iterator>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <system_error>
@@ -234,7 +236,7 @@ class ReplaySink final : public trace::TraceSink {
   bool saw_process_ = false;
   uint64_t skipped_ = 0;
   uint64_t first_event_ns_ = 0, last_event_ns_ = 0;  // for a lost CUPTI subscription
-  std::string_view last_api_;  // interned by the reader for the whole process: no copy
+  std::string_view last_api_;  // kept by the reader in this sink (api_names()): no copy
   size_t first_finding_;       // report.findings of this trace start here
   TestMarks tests_;            // the pytest plugin's, beside the trace
   std::vector<std::pair<uint64_t, std::optional<uint32_t>>> test_changes_;  // seq, test
@@ -276,6 +278,16 @@ void analyze_trace(const std::string& path, Analysis& analysis, trace::ReadThrea
         " framework allocator events for memory no live graph held (capguard records only "
         "those): the trace is damaged, or an exec was past the analysis's limits; they were "
         "ignored");
+  if (const uint64_t n = sink.replay().graph_nodes_not_kept())
+    analysis.warnings.push_back(
+        path + ": " + std::to_string(n) + " graph node records past the analysis's limit of " +
+        std::to_string(kMaxNodesPerProcess) +
+        " nodes of live graph execs were not kept: the trace is damaged, or holds that many "
+        "graphs at once; those execs are judged as partly walked");
+  if (const uint64_t n = sink.replay().kernel_names_not_kept())
+    analysis.warnings.push_back(path + ": " + std::to_string(n) +
+                                " graph kernel nodes left unnamed: more than " +
+                                std::to_string(kMaxKernelNames) + " distinct kernel names");
   if (const uint64_t n = sink.replay().partial_capture_count()) {
     std::string ids;
     for (uint32_t id : sink.replay().partial_captures())
@@ -324,18 +336,38 @@ void analyze_trace_files(const std::vector<std::string>& paths, Analysis& analys
   // The report is the same for any number of workers.
   const unsigned worth_running = std::max(2u, 4 * trace::read_loop::usable_cpus());
   jobs = static_cast<unsigned>(std::min<size_t>({jobs, paths.size(), worth_running}));
-  std::vector<Analysis> each(paths.size());
-  std::atomic<size_t> next{0};
+  // Each trace's analysis is appended as soon as those before it are, in path order (the same
+  // report for any -j), and freed: held until the last trace was done, 100,000 small traces'
+  // analyses were the report twice over.
+  std::vector<std::unique_ptr<Analysis>> each(paths.size());
   std::vector<std::exception_ptr> failed(paths.size());  // rethrown here, as one thread would
+  std::vector<char> done(paths.size(), 0);
+  std::mutex merging;
+  size_t merged = 0;  // each[0, merged) are appended to `analysis`
+  uint32_t last_capture = last_capture_id(analysis.report);
+  std::atomic<size_t> next{0};
   // Helper threads beside each worker only while they oversubscribe no CPU.
   const trace::ReadThreads threads = trace::ReadThreads::sharing_cpus(jobs);
   const auto work = [&] {
     for (size_t i = next.fetch_add(1); i < paths.size(); i = next.fetch_add(1)) {
-      each[i].rehearse_mode = analysis.rehearse_mode;
       try {
-        analyze_trace(paths[i], each[i], threads);
+        each[i] = std::make_unique<Analysis>();
+        each[i]->rehearse_mode = analysis.rehearse_mode;
+        analyze_trace(paths[i], *each[i], threads);
       } catch (...) {
         failed[i] = std::current_exception();
+      }
+      std::lock_guard lock(merging);
+      done[i] = 1;
+      // Past a failure nothing more is appended: its exception is what this call ends with.
+      for (; merged < paths.size() && done[merged] && !failed[merged]; ++merged) {
+        try {
+          append_analysis(analysis, std::move(*each[merged]), &last_capture);
+        } catch (...) {
+          failed[merged] = std::current_exception();
+          break;
+        }
+        each[merged].reset();
       }
     }
   };
@@ -359,8 +391,6 @@ void analyze_trace_files(const std::vector<std::string>& paths, Analysis& analys
   }
   for (const std::exception_ptr& e : failed)
     if (e) std::rethrow_exception(e);
-  uint32_t last_capture = last_capture_id(analysis.report);
-  for (Analysis& one : each) append_analysis(analysis, std::move(one), &last_capture);
 }
 
 void add_rehearse_glob(Analysis& analysis, std::string_view glob) {

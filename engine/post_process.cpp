@@ -32,6 +32,16 @@ void apply_baseline_file(const std::string& path, Report& report,
   const BaselineStats stats = apply_baseline(report, baseline);
   say("baseline " + path + ": " + std::to_string(stats.fresh) + " new, " +
       std::to_string(stats.known) + " known, " + std::to_string(stats.gone) + " gone");
+  if (stats.unvouched == 0) return;
+  std::string where;
+  for (const std::string& one : stats.unvouched_where) where += (where.empty() ? "" : ", ") + one;
+  if (stats.unvouched > stats.unvouched_where.size())
+    where += " and " + std::to_string(stats.unvouched - stats.unvouched_where.size()) + " more";
+  say("baseline " + path + " cannot vouch for " + std::to_string(stats.unvouched) +
+      (stats.unvouched == 1 ? " finding" : " findings") +
+      " it lists by rule, API and module, kept as new (" + where +
+      "): in code without file and line only the offset tells one call from another, and a "
+      "JSON report has none; use a SARIF baseline (-o sarif:FILE) for such code");
 }
 
 }  // namespace

@@ -72,6 +72,8 @@ class Replay {
   // Stack ids used by reported locations that no stack record defined (a damaged trace).
   uint64_t undefined_stacks() const { return undefined_stacks_; }
   uint64_t unheld_framework_events() const { return graphs_.unheld_framework_events(); }
+  uint64_t graph_nodes_not_kept() const { return graphs_.nodes_not_kept(); }
+  uint64_t kernel_names_not_kept() const { return graphs_.kernel_names_not_kept(); }
   // Captures whose streams' clocks outgrew the model's budget (Capture::clocks_dropped): the
   // first few ids, and how many in all.
   const std::vector<uint32_t>& partial_captures() const { return partial_captures_; }

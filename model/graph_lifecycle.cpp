@@ -121,9 +121,9 @@ void GraphLifecycle::diff(const Signature& before, const ExecState& after, Captu
     if (same) continue;
     moved = true;
     const uint32_t node = static_cast<uint32_t>(key >> 32);
-    const CaptureDiff::Argument argument{node < after.nodes.size() ? after.nodes[node].name : "",
-                                         static_cast<char>((key >> 24) & 0xff),
-                                         static_cast<uint32_t>(key & 0xffffff)};
+    const CaptureDiff::Argument argument{
+        std::string(node < after.nodes.size() ? after.nodes[node].name : std::string_view()),
+        static_cast<char>((key >> 24) & 0xff), static_cast<uint32_t>(key & 0xffffff)};
     const bool listed = std::any_of(out.moved.begin(), out.moved.end(), [&](const auto& m) {
       return m.role == argument.role && m.index == argument.index && m.kernel == argument.kernel;
     });

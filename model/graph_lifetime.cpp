@@ -282,9 +282,16 @@ void GraphLifetime::on_graph_node(const trace::GraphNodeRecord& record) {
   ExecState* state = exec(record.exec);
   if (state == nullptr || state->walked) return;  // a walk without its instantiate: ignored
   if (record.index >= state->nodes.size()) {
+    if (state->nodes_cut || (record.index == state->nodes.size() &&
+                             total_nodes_ >= kMaxNodesPerProcess)) {  // the rest is not kept
+      state->nodes_cut = true;
+      ++nodes_not_kept_;
+      return;
+    }
     if (record.index != state->nodes.size()) return;  // a gap: the trace is damaged
-    state->nodes.push_back({record.type, record.depth, std::string(record.name), record.has_scalars,
-                            record.scalar_hash});
+    state->nodes.push_back({kernel_name(record.name), record.scalar_hash, record.type, record.depth,
+                            0, record.has_scalars, false});
+    ++total_nodes_;
     // The key (graph_lifecycle.h) takes each node's geometry in walk order.
     uint64_t g = mix_hash(state->geometry_hash ^ (uint64_t{record.index} << 8 | record.type));
     for (uint32_t i = 0; i < record.geometry_count; ++i) g = mix_hash(g ^ record.geometry[i]);
@@ -315,12 +322,23 @@ void GraphLifetime::on_graph(const trace::GraphRecord& record) {
     state->rewalk = false;
     return;
   }
-  lifecycle_.on_walked(*state, record.topology_hash, record.complete);
+  lifecycle_.on_walked(*state, record.topology_hash, record.complete && !state->nodes_cut);
+}
+
+std::string_view GraphLifetime::kernel_name(std::string_view name) {
+  if (name.empty()) return {};
+  if (auto it = kernel_names_.find(std::string(name)); it != kernel_names_.end()) return *it;
+  if (kernel_names_.size() >= kMaxKernelNames) {
+    ++kernel_names_not_kept_;
+    return {};
+  }
+  return *kernel_names_.emplace(name).first;
 }
 
 void GraphLifetime::destroy(uint64_t handle) {
   auto it = execs_.find(handle);
   if (it == execs_.end()) return;
+  total_nodes_ -= std::min(total_nodes_, it->second.nodes.size());
   node_args_facts(it->second);
   lifecycle_.on_destroy(it->second);
   total_refs_ -= std::min(total_refs_, it->second.refs.size() - it->second.dropped_refs);
@@ -402,7 +420,9 @@ void GraphLifetime::update(const ApiEvent& ev) {
     // The exec now holds the new graph's addresses; the interposer walks it again.
     if (ExecState* state = exec(handle)) {
       clear_refs(*state);
+      total_nodes_ -= std::min(total_nodes_, state->nodes.size());
       state->nodes.clear();
+      state->nodes_cut = false;
       state->replay_after_free.reset();
       state->walked = false;
       state->rewalk = true;

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "model/api_catalog.h"
@@ -40,14 +41,17 @@ struct MemoryBlock {
   }
 };
 
+// 40 bytes a node, its kernel's name kept once per process (GraphLifetime's kernel names): a
+// graph of 10M nodes took 1.6 GB as 128 bytes and a string each, now at most
+// kMaxNodesPerProcess are kept.
 struct GraphNodeInfo {
+  std::string_view name;  // kernel name (GraphLifetime keeps it); empty otherwise
+  uint64_t scalar_hash = 0;
   uint32_t type = 0;
   uint32_t depth = 0;
-  std::string name;          // kernel name; empty otherwise
+  uint32_t refs = 0;         // ExecState::refs of this node
   bool has_scalars = false;  // v4 traces: a hash of its non-address kernel arguments
-  uint64_t scalar_hash = 0;
-  uint32_t refs = 0;     // ExecState::refs of this node
-  bool dropped = false;  // repointed (…NodeSetParams): its refs no longer count
+  bool dropped = false;      // repointed (…NodeSetParams): its refs no longer count
 };
 
 struct NodeRef {
@@ -85,7 +89,8 @@ struct ExecState {
   size_t dropped_refs = 0;
   std::vector<std::pair<uint64_t, uint32_t>> refs_by_address;  // (address, index into refs)
   size_t indexed_refs = 0;
-  bool walked = false;  // its 'G' record arrived
+  bool walked = false;     // its 'G' record arrived
+  bool nodes_cut = false;  // nodes past kMaxNodesPerProcess were not kept: judged as a partial walk
   uint64_t topology_hash = 0;
   uint32_t launches = 0;  // recorded launches
   Site last_launch;
@@ -173,6 +178,10 @@ class GraphLifetime {
   // A framework allocator's events for memory no live exec held: the interposer writes none, so
   // the trace is damaged or made (said as a warning; the events change nothing).
   uint64_t unheld_framework_events() const { return unheld_framework_events_; }
+  // Graph nodes not kept (past kMaxNodesPerProcess), and kernel names not kept (past
+  // kMaxKernelNames: those nodes are unnamed).
+  uint64_t nodes_not_kept() const { return nodes_not_kept_; }
+  uint64_t kernel_names_not_kept() const { return kernel_names_not_kept_; }
   // How lifecycle sites are told apart: stacks of the same content are one site.
   void set_site_key(GraphLifecycle::SiteKey key, const void* context) {
     lifecycle_.set_site_key(key, context);
@@ -247,12 +256,20 @@ class GraphLifetime {
   bool sticky_seen_ = false;
   uint32_t next_serial_ = 1;
   size_t total_refs_ = 0;
+  size_t total_nodes_ = 0;  // of the live execs
+  uint64_t nodes_not_kept_ = 0;
+  std::unordered_set<std::string> kernel_names_;  // nodes never move: GraphNodeInfo::name
+  uint64_t kernel_names_not_kept_ = 0;
+  std::string_view kernel_name(std::string_view name);
   uint64_t unheld_framework_events_ = 0;
 };
 
 // Limits that keep a damaged or enormous trace from using unbounded memory: the model holds
 // live things only (allocations, execs, graphs not yet instantiated), each table capped.
 inline constexpr size_t kMaxRefsPerProcess = 4'000'000;
+// Nodes of live execs (the interposer's own walk stops far earlier a graph: graph_walker.h).
+inline constexpr size_t kMaxNodesPerProcess = 2'000'000;
+inline constexpr size_t kMaxKernelNames = 65'536;    // distinct kernel names of graph nodes
 inline constexpr size_t kMaxLiveBlocks = 1'000'000;  // past it, new allocations are not tracked
 inline constexpr size_t kMaxLiveExecs = 100'000;     // past it, new execs are not tracked
 inline constexpr size_t kMaxGraphs = 4096;           // graph -> capture, oldest dropped first

@@ -1,12 +1,26 @@
 #include "report/baseline.h"
 
+#include <cstdint>
 #include <vector>
 
 #include "report/finding_filter.h"
 #include "report/fingerprint.h"
+#include "util/base_name.h"
 
 namespace capguard {
 namespace {
+
+constexpr size_t kUnvouchedNamed = 5;
+
+std::string to_hex(uint64_t value) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  do {
+    out.insert(out.begin(), kHex[value & 0xf]);
+    value >>= 4;
+  } while (value != 0);
+  return out;
+}
 
 // Rebuilds the parts of a finding that fingerprint() reads from its JSON form.
 Finding finding_from_json(const JsonValue& json) {
@@ -89,15 +103,27 @@ BaselineStats apply_baseline(Report& report, const Baseline& baseline) {
   std::set<std::string> seen;
   std::vector<bool> drop(report.findings.size(), false);
   for (size_t i = 0; i < report.findings.size(); ++i) {
+    const Finding& finding = report.findings[i];
     std::string print;
-    if (baseline.without_offsets) {
-      Finding f = report.findings[i];  // as its JSON form would read back
+    const Frame* offset_frame = fingerprint_offset_frame(finding);
+    if (baseline.without_offsets && offset_frame) {
+      Finding f = finding;  // as its JSON form would read back
       for (Frame& frame : f.location.frames) frame.offset = 0;
       print = fingerprint(f);
     } else {
-      print = fingerprint(report.findings[i]);
+      print = fingerprint(finding);
     }
-    drop[i] = baseline.fingerprints.count(print) > 0;
+    const bool listed = baseline.fingerprints.count(print) > 0;
+    // Listed by rule, API and module only: the entry may be another call of the same code, so
+    // the baseline cannot vouch for this one, and it stays.
+    if (listed && baseline.without_offsets && offset_frame) {
+      if (++stats.unvouched <= kUnvouchedNamed)
+        stats.unvouched_where.push_back(finding.rule + " in " +
+                                        std::string(base_name(offset_frame->module)) + "+0x" +
+                                        to_hex(offset_frame->offset));
+    } else {
+      drop[i] = listed;
+    }
     ++(drop[i] ? stats.known : stats.fresh);
     seen.insert(std::move(print));
   }

@@ -7,17 +7,19 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
-#include "report/json_reader.h"
 #include "model/report.h"
+#include "report/json_reader.h"
 
 namespace capguard {
 
 struct Baseline {
   std::string source;
   std::set<std::string> fingerprints;
-  // A JSON report carries no frame offsets: its unsymbolized findings are matched by rule, API
-  // and module alone (a SARIF baseline, whose fingerprints hold the offset, matches exactly).
+  // A JSON report carries no frame offsets: it cannot tell apart two calls in code without file
+  // and line (a stripped binary, an exported function alone), so it hides none of them (a
+  // SARIF baseline, whose fingerprints hold the offset, matches them exactly).
   bool without_offsets = false;
 };
 
@@ -31,9 +33,14 @@ struct BaselineStats {
   size_t known = 0;  // findings removed because the baseline has them
   size_t fresh = 0;  // findings kept: new since the baseline
   size_t gone = 0;   // baseline fingerprints that no finding of this report has (fixed?)
+  // Kept though the baseline lists their rule, API and module: it has no offsets to tell their
+  // call from another in the same code (without_offsets). Counted in `fresh` too.
+  size_t unvouched = 0;
+  std::vector<std::string> unvouched_where;  // "rule in module+0xoffset", the first few
 };
 
-// Removes the findings already in the baseline, keeping captures' root_cause consistent.
+// Removes the findings already in the baseline, keeping captures' root_cause consistent. Fails
+// closed: a finding told apart by its offset is never removed by a baseline without offsets.
 BaselineStats apply_baseline(Report& report, const Baseline& baseline);
 
 }  // namespace capguard

@@ -41,12 +41,20 @@ const Frame* anchor_frame(const Location& location) {
   return nullptr;
 }
 
+const Frame* fingerprint_offset_frame(const Finding& finding) {
+  const Frame* f = anchor_frame(finding.location);
+  if (f && !f->file.empty()) return nullptr;
+  if (f && !f->module.empty()) return f;
+  for (const Frame& frame : finding.location.frames)
+    if (!frame.module.empty()) return &frame;
+  return nullptr;
+}
+
 std::string fingerprint(const Finding& finding) {
   Fnv1a h;
   h.add(finding.rule);
   h.add(finding.api);
-  const Frame* f = anchor_frame(finding.location);
-  if (f) {
+  if (const Frame* f = anchor_frame(finding.location)) {
     h.add(f->function);
     h.add(base_name(f->file));
     h.add(std::to_string(f->line));
@@ -57,14 +65,9 @@ std::string fingerprint(const Finding& finding) {
   // by its exported symbol alone (a stripped library: no file or line), or a baselined call
   // would hide another call in the same function. Findings with a file and line
   // hash as before: baselines written earlier keep matching them.
-  if (!f || f->file.empty()) {
-    const Frame* at = f && !f->module.empty() ? f : nullptr;
-    for (size_t i = 0; !at && i < finding.location.frames.size(); ++i)
-      if (!finding.location.frames[i].module.empty()) at = &finding.location.frames[i];
-    if (at) {
-      h.add(base_name(at->module));
-      h.add(std::to_string(at->offset));
-    }
+  if (const Frame* at = fingerprint_offset_frame(finding)) {
+    h.add(base_name(at->module));
+    h.add(std::to_string(at->offset));
   }
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out(16, '0');

@@ -24,4 +24,8 @@ const Frame* anchor_frame(const Location& location);
 // message, which may contain handles and addresses.
 std::string fingerprint(const Finding& finding);
 
+// The frame whose module and offset fingerprint() hashes (see above), or nullptr when the
+// finding is told apart by function, file and line (or has no module at all).
+const Frame* fingerprint_offset_frame(const Finding& finding);
+
 }  // namespace capguard

@@ -50,6 +50,8 @@ std::string render_junit(const Report& report);
 // The same, with the source lines of each finding's text under options.source_root (or none,
 // without options.source), as the text report shows them.
 std::string render_junit(const Report& report, const RenderOptions& options);
+// The same, a suite at a time to `sink`.
+void render_junit(const Report& report, const RenderOptions& options, const JsonSink& sink);
 // One self-contained HTML page (no scripts, nothing fetched): summary, findings with stacks and
 // source lines, and a picture of every capture.
 std::string render_html(const Report& report, const RenderOptions& options);

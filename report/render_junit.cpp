@@ -15,6 +15,7 @@
 
 #include "report/finding_groups.h"
 #include "report/fingerprint.h"
+#include "report/json_writer.h"
 #include "report/render.h"
 #include "report/source_lines.h"
 #include "report/xml_escape.h"
@@ -70,7 +71,9 @@ class JunitRenderer {
   JunitRenderer(const Report& report, const RenderOptions& options)
       : report_(report), options_(options), sources_(options.source_root) {}
 
-  std::string render() {
+  // Hands the document to `sink` a suite at a time: the counts its heads carry are found
+  // first, so no more than one suite's text is ever held (100,000 processes: 99 MB of XML).
+  void render(const JsonSink& sink) {
     // One suite per process; findings and captures of a pid without a process record get one
     // per pid. Processes that share a pid (several hosts or containers) stay apart. Which
     // suites hold each capture and finding is worked out once (a report may hold any number of
@@ -104,39 +107,45 @@ class JunitRenderer {
       holders(f.process, f.pid, [&](size_t suite) { suites_wanted[suite].findings.push_back(i); });
     }
 
-    std::string suites;
     size_t tests = 0, failures = 0, errors = 0;
-    if (!report_.problems.empty()) suites += problems_suite(tests, errors);
-    for (const Suite& suite : suites_wanted) {
-      const std::vector<TestCase> cases = cases_of(suite);
-      size_t suite_failures = 0, suite_errors = 0;
-      std::string body;
-      for (const TestCase& c : cases) {
-        if (!c.error.empty()) ++suite_errors;
-        if (!failing(c).empty()) ++suite_failures;
-        body += render_case(c, suite);
+    if (!report_.problems.empty()) {
+      tests += report_.problems.size();
+      for (const ToolProblem& problem : report_.problems)
+        errors += problem.level == Severity::Error;
+    }
+    for (Suite& suite : suites_wanted) {
+      for (const TestCase& c : cases_of(suite)) {
+        suite.errors += !c.error.empty();
+        suite.failures += !failing(c).empty();
+        ++suite.tests;
       }
+      tests += suite.tests, failures += suite.failures, errors += suite.errors;
+    }
+    sink(
+        fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                    "<testsuites name=\"capguard\" tests=\"{}\" failures=\"{}\" errors=\"{}\">\n",
+                    tests, failures, errors));
+    if (!report_.problems.empty()) sink(problems_suite());
+    std::string text;
+    for (const Suite& suite : suites_wanted) {
       const ProcessInfo* process = process_of(suite);
       const std::string command = process ? process->command : "pid " + std::to_string(suite.pid);
-      suites += fmt::format(
+      text = fmt::format(
           "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"0\">\n"
           "    <properties>\n      <property name=\"pid\" value=\"{}\"/>\n{}    </properties>\n",
-          xml_escape("capguard: " + command), cases.size(), suite_failures, suite_errors, suite.pid,
+          xml_escape("capguard: " + command), suite.tests, suite.failures, suite.errors, suite.pid,
           who_properties(process));
-      suites += body + "  </testsuite>\n";
-      tests += cases.size(), failures += suite_failures, errors += suite_errors;
+      for (const TestCase& c : cases_of(suite)) text += render_case(c, suite);
+      text += "  </testsuite>\n";
+      sink(text);
     }
-    return fmt::format(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        "<testsuites name=\"capguard\" tests=\"{}\" failures=\"{}\" errors=\"{}\">\n{}"
-        "</testsuites>\n",
-        tests, failures, errors, suites);
+    sink("</testsuites>\n");
   }
 
  private:
   // What kept capguard from checking everything, as error test cases: a test reporter then
   // shows a run that checked nothing as broken, not as passed.
-  std::string problems_suite(size_t& tests, size_t& errors) const {
+  std::string problems_suite() const {
     std::string body;
     size_t suite_errors = 0;
     for (const ToolProblem& problem : report_.problems) {
@@ -150,7 +159,6 @@ class JunitRenderer {
       body += "    </testcase>\n";
       suite_errors += error;
     }
-    tests += report_.problems.size(), errors += suite_errors;
     return fmt::format(
                "  <testsuite name=\"capguard\" tests=\"{}\" failures=\"0\" errors=\"{}\" "
                "skipped=\"0\">\n",
@@ -161,8 +169,9 @@ class JunitRenderer {
   struct Suite {
     uint32_t process;  // 1-based index into Report::processes; 0: a pid without a record
     uint32_t pid;
-    std::vector<size_t> captures;  // indexes into Report::captures it holds, in order
-    std::vector<size_t> findings;  // indexes into Report::findings it holds, in order
+    std::vector<size_t> captures;                // indexes into Report::captures it holds, in order
+    std::vector<size_t> findings;                // indexes into Report::findings it holds, in order
+    size_t tests = 0, failures = 0, errors = 0;  // of its cases
   };
 
   const ProcessInfo* process_of(const Suite& suite) const {
@@ -279,7 +288,8 @@ class JunitRenderer {
     std::string notes;
     for (size_t i : c.findings) {
       if (report_.findings[i].severity == Severity::Note) {
-        notes += finding_text(report_, report_.findings[i], options_, sources_, owners_, captures_by_id_);
+        notes += finding_text(report_, report_.findings[i], options_, sources_, owners_,
+                              captures_by_id_);
       }
     }
     if (fails.empty() && notes.empty() && c.error.empty()) return out + "/>\n";
@@ -341,7 +351,12 @@ class JunitRenderer {
 
 std::string render_junit(const Report& report) { return render_junit(report, RenderOptions{}); }
 std::string render_junit(const Report& report, const RenderOptions& options) {
-  return JunitRenderer(report, options).render();
+  std::string out;
+  render_junit(report, options, [&](std::string_view piece) { out += piece; });
+  return out;
+}
+void render_junit(const Report& report, const RenderOptions& options, const JsonSink& sink) {
+  JunitRenderer(report, options).render(sink);
 }
 
 }  // namespace capguard

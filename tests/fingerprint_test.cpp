@@ -88,7 +88,8 @@ TEST_CASE("fingerprints of unsymbolized findings hold module and offset; symboli
   CHECK(stats.fresh == 1);
   REQUIRE(report.findings.size() == 1);
   CHECK(report.findings[0].location.frames[0].offset == 0x1240);
-  // A JSON baseline has no offsets: it matches by module, never across modules.
+  // A JSON baseline has no offsets: it cannot tell one call of the module from another, so it
+  // hides none of them (fails closed), and says which it could not vouch for.
   Report two;
   two.findings = {unsymbolized("/ci/build/stripped_app", 0x1240),
                   unsymbolized("/ci/build/libother.so", 0x1234)};
@@ -96,9 +97,28 @@ TEST_CASE("fingerprints of unsymbolized findings hold module and offset; symboli
   json.without_offsets = true;
   json.fingerprints.insert(fingerprint(unsymbolized("/x/stripped_app", 0)));
   const BaselineStats by_module = apply_baseline(two, json);
-  CHECK(by_module.known == 1);
-  REQUIRE(two.findings.size() == 1);
-  CHECK(two.findings[0].location.frames[0].module == "/ci/build/libother.so");
+  CHECK(by_module.known == 0);
+  CHECK(by_module.fresh == 2);
+  CHECK(by_module.unvouched == 1);
+  CHECK(by_module.gone == 0);
+  REQUIRE(by_module.unvouched_where.size() == 1);
+  CHECK(by_module.unvouched_where[0] == "sync-during-capture in stripped_app+0x1240");
+  CHECK(two.findings.size() == 2);
+  // Symbolized findings (file and line) are matched by a JSON baseline as before.
+  Finding symbolized = unsymbolized("/ci/build/app", 0x1234);
+  symbolized.location.frames[0].file = "/src/app.cu";
+  symbolized.location.frames[0].line = 12;
+  Report three;
+  three.findings = {symbolized};
+  Baseline json_symbolized;
+  json_symbolized.without_offsets = true;
+  Finding as_read_back = symbolized;
+  as_read_back.location.frames[0].offset = 0;
+  json_symbolized.fingerprints.insert(fingerprint(as_read_back));
+  const BaselineStats known = apply_baseline(three, json_symbolized);
+  CHECK(known.known == 1);
+  CHECK(known.unvouched == 0);
+  CHECK(three.findings.empty());
   // An exported function of a stripped library (a name, no file or line): two calls in it
   // differ by their offsets, so a baselined one hides only itself.
   Finding exported = unsymbolized("/usr/lib/libpython3.11.so", 0x1234);

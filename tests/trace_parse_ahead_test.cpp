@@ -237,9 +237,9 @@ TEST_CASE("parse ahead: damaged traces give the same calls and the same error") 
   // also when the same line comes again at once (its tail seen).
   {
     std::string names = good.substr(0, good.find("e "));
-    for (size_t i = 0; i < ApiNames::kMaxPerTrace + 30; ++i) {
+    for (size_t i = 0; i < ApiNameStore::kMaxNames + 30; ++i) {
       const std::string line = "e 5 6 7 api" + std::to_string(i) + " 0 1 st=5500\n";
-      names += line + (i + 40 > ApiNames::kMaxPerTrace ? line : "");
+      names += line + (i + 40 > ApiNameStore::kMaxNames ? line : "");
     }
     damaged.push_back(names + "z 99999 0\n");
   }

@@ -1,6 +1,5 @@
-// Internal to the reader: interns API names for the whole process (read_trace promises that
-// ApiEvent::api outlives the reader), with a per-trace cache in front of the shared, locked
-// storage, and caps on how many distinct names a damaged trace can make it keep.
+// Internal to the reader: the parser's front for its sink's ApiNameStore (reader.h), a cache
+// that answers nearly every event's name without a hash lookup.
 #pragma once
 
 #include <array>
@@ -9,16 +8,16 @@
 #include <cstring>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+
+#include "trace/reader.h"
 
 namespace capguard::trace {
 
 class ApiNames {
  public:
-  static constexpr size_t kMaxPerTrace = 4096;
-  static constexpr size_t kMaxPerProcess = 1 << 16;
+  explicit ApiNames(ApiNameStore& store) : store_(store) {}
 
-  // Returns the interned copy, or an empty view when a cap is reached (error() says which).
+  // Returns the stored copy, or an empty view when the store is full (error() says so).
   std::string_view intern(std::string_view name) {
     std::string_view& slot = recent_[slot_of(name)];
     if (same(slot, name)) return slot;
@@ -53,8 +52,8 @@ class ApiNames {
   }
   std::string_view intern_slowly(std::string_view name);
 
+  ApiNameStore& store_;
   std::array<std::string_view, size_t{1} << kSlotBits> recent_{};
-  std::unordered_set<std::string_view> seen_;  // this trace's names, interned
   std::string error_;
 };
 

@@ -12,7 +12,7 @@ struct ApiEvent {
   uint64_t seq = 0;
   uint64_t time_ns = 0;
   uint32_t tid = 0;
-  std::string_view api;  // writer: CUPTI's constant string; reader: interned, lives as the reader
+  std::string_view api;  // writer: CUPTI's constant string; reader: lives as the sink
   int32_t result = 0;
   uint32_t stack = 0;   // 0 = no stack
   uint32_t fields = 0;  // bitwise or of Field: which of the members below are known

@@ -1,16 +1,19 @@
 // Streams a trace (format.h) record by record into a TraceSink. Memory stays bounded by one
-// line plus interned API names, whatever the trace's length. Bad input never throws or
-// crashes: a damaged line is skipped (TraceSink::on_skipped_line says where and what) and
-// reading goes on; read_trace() returns a ReadError for what ends reading (no header, a newer
-// format, a truncated last record, an I/O error), after delivering every record before it.
+// line plus the trace's API names (at most ApiNameStore::kMaxNames), whatever its length. Bad input
+// never throws or crashes: a damaged line is skipped (TraceSink::on_skipped_line says where and
+// what) and reading goes on; read_trace() returns a ReadError for what ends reading (no header, a
+// newer format, a truncated last record, an I/O error), after delivering every record before it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <istream>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 
 #include "trace/event.h"
 #include "trace/graph_record.h"
@@ -71,11 +74,39 @@ struct PythonFrameRecord {
   std::string_view function;  // likewise
 };
 
+// The API names of the events one sink receives, each kept once. ApiEvent::api points here, so a
+// name lives as long as its sink (the replay tells names apart by address). Each sink has its
+// own: no trace's names can crowd out another's, whatever order `-j` reads the traces in, and
+// they are freed with their trace's analysis.
+class ApiNameStore {
+ public:
+  // Past this many distinct names a trace is damaged: CUDA 13's CUPTI names 1,328 functions.
+  static constexpr size_t kMaxNames = 4096;
+
+  ApiNameStore() = default;
+  ApiNameStore(const ApiNameStore&) = delete;  // views into it would dangle in a copy
+  ApiNameStore& operator=(const ApiNameStore&) = delete;
+  ApiNameStore(ApiNameStore&&) = default;  // a deque's move keeps its elements where they are
+  ApiNameStore& operator=(ApiNameStore&&) = default;
+
+  // The kept copy of `name`, or an empty view when kMaxNames others are kept.
+  std::string_view intern(std::string_view name);
+  size_t size() const { return index_.size(); }
+
+ private:
+  std::deque<std::string> names_;  // never moved: views into them stay valid
+  std::unordered_set<std::string_view> index_;
+};
+
 // Receives records in file order. Strings and spans are valid only during the call, except
-// ApiEvent::api, which lives as long as the reader's interned names (see read_trace).
+// ApiEvent::api, which lives as long as the sink (api_names()).
 class TraceSink {
  public:
+  TraceSink() = default;
+  TraceSink(TraceSink&&) = default;
+  TraceSink& operator=(TraceSink&&) = default;
   virtual ~TraceSink() = default;
+  ApiNameStore& api_names() { return api_names_; }
   virtual void on_header(std::string_view /*tool_version*/, int /*format_version*/) {}
   virtual void on_process(const ProcessRecord&) {}
   virtual void on_command(std::string_view /*command_line*/) {}
@@ -105,6 +136,9 @@ class TraceSink {
   virtual void on_kernel_args(const KernelArgsRecord&) {}
   // A damaged line (past the header) that was skipped; reading goes on after it.
   virtual void on_skipped_line(const struct ReadError&) {}
+
+ private:
+  ApiNameStore api_names_;
 };
 
 struct ReadError {
@@ -127,8 +161,8 @@ struct ReadThreads {
   static ReadThreads sharing_cpus(unsigned jobs = 1);
 };
 
-// API names are interned in storage that lives until the process exits (there are a few
-// hundred of them; a damaged trace with too many distinct names is rejected).
+// API names are kept in the sink's ApiNameStore; an event naming one past its kMaxNames is a
+// damaged line.
 std::optional<ReadError> read_trace(const std::string& path, TraceSink& sink);
 std::optional<ReadError> read_trace(std::istream& in, const std::string& source_name,
                                     TraceSink& sink);

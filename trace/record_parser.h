@@ -23,7 +23,7 @@ class RecordParser {
  public:
   // `fast_events` off leaves every line to the careful parser (the fuzz target compares).
   explicit RecordParser(TraceSink& sink, bool fast_events = true)
-      : sink_(sink), fast_events_(fast_events) {
+      : sink_(sink), fast_events_(fast_events), api_names_(sink.api_names()) {
     addresses_.reserve(64);
     python_frames_.reserve(64);
   }

@@ -63,10 +63,13 @@ def trace(pid=0x1E240, frames=(("src/app.py", 2, "main"),), modules=(), native=(
 
 
 class Case:
-    def __init__(self, name, expect, setup, args=None, control=True, check=None):
+    def __init__(self, name, expect, setup, args=None, control=True, check=None, formats=None,
+                 cpu_seconds=None):
         self.name, self.expect, self.setup, self.control = name, expect, setup, control
         self.args = args or (lambda d: [os.path.join(d, "traces")])
         self.check = check
+        self.formats = formats or FORMATS  # the reports it writes: all of them unless said
+        self.cpu_seconds = cpu_seconds or CPU_SECONDS
 
 
 def write(path, text, mode="w"):
@@ -159,12 +162,22 @@ def cases():
         # one held block (hits bounded per exec), 300k for memory no exec holds (a warning).
         Case("framework_free_flood", 1, lambda d: one(d, framework_free_flood(300000)),
              check=lambda stderr: "framework allocator events for memory no live graph held" in stderr),
+        # 3M graph nodes with kernel names (10M took 1.6 GB, 128 bytes and a string a
+        # node): 40 bytes a node, names kept once, at most 2M nodes a process (a warning).
+        Case("graph_nodes_3m", 0, lambda d: one(d, graph_nodes(3000000)),
+             check=lambda stderr: "graph node records past the analysis's limit" in stderr),
         Case("deep_inline_chain_800", 1, setup_deep_inline_chain,
              check=lambda stderr: "nested deeper than" in stderr),
         Case("compressed_debug_bomb", 1, setup_compressed_debug_bomb,
              check=lambda stderr: "compressed debug sections would inflate" in stderr),
         Case("many_processes", 1, lambda d: [one(d, trace(pid=0x1000 + i), "capguard.%d.trace" % i)
                                              for i in range(15000)]),
+        # 50,000 traces in the formats CI gates with (100,000 took 854 MB, JUnit's
+        # document built whole and every trace's analysis held to the end; 372 MB now): within
+        # the memory limit, and the CPU time of a minute the wall clock allows anyway.
+        Case("many_processes_50k", 1, lambda d: [one(d, trace(pid=0x1000 + i), "capguard.%d.trace" % i)
+                                                 for i in range(50000)],
+             formats=("text", "json", "sarif", "junit"), cpu_seconds=TIMEOUT),
         # Pictures bounded per capture and in all (8.6 GB and 4.4 GB of HTML before).
         Case("forks_and_escapes_1500", 0, lambda d: one(d, forks_and_escapes(1500, 1500))),
         Case("clean_captures_1m_distinct_sites", 0, lambda d: one(d, clean_captures(1000000))),
@@ -178,9 +191,32 @@ def cases():
         # Crafted --rehearse globs ('q' records) against long region names: a backtracking
         # matcher took text x pattern steps for each (over 60 s). No glob matches:
         # each region is named never executed, so the analysis is incomplete (exit 3).
+        # Made-up API names: 17 traces of 4,096 each filled a table shared by all traces (65,536
+        # names), and a later trace's events were refused, its finding lost (exit 3; with -j 2
+        # the report changed from run to run). Each trace keeps its own names now.
+        Case("api_names_17_traces_of_4096", 1, lambda d: made_up_api_names(d, 17, 4096),
+             check=lambda stderr: "1 error," in stderr and "API names" not in stderr),
+        Case("api_names_17_traces_of_4096_j2", 1, lambda d: made_up_api_names(d, 17, 4096),
+             args=lambda d: ["-j", "2", os.path.join(d, "traces")],
+             check=lambda stderr: "1 error," in stderr and "API names" not in stderr),
+        # One trace naming more than a trace may: that trace is damaged (exit 3), the other's
+        # finding stays.
+        Case("api_names_past_one_traces_cap", 3, lambda d: made_up_api_names(d, 1, 4097),
+             check=lambda stderr: "1 error," in stderr and "more than 4096 distinct API names in one trace" in stderr
+             and stderr.count("capguard.100.trace") >= 1 and "capguard.999.trace" not in stderr),
         Case("rehearse_crafted_globs", 3, lambda d: [one(d, crafted_globs(4096, 64, t), "capguard.%d.trace" % t)
                                                      for t in range(10)]),
     ]
+
+
+def made_up_api_names(d, traces, names):
+    """`traces` traces, each of `names` calls of distinct made-up API names, then (read last) a
+    trace with a real finding."""
+    for t in range(traces):
+        lines = ["v 0.1.0 2", "p %x 1 0" % (0x2000 + t), "c ./app", "i ok cupti"]
+        lines += ["e %x %x 1e241 madeUp%02d_%05d 0 0" % (i + 1, i + 1, t, i) for i in range(names)]
+        one(d, "\n".join(lines + ["z 28 0"]) + "\n", "capguard.%d.trace" % (100 + t))
+    one(d, trace(), "capguard.999.trace")
 
 
 def forks_and_escapes(forks, escapes):
@@ -355,6 +391,16 @@ def graph_hits_then_allocations(nodes, refs_per_node, frees, allocations):
     lines.append("e %x a 1e241 cudaGraphLaunch 0 1 st=5000 gx=77 dm=0" % seq)
     lines.append("z 28 0")
     return "\n".join(lines) + "\n"
+
+
+def graph_nodes(nodes):
+    """One exec walked with `nodes` kernel nodes of 64 long (mangled-length) names, launched."""
+    head = "v 0.1.0 3\np 1e240 1 0\nc ./app\ni ok cupti\ns 1 401234\n" \
+        "e 2 a 1e241 cudaGraphInstantiate 0 1 gr=55 gx=77 dm=0\n"
+    body = "".join("g 77 %x 0 0 _ZN7cutlass6KernelINS_4gemm6kernel4GemmE%d\n" % (i, i % 64)
+                   for i in range(nodes))
+    return head + body + "G 77 55 %x 0 1 1\ne 3 b 1e241 cudaGraphLaunch 0 1 st=5000 gx=77 dm=0\n" \
+        "z 28 0\n" % nodes
 
 
 def framework_free_flood(count):
@@ -568,9 +614,9 @@ def make_tree(d):
     return root
 
 
-def limit():
+def limit(cpu_seconds=CPU_SECONDS):
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
-    resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
 
 
 def forbidden_lines():
@@ -667,7 +713,7 @@ def run_case(capguard, case, base, forbidden):
     os.makedirs(out)
     outputs = []
     if case.name != "output_names_input_trace":
-        for name in FORMATS:
+        for name in case.formats:
             outputs += ["-o", f"{name}:" + os.path.join(out, "r." + EXTENSIONS.get(name, name))]
     command = [capguard, "report"] + outputs + case.args(d)
     env = dict(os.environ, HOSTILE_CANARY=ENV_CANARY)
@@ -675,12 +721,12 @@ def run_case(capguard, case, base, forbidden):
         if os.path.isfile(os.path.join(d, "traces", "capguard.1.trace")) else None
     try:
         proc = subprocess.run(command, cwd=root, env=env, capture_output=True, timeout=TIMEOUT,
-                              preexec_fn=limit)
+                              preexec_fn=lambda: limit(case.cpu_seconds))
     except subprocess.TimeoutExpired:
         return [f"did not finish within {TIMEOUT} s"]
     problems = []
     if proc.returncode == -24:  # SIGXCPU
-        return [f"used more than {CPU_SECONDS} s of CPU time"]
+        return [f"used more than {case.cpu_seconds} s of CPU time"]
     if case.expect is not None and proc.returncode != case.expect:
         problems.append(f"exit {proc.returncode}, expected {case.expect}; stderr: "
                         f"{proc.stderr.decode(errors='replace')[-600:]}")

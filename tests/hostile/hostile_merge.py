@@ -455,6 +455,32 @@ def case_graph_coverage_merged(capguard, d):
     return problems
 
 
+# --- 6. A JSON baseline and a finding in a stripped function ------------------------------------
+
+def case_json_baseline_stripped_function(capguard, d):
+    """A JSON report has no frame offsets: as a baseline it told calls in code without file and
+    line apart by module alone, and one baselined call hid another's new finding (exit 0)."""
+    stripped = [(0x400000, 0x400000, 0x500000, os.path.join(d, "gone", "stripped_app"))]
+    for name, address in (("old", 0x401234), ("new", 0x401240)):
+        hc.write(os.path.join(d, name, "capguard.1.trace"),
+                 hc.trace(frames=(), modules=stripped, native=[address]))
+    problems = []
+    for kind in ("json", "sarif"):
+        got = capguard_run(capguard, ["report", "-q", "--fail-on", "never", "-o",
+                                      "%s:%s" % (kind, os.path.join(d, "old." + kind)),
+                                      os.path.join(d, "old")], d)
+        expect(problems, got, 0, "")
+    sarif, js = os.path.join(d, "old.sarif"), os.path.join(d, "old.json")
+    # A SARIF baseline holds the offsets: the same call is known, the other call is new.
+    expect(problems, capguard_run(capguard, ["report", "--baseline", sarif, os.path.join(d, "old")], d), 0, "")
+    expect(problems, capguard_run(capguard, ["report", "--baseline", sarif, os.path.join(d, "new")], d), 1, "")
+    # A JSON baseline cannot tell the two calls apart: neither is hidden, and it says why.
+    for name in ("new", "old"):
+        got = capguard_run(capguard, ["report", "--baseline", js, os.path.join(d, name)], d)
+        expect(problems, got, 1, "", "cannot vouch for", "SARIF baseline")
+    return problems
+
+
 CASES = {
     "recipe_twice_one_trace_dir": case_recipe_twice_one_trace_dir,
     "recipe_twice_per_job": case_recipe_twice_per_job,
@@ -472,6 +498,7 @@ CASES = {
     "forged_strings_in_node_json": case_forged_strings_in_node_json,
     "baseline_and_suppressions_merged": case_baseline_and_suppressions_merged,
     "graph_coverage_merged": case_graph_coverage_merged,
+    "json_baseline_stripped_function": case_json_baseline_stripped_function,
 }
 
 
