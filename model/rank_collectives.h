@@ -21,6 +21,7 @@
 
 #include "model/capture_model.h"
 #include "model/report.h"
+#include "trace/format.h"
 #include "trace/graph_record.h"
 
 namespace capguard {
@@ -28,6 +29,9 @@ namespace capguard {
 // The collective an NCCL kernel runs, from its driver (mangled) or plain name: the part after
 // ncclDevKernel_/ncclKernel_ ("AllReduce_Sum_f32_RING_LL"); nullopt for any other kernel.
 std::optional<std::string> nccl_collective(std::string_view kernel_name);
+
+// The launches of each exec every trace records (the replays RankCollectives lists).
+inline constexpr uint32_t kRecordedLaunchesPerExec = trace::kRecordedFirstLaunches;
 
 class RankCollectiveModel {
  public:

@@ -11,8 +11,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "model/rank_collectives.h"
 #include "rules/rule.h"
-#include "trace/format.h"
 
 namespace capguard::rules {
 
@@ -324,19 +324,18 @@ class Job {
       if (at.size() < 2) return;
       const auto groups = groups_by(at);
       if (groups.size() < 2) continue;
-      emit_groups(groups, "cudaGraphLaunch",
-                  [&](const Entry& theirs, const std::string& their_ranks, size_t count,
-                      const Entry& ours, const std::string& our_ranks, size_t our_count) {
-                    return fmt::format(
-                        "the ranks' graph replays part at replay {} (counting the replays of "
-                        "graphs that hold collectives; capguard records each graph's first {} "
-                        "launches): {} {} {} while {} {} {}",
-                        step + 1, trace::kRecordedFirstLaunches, their_ranks,
-                        count == 1 ? "replays" : "replay",
-                        describe(ranks_[theirs.rank], theirs.graph), our_ranks,
-                        our_count == 1 ? "replays" : "replay",
-                        describe(ranks_[ours.rank], ours.graph));
-                  });
+      emit_groups(
+          groups, "cudaGraphLaunch",
+          [&](const Entry& theirs, const std::string& their_ranks, size_t count, const Entry& ours,
+              const std::string& our_ranks, size_t our_count) {
+            return fmt::format(
+                "the ranks' graph replays part at replay {} (counting the replays of "
+                "graphs that hold collectives; capguard records each graph's first {} "
+                "launches): {} {} {} while {} {} {}",
+                step + 1, kRecordedLaunchesPerExec, their_ranks, count == 1 ? "replays" : "replay",
+                describe(ranks_[theirs.rank], theirs.graph), our_ranks,
+                our_count == 1 ? "replays" : "replay", describe(ranks_[ours.rank], ours.graph));
+          });
       return;  // past the first step where they part, later steps say nothing more
     }
   }
