@@ -9,7 +9,9 @@
 #include "engine/post_process.h"
 #include "model/enum_names.h"
 #include "model/report_merge.h"
+#include "report/finding_filter.h"
 #include "report/finding_groups.h"
+#include "rules/rank_collective_mismatch.h"
 
 namespace capguard::cli {
 
@@ -63,6 +65,12 @@ int report_command(const std::vector<std::string>& paths, const ReportOptions& o
     append_report(analysis.report, std::move(node), &last_capture);
   }
   if (!node_reports.empty()) {
+    // Each node judged its own ranks against each other; the job's are all here now.
+    std::vector<bool> node_judged(analysis.report.findings.size());
+    for (size_t i = 0; i < node_judged.size(); ++i)
+      node_judged[i] = rules::judged_across_ranks(analysis.report.findings[i].rule);
+    erase_findings(analysis.report, node_judged);
+    rules::find_rank_collective_mismatches(analysis.report);
     gate.cannot_vouch = merge_doubts(judged, node_sources, fail_on, analysis.report);
     PostProcessOptions post;
     post.default_suppressions = false;

@@ -144,6 +144,7 @@ class ReplaySink final : public trace::TraceSink {
     }
   }
   void on_thread_exit(uint32_t tid, uint64_t) override { replay_.thread_exit(tid); }
+  void on_end(uint64_t, int) override { replay_.process_end(); }
   void on_graph_node(const trace::GraphNodeRecord& r) override { replay_.graph_node(r); }
   void on_graph(const trace::GraphRecord& r) override { replay_.graph(r); }
   void on_graph_update(const trace::GraphUpdateRecord& r) override { replay_.graph_update(r); }

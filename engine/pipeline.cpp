@@ -3,6 +3,7 @@
 #include "model/frame_owner.h"
 #include "model/framework_calls.h"
 #include "rules/capture_ended_by_exception.h"
+#include "rules/rank_collective_mismatch.h"
 #include "rules/rule_options.h"
 #include "symbolize/module_cache.h"
 #include "symbolize/symbol_cache.h"
@@ -40,6 +41,8 @@ std::vector<std::string> run_pipeline(const std::vector<std::string>& traces,
   // stack, and is named in the framework's words like every other finding.
   rules::find_captures_ended_by_exception(analysis.report);
   name_framework_calls(analysis.report);
+  // Capture sites are compared across ranks by their lines: after symbolization.
+  rules::find_rank_collective_mismatches(analysis.report);
   if (stats.deep_inline_addresses != 0)
     warn("warning: " + std::to_string(stats.deep_inline_addresses) +
          " addresses lie in inline scopes nested deeper than " + std::to_string(kMaxInlineDepth) +

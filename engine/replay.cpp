@@ -129,6 +129,16 @@ void Replay::feed_rest(const ApiEvent& ev, const ApiCacheEntry& entry) {
   if (GraphLifetime::wants(ev, api, entry.graph_op)) {
     graphs_.feed(ev, api, entry.graph_op, model_);
     emit_graph_facts();
+    if (ev.result == 0 && ev.has(trace::Field::GraphExec)) {
+      if (api.kind == ApiKind::GraphInstantiate) {
+        collectives_.on_instantiate(ev.graph_exec);
+      } else if (api.kind == ApiKind::GraphLaunch && model_.stream_capture(ev, api) == nullptr) {
+        const uint64_t stream = ev.has(trace::Field::Stream) ? ev.stream : 0;
+        collectives_.on_launch(ev.graph_exec,
+                               api.per_thread && stream == 0 ? trace::kStreamPerThread : stream,
+                               ev.seq);
+      }
+    }
   }
   if (model_.irrelevant(ev, api)) {
     if (!rehearsal_.active()) return;
@@ -272,10 +282,15 @@ void Replay::thread_exit(uint32_t tid) {
 void Replay::graph_node(const trace::GraphNodeRecord& record) {
   graphs_.on_graph_node(record);
   coverage_.on_graph_node(record);
+  collectives_.on_graph_node(record);
 }
 void Replay::graph(const trace::GraphRecord& record) {
   graphs_.on_graph(record);
   coverage_.on_graph(record);
+  if (const ExecState* exec = graphs_.find_exec(record.exec)) {
+    const Site& site = exec->capture ? exec->capture->begin : exec->instantiate;
+    collectives_.on_walked(record.exec, record.topology_hash, site, canonical_stack(site.stack));
+  }
 }
 void Replay::graph_update(const trace::GraphUpdateRecord& record) {
   graphs_.on_graph_update(record);
@@ -403,6 +418,13 @@ void Replay::finish() {
     coverage.pid = pid_;
     coverage.process = process_;
     report_.coverage.push_back(std::move(coverage));
+  }
+  if (collectives_.any()) {
+    RankCollectives collectives =
+        collectives_.info([this](const Site& site) { return location(site); });
+    collectives.pid = pid_;
+    collectives.process = process_;
+    report_.collectives.push_back(std::move(collectives));
   }
   std::vector<Capture*> open(model_.open_captures().begin(), model_.open_captures().end());
   for (Capture* capture : open) report_open(*capture, false);

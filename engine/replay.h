@@ -14,6 +14,7 @@
 #include "model/capture_model.h"
 #include "model/graph_coverage.h"
 #include "model/graph_lifetime.h"
+#include "model/rank_collectives.h"
 #include "model/rehearsal.h"
 #include "model/report.h"
 #include "trace/event.h"
@@ -51,6 +52,8 @@ class Replay {
            !model.open_captures().empty() && !rehearsing;
   }
   void thread_exit(uint32_t tid);
+  // The trace's end record: the process exited (a trace without one was killed or is running).
+  void process_end() { collectives_.on_end(); }
   // Graph records (format.h v3): what an exec's nodes hold, rejected updates.
   void graph_node(const trace::GraphNodeRecord& record);
   void graph(const trace::GraphRecord& record);
@@ -145,6 +148,7 @@ class Replay {
   CaptureModel model_;
   GraphLifetime graphs_;
   GraphCoverage coverage_;
+  RankCollectiveModel collectives_;
   Call call_;
   std::vector<uint64_t> stack_pool_;  // addresses of every distinct stack, back to back
   static constexpr size_t kThreadsRemembered = 64;

@@ -175,6 +175,11 @@ class GraphLifetime {
     static const std::vector<HeldRowFacts> kNone;
     return site < held_.size() ? held_[site] : kNone;
   }
+  // The live exec of this handle, or null.
+  const ExecState* find_exec(uint64_t handle) const {
+    const auto it = execs_.find(handle);
+    return it == execs_.end() ? nullptr : &it->second;
+  }
   // A framework allocator's events for memory no live exec held: the interposer writes none, so
   // the trace is damaged or made (said as a warning; the events change nothing).
   uint64_t unheld_framework_events() const { return unheld_framework_events_; }

@@ -52,6 +52,14 @@ struct Location {
                ? &frames[static_cast<size_t>(user_frame)]
                : nullptr;
   }
+  // The line that names it across processes: the user frame, else the innermost frame with a
+  // source file; null when none has one.
+  const Frame* line_frame() const {
+    if (const Frame* u = user(); u != nullptr && !u->file.empty()) return u;
+    for (const Frame& f : frames)
+      if (!f.file.empty()) return &f;
+    return nullptr;
+  }
 };
 
 struct Related {
@@ -253,6 +261,40 @@ struct CoverageInfo {
 };
 inline constexpr size_t kEagerSitesKept = 32;
 
+// NCCL collectives inside graphs, per process (model/rank_collectives.h): facts the job-level
+// rule rank-collective-mismatch compares across the ranks of a job. Only graphs that hold at
+// least one NCCL kernel are kept.
+struct CollectiveGraph {
+  Location site;  // where its capture began (its instantiate when it was not captured)
+  // What the graph does beside its collectives: node types, the other kernels and their launch
+  // geometry, copy sizes, the topology. Process-independent (no address, no handle).
+  uint64_t key = 0;
+  std::vector<std::string> collectives;  // NCCL kernels in walk order: "AllReduce_Sum_f32_RING_LL"
+  bool collectives_cut = false;          // more than kMaxCollectivesPerGraph
+  uint64_t execs = 0;                    // execs instantiated with this content at this site
+};
+struct StreamReplay {  // the last graph launch a trace recorded on one stream
+  uint64_t stream = 0;
+  uint32_t graph = 0;    // index into RankCollectives::graphs
+  uint64_t launch = 0;   // that launch's event seq
+};
+struct RankCollectives {
+  uint32_t pid = 0;
+  uint32_t process = 0;  // as Finding::process
+  bool ended = true;     // false: the trace has no end record (killed, or still running)
+  std::vector<CollectiveGraph> graphs;  // in the order first captured
+  // Graph launches of those graphs in trace order, each exec's first kRecordedFirstLaunches
+  // only (the launches every trace records), as indexes into graphs.
+  std::vector<uint32_t> replays;
+  bool replays_cut = false;        // more than kMaxReplaysKept
+  std::vector<StreamReplay> last;  // per stream (at most kMaxReplayStreams)
+};
+inline constexpr size_t kMaxCollectiveGraphs = 4096;  // per process
+inline constexpr size_t kMaxCollectivesPerGraph = 1024;
+inline constexpr size_t kMaxReplaysKept = 4096;
+inline constexpr size_t kMaxReplayStreams = 64;
+inline constexpr size_t kMaxCollectiveName = 128;
+
 // The CUDA a process ran (trace format 7's 'w' record). Versions as CUDA_VERSION
 // (12040 = 12.4), 0 unknown; recorded is false for older traces.
 struct CudaInfo {
@@ -324,6 +366,7 @@ struct Report {
   std::vector<GraphSiteInfo> graph_sites;  // the lifecycle table, most captures first per process
   std::vector<RehearsalInfo> rehearsals;   // capture rehearsal
   std::vector<CoverageInfo> coverage;      // graph coverage after warm-up, per process
+  std::vector<RankCollectives> collectives;  // NCCL collectives in graphs, per process
   std::vector<RuleOptionValue> rule_options;  // only those not at their default
   // The --fail-on the gate judged this report with ("error" ... "never"); empty: not judged yet
   // (a merge refuses to vouch for a node report judged with another gate).

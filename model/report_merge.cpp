@@ -72,6 +72,7 @@ void append_report(Report& into, Report&& from, uint32_t* last_capture) {
   }
   for (RehearsalInfo& r : from.rehearsals) r.process = process(r.process);
   for (CoverageInfo& c : from.coverage) c.process = process(c.process);
+  for (RankCollectives& c : from.collectives) c.process = process(c.process);
   move_all(into.processes, from.processes);
   move_all(into.captures, from.captures);
   move_all(into.findings, from.findings);
@@ -79,6 +80,7 @@ void append_report(Report& into, Report&& from, uint32_t* last_capture) {
   move_all(into.graph_sites, from.graph_sites);
   move_all(into.rehearsals, from.rehearsals);
   move_all(into.coverage, from.coverage);
+  move_all(into.collectives, from.collectives);
   // The thresholds each part was judged by (rules/rule_options.h), each setting once.
   for (RuleOptionValue& o : from.rule_options)
     if (std::none_of(into.rule_options.begin(), into.rule_options.end(), [&](const auto& in) {

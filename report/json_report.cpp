@@ -166,6 +166,80 @@ std::optional<std::string> coverage_from_json(const JsonValue& root,
   return std::nullopt;
 }
 
+// "collective_graphs": an untrusted node report's, so every count is bounded as the analyzer
+// bounds its own (model/report.h's kMax...), and every index is checked.
+std::optional<std::string> collectives_from(const JsonValue& root, Report& report) {
+  const JsonValue::Array& ranks = array_at(root, "collective_graphs");
+  if (ranks.size() > report.processes.size())
+    return "collective_graphs: more entries than processes";
+  for (const JsonValue& j : ranks) {
+    RankCollectives rank;
+    rank.process = u32(j, "process");
+    if (rank.process == 0 || rank.process > report.processes.size())
+      return "collective_graphs: a process index past the processes";
+    rank.pid = report.processes[rank.process - 1].pid;
+    const JsonValue* ended = j.get("ended");
+    rank.ended = ended == nullptr || ended->as_bool() == nullptr || *ended->as_bool();
+    const JsonValue::Array& graphs = array_at(j, "graphs");
+    if (graphs.size() > kMaxCollectiveGraphs)
+      return "collective_graphs: more than " + std::to_string(kMaxCollectiveGraphs) +
+             " graphs in a process";
+    for (const JsonValue& g : graphs) {
+      CollectiveGraph graph;
+      graph.site.pid = rank.pid;
+      if (const JsonValue* site = g.get("site");
+          site != nullptr && !site->get_string("file").empty()) {
+        graph.site.frames.push_back(frame_from(*site));
+        graph.site.user_frame = 0;
+      }
+      graph.key = std::strtoull(g.get_string("key", "0").c_str(), nullptr, 16);
+      const JsonValue::Array& collectives = array_at(g, "collectives");
+      if (collectives.size() > kMaxCollectivesPerGraph)
+        return "collective_graphs: more than " + std::to_string(kMaxCollectivesPerGraph) +
+               " collectives in a graph";
+      for (const JsonValue& c : collectives) {
+        const std::string* name = c.as_string();
+        if (name == nullptr || name->empty() || name->size() > kMaxCollectiveName)
+          return "collective_graphs: a collective that is not a name of at most " +
+                 std::to_string(kMaxCollectiveName) + " bytes";
+        graph.collectives.push_back(terminal_safe(*name));
+      }
+      graph.collectives_cut = flag(g, "collectives_cut");
+      graph.execs = static_cast<uint64_t>(std::max<int64_t>(0, g.get_int("execs").value_or(0)));
+      rank.graphs.push_back(std::move(graph));
+    }
+    const auto graph_index = [&](const JsonValue& v) -> std::optional<uint32_t> {
+      const double* n = v.as_number();
+      if (n == nullptr || !(*n >= 0) || *n >= static_cast<double>(rank.graphs.size()) ||
+          *n != static_cast<double>(static_cast<uint32_t>(*n)))
+        return std::nullopt;
+      return static_cast<uint32_t>(*n);
+    };
+    const JsonValue::Array& replays = array_at(j, "replays");
+    if (replays.size() > kMaxReplaysKept)
+      return "collective_graphs: more than " + std::to_string(kMaxReplaysKept) + " replays";
+    for (const JsonValue& r : replays) {
+      const auto index = graph_index(r);
+      if (!index) return "collective_graphs: a replay of a graph the process does not list";
+      rank.replays.push_back(*index);
+    }
+    rank.replays_cut = flag(j, "replays_cut");
+    const JsonValue::Array& last = array_at(j, "last_launches");
+    if (last.size() > kMaxReplayStreams)
+      return "collective_graphs: more than " + std::to_string(kMaxReplayStreams) + " streams";
+    for (const JsonValue& l : last) {
+      const JsonValue* graph = l.get("graph");
+      const auto index = graph != nullptr ? graph_index(*graph) : std::nullopt;
+      if (!index) return "collective_graphs: a last launch of a graph the process does not list";
+      rank.last.push_back(
+          {std::strtoull(l.get_string("stream", "0").c_str(), nullptr, 16), *index,
+           static_cast<uint64_t>(std::max<int64_t>(0, l.get_int("seq").value_or(0)))});
+    }
+    report.collectives.push_back(std::move(rank));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool is_capguard_json_report(const JsonValue& root) {
@@ -252,6 +326,7 @@ std::optional<std::string> report_from_json(const JsonValue& root, Report& repor
                                flag(j, "graph_coverage_gate")});
   }
   if (auto problem = coverage_from_json(root, processes, report)) return problem;
+  if (auto why = collectives_from(root, report)) return why;
   for (const CaptureInfo& c : report.captures)
     if (c.root_cause && *c.root_cause >= report.findings.size())
       return "capture " + std::to_string(c.id) + " names a root cause past the findings";

@@ -52,6 +52,58 @@ void write_location(JsonWriter& json, const Location& location) {
   json.end_object();
 }
 
+// NCCL collectives in graphs, per process: what a merge of node reports compares across ranks
+// (rules/rank_collective_mismatch.cpp). "process" is the 1-based index into "processes".
+void write_collectives(JsonWriter& json, const Report& report) {
+  json.key("collective_graphs");
+  json.begin_array();
+  for (const RankCollectives& rank : report.collectives) {
+    json.begin_object();
+    json.key("process"), json.value(uint64_t{rank.process});
+    json.key("pid"), json.value(uint64_t{rank.pid});
+    json.key("ended"), json.value(rank.ended);
+    json.key("graphs");
+    json.begin_array();
+    for (const CollectiveGraph& graph : rank.graphs) {
+      json.begin_object();
+      // Its capture's line alone: what the ranks are compared by (the report stays small).
+      json.key("site");
+      json.begin_object();
+      const Frame* line = graph.site.line_frame();
+      json.key("file"), json.value(line != nullptr ? line->file : std::string());
+      json.key("line"), json.value(uint64_t(line != nullptr && line->line > 0 ? line->line : 0));
+      json.key("function"), json.value(line != nullptr ? line->function : std::string());
+      json.end_object();
+      json.key("key"), json.value(fmt::format("{:x}", graph.key));
+      json.key("collectives");
+      json.begin_array();
+      for (const std::string& c : graph.collectives) json.value(c);
+      json.end_array();
+      if (graph.collectives_cut) json.key("collectives_cut"), json.value(true);
+      json.key("execs"), json.value(graph.execs);
+      json.end_object();
+    }
+    json.end_array();
+    json.key("replays");
+    json.begin_array();
+    for (uint32_t graph : rank.replays) json.value(uint64_t{graph});
+    json.end_array();
+    if (rank.replays_cut) json.key("replays_cut"), json.value(true);
+    json.key("last_launches");
+    json.begin_array();
+    for (const StreamReplay& last : rank.last) {
+      json.begin_object();
+      json.key("stream"), json.value(fmt::format("{:x}", last.stream));
+      json.key("graph"), json.value(uint64_t{last.graph});
+      json.key("seq"), json.value(last.launch);
+      json.end_object();
+    }
+    json.end_array();
+    json.end_object();
+  }
+  json.end_array();
+}
+
 void write_process(JsonWriter& json, const ProcessInfo& process) {
   json.begin_object();
   json.key("pid"), json.value(uint64_t{process.pid});
@@ -356,6 +408,7 @@ void render_json(const Report& report, const JsonSink& sink) {
     json.end_array();
   }
   write_coverage_json(json, report);
+  if (!report.collectives.empty()) write_collectives(json, report);
   if (!report.rule_options.empty()) {  // only then: reports with the defaults keep their shape
     json.key("rule_options");
     json.begin_array();

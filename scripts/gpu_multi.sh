@@ -4,13 +4,18 @@
 #   torch_allreduce_2ranks_ok             torchrun, 2 ranks capture an NCCL all-reduce: clean
 #   torch_allreduce_2ranks_one_rank_sync  same, rank 1 alone calls .item() in its capture:
 #                                          one sync-during-capture, from rank 1's process only
+#   torch_allreduce_2ranks_extra_batch    torchrun, rank 1 captures batch size 8 besides 16 and
+#                                          replays both: the job hangs at replay until its alarm
+#                                          (60 s) kills it; rank-collective-mismatch twice (the
+#                                          graph only rank 1 captured, the replay where they part)
+#   torch_allreduce_2ranks_extra_batch_ok both ranks capture and replay 8 and 16: clean
 #   two_device_fork_ok                    one process, a GPU 1 stream forked into a GPU 0 capture
 #                                          and joined back: clean
 #   two_device_alloc_in_capture           cudaMalloc on GPU 1 during a Global capture on GPU 0
 #   two_device_join_event_wrong_device    the join event is of GPU 0, recorded on a GPU 1 stream:
 #                                          400, then unjoined-fork at EndCapture
 # Builds the C++ programs there (nvcc), beside a capguard built elsewhere. With fewer than
-# two GPUs it prints SKIP and the reason and exits 0. Passing ends with "5 passed, 0 failed".
+# two GPUs it prints SKIP and the reason and exits 0. Passing ends with "7 passed, 0 failed".
 #   BUNDLE=.gpu-bundle OUT=/tmp/capguard-multi scripts/gpu_multi.sh   (BUNDLE: capguard + .so)
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -175,6 +175,9 @@ std::optional<std::string> SymbolCache::save_beside(const std::string& trace_pat
   for (const CoverageInfo& coverage : report.coverage)
     if (coverage.pid == pid)
       for (const EagerSite& site : coverage.eager) collect(site.location, frames);
+  for (const RankCollectives& rank : report.collectives)
+    if (rank.pid == pid)
+      for (const CollectiveGraph& graph : rank.graphs) collect(graph.site, frames);
   const std::string path = path_for(trace_path);
   // The trace directory may be shared: never write through what is already there (a planted
   // symlink to a file of someone else's), and never leave half a file. A new file of our own,

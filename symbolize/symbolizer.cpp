@@ -593,6 +593,8 @@ SymbolizeStats symbolize(Report& report, const std::vector<ProcessModules>& modu
         for (auto& item : *items) f(item.location, rehearsal.pid, rehearsal.process);
     for (auto& coverage : report.coverage)
       for (auto& site : coverage.eager) f(site.location, coverage.pid, coverage.process);
+    for (auto& rank : report.collectives)
+      for (auto& graph : rank.graphs) f(graph.site, rank.pid, rank.process);
   };
   each_location(
       [&](Location& l, uint32_t pid, uint32_t process) { symbolizer.plan(l, pid, process); });
