@@ -84,14 +84,18 @@ kind, steps = sys.argv[1], int(sys.argv[2])
 sizes = [1 << k for k in range(10, 18, 1)]
 s = cp.cuda.Stream(non_blocking=True)
 x = cp.zeros(sizes[-1], dtype=cp.float32); y = cp.zeros(sizes[-1], dtype=cp.float32)
+t = cp.zeros(sizes[-1], dtype=cp.float32)
 graphs = {}
+# The add reads t, not y: an elementwise op whose output overlaps its input makes a temporary
+# copy, which a capture frees into the pool while its graph still uses it (capguard reported
+# each step's arrays reusing it: replay-after-free, 8 graphs).
 with s:
     for n in sizes:
-        cp.multiply(x[:n], 2.0, out=y[:n]); cp.add(y[:n], 1.0, out=y[:n])
+        cp.multiply(x[:n], 2.0, out=t[:n]); cp.add(t[:n], 1.0, out=y[:n])
     s.synchronize()
     for n in sizes:
         s.begin_capture()
-        cp.multiply(x[:n], 2.0, out=y[:n]); cp.add(y[:n], 1.0, out=y[:n])
+        cp.multiply(x[:n], 2.0, out=t[:n]); cp.add(t[:n], 1.0, out=y[:n])
         graphs[n] = s.end_capture()
     def step(i):
         n = sizes[i % len(sizes)]
