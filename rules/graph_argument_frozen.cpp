@@ -41,8 +41,7 @@ std::string value_text(const trace::KernelArg& arg) {
 // whose order they keep for values of one sign).
 int64_t ordered(const trace::KernelArg& arg) {
   if (arg.size == 4) return static_cast<int32_t>(static_cast<uint32_t>(arg.value));
-  if (arg.size == 8) return static_cast<int64_t>(arg.value);
-  return static_cast<int64_t>(arg.value);
+  return static_cast<int64_t>(arg.value);  // 8 bytes signed; 1 and 2 are zero-extended
 }
 
 // A counter moves one way and the capture took its next value: the eager values (oldest first)
